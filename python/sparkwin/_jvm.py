@@ -1,0 +1,76 @@
+"""The bridge to the JVM: finds sparkwin's one Py4J entry point and translates its errors.
+
+Everything that crosses to Scala goes through `entryPoint(spark)`; nothing else in the package
+touches `spark._jvm`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from sparkwin._version import __version__
+from sparkwin.errors import JarNotFoundError, VersionMismatchError
+
+ENTRY_CLASS = "sparkwin.spark.PythonEntryPoint"
+_checked: set[int] = set()
+
+
+def _activeSession(spark: SparkSession | None) -> SparkSession:
+    if spark is not None:
+        return spark
+    active = SparkSession.getActiveSession()
+    if active is None:
+        raise RuntimeError(
+            "no active SparkSession: start one with sparkwin.session() "
+            "or sparkwin.configure(SparkSession.builder).getOrCreate()"
+        )
+    return active
+
+
+def entryPoint(spark: SparkSession | None = None) -> Any:
+    """The JVM object `sparkwin.spark.PythonEntryPoint`, after checking jar and version."""
+    spark = _activeSession(spark)
+    jvm = spark._jvm
+    assert jvm is not None
+    key = id(spark.sparkContext._jsc)
+    if key not in _checked:
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        try:
+            jvm.java.lang.Class.forName(ENTRY_CLASS, True, loader)
+        except Exception as exc:  # Py4JJavaError: ClassNotFoundException
+            raise JarNotFoundError(
+                "this SparkSession was started without the sparkwin jar. Stop it "
+                "(spark.stop()) and start it with sparkwin.session(), or build it with "
+                "sparkwin.configure(SparkSession.builder).getOrCreate(), or add "
+                f"spark.jars={_jarHint()} to its configuration."
+            ) from exc
+        jarVersion = str(jvm.sparkwin.spark.PythonEntryPoint.version())
+        if jarVersion != __version__:
+            raise VersionMismatchError(
+                f"the sparkwin jar on the JVM is version {jarVersion} but the Python package "
+                f"is {__version__}; reinstall sparkwin and restart the SparkSession so both "
+                "come from the same build"
+            )
+        _checked.add(key)
+    return jvm.sparkwin.spark.PythonEntryPoint
+
+
+def _jarHint() -> str:
+    from sparkwin._session import jarPath
+
+    try:
+        return jarPath()
+    except JarNotFoundError:
+        return "<path to sparkwin-core jar>"
+
+
+def jvm_version(spark: SparkSession | None = None) -> str:
+    """The version of the sparkwin jar loaded in the JVM.
+
+    Example::
+
+        sparkwin.session(); print(sparkwin.jvm_version())
+    """
+    return str(entryPoint(spark).version())

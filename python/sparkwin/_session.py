@@ -1,0 +1,95 @@
+"""Starting Spark with the sparkwin jar: `session()`, `configure(builder)` and the jar's path.
+
+Only classpath and configuration live here; talking to the JVM is `_jvm`'s job.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from sparkwin._version import __version__
+from sparkwin.errors import JarNotFoundError
+
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+# What sparkwin needs from every session: the jar, and the state store that
+# transformWithState requires.
+_REQUIRED_CONF = {"spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER}
+
+# Friendlier local defaults; a user's own values win.
+_LOCAL_DEFAULTS = {
+    "spark.sql.shuffle.partitions": "4",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+}
+
+
+def jarPath() -> str:
+    """The path of the jar shipped inside this package.
+
+    Example::
+
+        spark = SparkSession.builder.config("spark.jars", sparkwin.jarPath()).getOrCreate()
+    """
+    name = f"sparkwin-core_2.13-{__version__}.jar"
+    jar = Path(__file__).resolve().parent / "jars" / name
+    if not jar.is_file():
+        raise JarNotFoundError(
+            f"{name} is missing from the sparkwin package at {jar.parent}. A source checkout "
+            "needs a build first: run `pip install -e .` (or `pip install .`) in the repository."
+        )
+    return str(jar)
+
+
+def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
+    """Put the sparkwin jar on a builder's classpath and set the state store sparkwin needs.
+
+    Call it before `getOrCreate()`; a JVM that is already running cannot gain the jar.
+
+    Example::
+
+        spark = sparkwin.configure(SparkSession.builder.master("local[2]")).getOrCreate()
+    """
+    if not isinstance(builder, SparkSession.Builder):
+        raise TypeError(
+            f"builder must be a SparkSession.Builder (SparkSession.builder), got {type(builder)}"
+        )
+    jar = jarPath()
+    existing = builder._options.get("spark.jars")
+    jars = jar if not existing else f"{existing},{jar}"
+    builder = builder.config("spark.jars", jars)
+    for key, value in _REQUIRED_CONF.items():
+        builder = builder.config(key, value)
+    return builder
+
+
+def session(appName: str = "sparkwin", master: str = "local[2]", **conf: Any) -> SparkSession:
+    """Get or create a SparkSession with sparkwin's jar and state store configured.
+
+    Extra Spark settings go in as keyword arguments with their usual names, e.g.
+    ``**{"spark.sql.shuffle.partitions": "8"}``. Local sessions default to 4 shuffle partitions
+    and no UI. The jar and JVM versions are checked against this package.
+
+    Example::
+
+        import sparkwin
+        spark = sparkwin.session()
+        print(sparkwin.jvm_version())
+    """
+    if not isinstance(appName, str) or not appName:
+        raise TypeError("appName must be a non-empty string")
+    if not isinstance(master, str) or not master:
+        raise TypeError("master must be a non-empty string such as 'local[2]'")
+    builder = SparkSession.builder.appName(appName).master(master)
+    settings: dict[str, Any] = dict(_LOCAL_DEFAULTS) if master.startswith("local") else {}
+    settings.update(conf)
+    for key, value in settings.items():
+        builder = builder.config(key, str(value))
+    spark = configure(builder).getOrCreate()
+    from sparkwin._jvm import entryPoint  # checks the jar is loaded and of our version
+
+    entryPoint(spark)
+    return spark

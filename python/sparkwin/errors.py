@@ -1,0 +1,23 @@
+"""Exceptions of sparkwin's own, so callers can catch them without knowing about Py4J."""
+
+from __future__ import annotations
+
+
+class SparkwinError(Exception):
+    """Base class of every error sparkwin raises on purpose."""
+
+
+class JarNotFoundError(SparkwinError):
+    """The sparkwin jar is not in the installed package or not on the session's classpath."""
+
+
+class VersionMismatchError(SparkwinError):
+    """The Python package and the jar on the JVM are different versions."""
+
+
+class PlanError(SparkwinError, ValueError):
+    """The JVM rejected a pipeline plan (Python's checks let it through)."""
+
+
+class WindowMergeError(SparkwinError):
+    """A session merge would move an event-time window's end behind the watermark."""
