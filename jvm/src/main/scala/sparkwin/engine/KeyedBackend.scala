@@ -1,0 +1,27 @@
+package sparkwin.engine
+
+import sparkwin.state.KeyState
+import sparkwin.timer.TimerQueue
+
+/** What the operator needs from a runtime: the current key, its state, and the timer queues
+  * that hold the current key's timers (one queue for all keys locally, one per key on Spark).
+  */
+trait KeyedBackend {
+  def currentKey: Any
+  def currentKeyId: Long
+
+  /** Makes the key of a firing timer current. */
+  def switchTo(keyId: Long): Unit
+
+  /** The current key's state, created on first use. */
+  def state: KeyState
+
+  /** Called after the operator changed the current key's state (drop it once empty). */
+  def stateTouched(): Unit
+
+  /** A record the operator keeps beyond the current call (element buffers). */
+  def retain(record: Record): Record
+
+  def eventTimers: TimerQueue
+  def processingTimers: TimerQueue
+}

@@ -1,0 +1,422 @@
+package sparkwin.engine
+
+import java.util.{ArrayList => JList}
+
+import sparkwin.agg.Accumulator
+import sparkwin.evictor.EvictorContext
+import sparkwin.state.{KeyState, WindowContents, WindowMeta}
+import sparkwin.timer.Timer
+import sparkwin.trigger.{OnMergeContext, TriggerResult}
+import sparkwin.window._
+
+/** Flink's window operator, for any runtime: assigns elements to windows, merges sessions,
+  * runs the trigger, evicts, aggregates, applies allowed lateness, routes late elements and
+  * cleans up expired windows.
+  *
+  * It works on one key at a time, the backend's current key; timers of other keys fire
+  * through `advanceWatermark`/`advanceProcessingTime`, which switch the backend's key. It knows
+  * nothing of Spark: runtimes adapt their rows to [[Record]] and their state to [[KeyedBackend]].
+  */
+final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output: Emitter) {
+  import WindowOperator._
+
+  private val assigner = spec.assigner
+  private val trigger = spec.trigger
+  private val isEventTime = assigner.isEventTime
+  private val merging: MergingWindowAssigner = assigner match {
+    case m: MergingWindowAssigner => m
+    case _                        => null
+  }
+  private val aggregates = spec.function match {
+    case WindowFunction.Aggregates(a) => a.toArray
+    case WindowFunction.ProcessElements => Array.empty[sparkwin.agg.Aggregate]
+  }
+  private val discarding = spec.accumulation == AccumulationMode.Discarding
+
+  val metrics = new OperatorMetrics
+
+  private var watermark = Long.MinValue
+  private var processingTime = Long.MinValue
+  private var keyState: KeyState = _
+  private val ctx = new Context
+  // The time a pane's timing is judged by: the watermark (or processing time, for
+  // processing-time windows) when an element fires, the timer's own time when a timer fires,
+  // so a watermark that jumps past several timers still yields EARLY panes for the early ones.
+  private val usesWatermark = isEventTime || assigner == GlobalWindows
+  private var paneClock = Long.MinValue
+
+  def currentWatermark: Long = watermark
+  def currentProcessingTime: Long = processingTime
+
+  /** Sets processing time without firing timers (runtimes that fire them separately). */
+  def setProcessingTime(time: Long): Unit = if (time > processingTime) processingTime = time
+
+  // ---------------------------------------------------------------------------------------
+  // Elements
+
+  /** Processes one element of the backend's current key. */
+  def processElement(record: Record, timestamp: Long): Unit = {
+    keyState = backend.state
+    paneClock = if (usesWatermark) watermark else processingTime
+    metrics.elementsIn += 1
+    val windows = assigner.assignWindows(record, timestamp, ctx)
+    if (windows.isEmpty) { metrics.droppedNoWindow += 1; return }
+    var accepted = false
+    var closed = false
+    val it = windows.iterator
+    while (it.hasNext) {
+      val w = it.next()
+      var actual = w
+      var stateWindow = w
+      var late = false
+      if (merging != null) {
+        val set = keyState.mergingSet
+        actual = set.addWindow(w.asInstanceOf[TimeWindow], merging, mergeWindows, checkMerge)
+        if (isWindowLate(actual)) { set.retireWindow(actual.asInstanceOf[TimeWindow]); late = true }
+        else stateWindow = set.stateWindow(actual.asInstanceOf[TimeWindow])
+      } else late = isWindowLate(w)
+      if (!late) {
+        val meta = metaOf(actual)
+        if (meta.closed) closed = true
+        else {
+          accepted = true
+          add(stateWindow, record, timestamp)
+          meta.sinceLastPane += 1
+          ctx.bind(actual, meta)
+          val result = trigger.onElement(record, timestamp, actual, ctx)
+          act(result, actual, stateWindow, meta, endOfWindow = false)
+          registerCleanupTimer(actual)
+        }
+      }
+    }
+    if (!accepted) {
+      if (closed) metrics.droppedClosedWindow += 1
+      else if (spec.lateOutput) { metrics.lateSideOutput += 1; output.emitLate(backend.currentKey, record, timestamp) }
+      else metrics.droppedLate += 1
+    }
+    backend.stateTouched()
+  }
+
+  private def add(stateWindow: Window, record: Record, ts: Long): Unit = {
+    var c = keyState.contents.get(stateWindow)
+    if (c == null) {
+      c = newContents()
+      keyState.contents.put(stateWindow, c)
+    }
+    if (spec.keepsElements) c.elements.add(Element(ts, backend.retain(record)))
+    else {
+      val accs = c.accumulators
+      var i = 0
+      while (i < accs.length) { accs(i).add(record, ts); i += 1 }
+    }
+  }
+
+  private def newContents(): WindowContents =
+    if (spec.keepsElements) new WindowContents(null, new JList[Element]())
+    else new WindowContents(aggregates.map(_.newAccumulator()), null)
+
+  private def metaOf(window: Window): WindowMeta = {
+    var m = keyState.meta.get(window)
+    if (m == null) {
+      m = new WindowMeta(new Array[Any](spec.triggerSlots))
+      keyState.meta.put(window, m)
+    }
+    m
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Time
+
+  /** Advances event time: every event-time timer at or before `wm` fires, in order, each
+    * with its own key; timers registered meanwhile fire too if due.
+    */
+  def advanceWatermark(wm: Long): Unit = {
+    if (wm <= watermark) return
+    watermark = wm
+    var t = backend.eventTimers.pollDue(wm)
+    while (t != null) {
+      backend.switchTo(t.keyId)
+      onEventTime(t)
+      t = backend.eventTimers.pollDue(wm)
+    }
+  }
+
+  /** Advances processing time, firing due processing-time timers in order. */
+  def advanceProcessingTime(time: Long): Unit = {
+    if (time > processingTime) processingTime = time
+    var t = backend.processingTimers.pollDue(processingTime)
+    while (t != null) {
+      backend.switchTo(t.keyId)
+      onProcessingTime(t)
+      t = backend.processingTimers.pollDue(processingTime)
+    }
+  }
+
+  private def onEventTime(timer: Timer): Unit = onTimer(timer, eventTime = true)
+  private def onProcessingTime(timer: Timer): Unit = onTimer(timer, eventTime = false)
+
+  private def onTimer(timer: Timer, eventTime: Boolean): Unit = {
+    keyState = backend.state
+    val window = timer.window
+    var stateWindow = window
+    if (merging != null) {
+      stateWindow = keyState.mergingSet.stateWindow(window.asInstanceOf[TimeWindow])
+      // A timer of a window that was merged away or already cleaned up.
+      if (stateWindow == null) { backend.stateTouched(); return }
+    }
+    val meta = keyState.meta.get(window)
+    if (meta != null) {
+      paneClock =
+        if (eventTime == usesWatermark) timer.timestamp
+        else if (usesWatermark) watermark
+        else processingTime
+      ctx.bind(window, meta)
+      val result =
+        if (eventTime) trigger.onEventTime(timer.timestamp, window, ctx)
+        else trigger.onProcessingTime(timer.timestamp, window, ctx)
+      val cleanup = eventTime == isEventTime && timer.timestamp == cleanupTime(window)
+      act(result, window, stateWindow, meta, endOfWindow = cleanup)
+      if (cleanup) clearAllState(window, stateWindow, meta)
+    }
+    backend.stateTouched()
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Firing
+
+  /** Applies a trigger decision. `endOfWindow`: the window is cleaned up right after. */
+  private def act(
+      result: TriggerResult,
+      window: Window,
+      stateWindow: Window,
+      meta: WindowMeta,
+      endOfWindow: Boolean
+  ): Unit = {
+    if (result.fire) {
+      val contents = keyState.contents.get(stateWindow)
+      if (contents != null && !contents.isEmpty) {
+        val last = endOfWindow || result.finish
+        emit(window, stateWindow, contents, meta, last)
+      }
+    }
+    if (result.purge || (result.fire && discarding)) keyState.contents.remove(stateWindow)
+    if (result.finish) closeWindow(window, stateWindow, meta)
+  }
+
+  private def emit(
+      window: Window,
+      stateWindow: Window,
+      contents: WindowContents,
+      meta: WindowMeta,
+      isLast: Boolean
+  ): Unit = {
+    val pane = nextPane(window, meta, isLast)
+    metrics.panesFired += 1
+    spec.evictor match {
+      case None if !spec.keepsElements =>
+        output.emitResult(backend.currentKey, window, pane, results(contents.accumulators))
+      case None =>
+        output.emitElements(backend.currentKey, window, pane, contents.elements)
+      case Some(evictor) =>
+        val view = new JList[Element](contents.elements)
+        evictor.evictBefore(view, window, ctx)
+        spec.function match {
+          case WindowFunction.Aggregates(_) =>
+            val accs = aggregates.map(_.newAccumulator())
+            view.forEach { e =>
+              var i = 0
+              while (i < accs.length) { accs(i).add(e.record, e.timestamp); i += 1 }
+            }
+            output.emitResult(backend.currentKey, window, pane, results(accs))
+          case WindowFunction.ProcessElements =>
+            output.emitElements(backend.currentKey, window, pane, view)
+        }
+        evictor.evictAfter(view, window, ctx)
+        // Evictions are permanent: the window keeps what survived.
+        if (view.isEmpty) keyState.contents.remove(stateWindow)
+        else contents.elements = view
+    }
+    meta.sinceLastPane = 0
+  }
+
+  private def results(accs: Array[Accumulator]): Array[Any] = {
+    val out = new Array[Any](accs.length)
+    var i = 0
+    while (i < accs.length) { out(i) = accs(i).result; i += 1 }
+    out
+  }
+
+  /** Beam's pane bookkeeping: EARLY before the watermark (processing time, for processing-time
+    * windows) reaches the window's end, ON_TIME for the first pane after it, LATE after that.
+    */
+  private def nextPane(window: Window, meta: WindowMeta, isLast: Boolean): PaneInfo = {
+    val timing =
+      if (paneClock < window.maxTimestamp) PaneTiming.Early
+      else if (!meta.onTimeFired) { meta.onTimeFired = true; PaneTiming.OnTime }
+      else PaneTiming.Late
+    val pane = PaneInfo(timing, meta.paneIndex, meta.paneIndex == 0, isLast)
+    meta.paneIndex += 1
+    pane
+  }
+
+  /** The trigger finished: the window is closed; its contents and trigger state go, and a
+    * marker stays until cleanup so later elements for it are dropped (and counted).
+    */
+  private def closeWindow(window: Window, stateWindow: Window, meta: WindowMeta): Unit = {
+    keyState.contents.remove(stateWindow)
+    ctx.bind(window, meta)
+    trigger.clear(window, ctx)
+    java.util.Arrays.fill(meta.triggerState.asInstanceOf[Array[AnyRef]], null)
+    meta.closed = true
+    if (cleanupTime(window) == Long.MaxValue) clearAllState(window, stateWindow, meta)
+  }
+
+  private def clearAllState(window: Window, stateWindow: Window, meta: WindowMeta): Unit = {
+    keyState.contents.remove(stateWindow)
+    ctx.bind(window, meta)
+    ctx.clearing = true
+    try trigger.clear(window, ctx)
+    finally ctx.clearing = false
+    keyState.meta.remove(window)
+    if (merging != null) keyState.mergingSet.retireWindow(window.asInstanceOf[TimeWindow])
+    metrics.windowsCleaned += 1
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Lateness and cleanup
+
+  private def cleanupTime(window: Window): Long =
+    if (isEventTime) {
+      val t = window.maxTimestamp + spec.allowedLateness
+      if (t >= window.maxTimestamp) t else Long.MaxValue
+    } else window.maxTimestamp
+
+  private def isWindowLate(window: Window): Boolean =
+    isEventTime && cleanupTime(window) <= watermark
+
+  private def registerCleanupTimer(window: Window): Unit = {
+    val t = cleanupTime(window)
+    if (t != Long.MaxValue) {
+      val timer = Timer(t, backend.currentKeyId, window)
+      if (isEventTime) backend.eventTimers.add(timer) else backend.processingTimers.add(timer)
+    }
+  }
+
+  private def deleteCleanupTimer(window: Window): Unit = {
+    val t = cleanupTime(window)
+    if (t != Long.MaxValue) {
+      val timer = Timer(t, backend.currentKeyId, window)
+      if (isEventTime) backend.eventTimers.remove(timer) else backend.processingTimers.remove(timer)
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Merging
+
+  private val checkMerge: TimeWindow => Unit = merged =>
+    if (isEventTime && merged.maxTimestamp + spec.allowedLateness <= watermark)
+      throw new WindowMergeException(
+        s"merging into $merged would move an event-time window's end behind the watermark " +
+          s"$watermark (allowed lateness ${spec.allowedLateness} ms)"
+      )
+    else if (!isEventTime && merged.maxTimestamp <= processingTime)
+      throw new WindowMergeException(
+        s"merging into $merged would end a processing-time window before the current " +
+          s"processing time $processingTime"
+      )
+
+  private val mergeWindows: (TimeWindow, Seq[TimeWindow], TimeWindow, Seq[TimeWindow]) => Unit =
+    (merged, mergedWindows, stateWindow, mergedStateWindows) => {
+      metrics.windowsMerged += mergedWindows.size
+      val target = metaOf(merged)
+      val sources = mergedWindows.flatMap(w => Option(keyState.meta.get(w)))
+      // Trigger state: the merged window's trigger combines its predecessors' slots.
+      ctx.bindMerge(merged, target, sources)
+      trigger.onMerge(merged, ctx)
+      ctx.mergeSources = Nil
+      target.paneIndex = (target.paneIndex +: sources.map(_.paneIndex)).max
+      target.onTimeFired = target.onTimeFired || sources.exists(_.onTimeFired)
+      target.sinceLastPane += sources.map(_.sinceLastPane).sum
+      for (m <- mergedWindows if m != merged) {
+        val meta = keyState.meta.remove(m)
+        if (meta != null) {
+          ctx.bind(m, meta)
+          ctx.clearing = true
+          try trigger.clear(m, ctx)
+          finally ctx.clearing = false
+        }
+        deleteCleanupTimer(m)
+      }
+      // Contents: fold the other state windows into the kept one.
+      val into = keyState.contents.get(stateWindow)
+      for (sw <- mergedStateWindows) {
+        val from = keyState.contents.remove(sw)
+        if (from != null) {
+          if (into == null) keyState.contents.put(stateWindow, from)
+          else mergeContents(keyState.contents.get(stateWindow), from)
+        }
+      }
+    }
+
+  private def mergeContents(into: WindowContents, from: WindowContents): Unit =
+    if (spec.keepsElements) into.elements.addAll(from.elements)
+    else {
+      var i = 0
+      while (i < into.accumulators.length) {
+        into.accumulators(i).merge(from.accumulators(i)); i += 1
+      }
+    }
+
+  // ---------------------------------------------------------------------------------------
+  // The one context object handed to assigners, triggers and evictors.
+
+  private final class Context
+      extends OnMergeContext
+      with EvictorContext
+      with WindowAssignerContext {
+    private var w: Window = _
+    private var meta: WindowMeta = _
+    var mergeSources: Seq[WindowMeta] = Nil
+    var clearing = false
+
+    def bind(window: Window, m: WindowMeta): Unit = { w = window; meta = m; mergeSources = Nil }
+
+    def bindMerge(window: Window, m: WindowMeta, sources: Seq[WindowMeta]): Unit = {
+      w = window; meta = m; mergeSources = sources
+    }
+
+    def window: Window = w
+    def currentWatermark: Long = watermark
+    def currentProcessingTime: Long = processingTime
+
+    def registerEventTimeTimer(time: Long): Unit = {
+      metrics.timersRegistered += 1
+      backend.eventTimers.add(Timer(time, backend.currentKeyId, w))
+    }
+
+    // The window's cleanup timer is the operator's: a trigger clearing its own timer at the
+    // same instant must not cancel the cleanup while the window lives.
+    def deleteEventTimeTimer(time: Long): Unit =
+      if (clearing || !(isEventTime && time == cleanupTime(w)))
+        backend.eventTimers.remove(Timer(time, backend.currentKeyId, w))
+
+    def registerProcessingTimeTimer(time: Long): Unit = {
+      metrics.timersRegistered += 1
+      backend.processingTimers.add(Timer(time, backend.currentKeyId, w))
+    }
+
+    def deleteProcessingTimeTimer(time: Long): Unit =
+      if (clearing || !(!isEventTime && time == cleanupTime(w)))
+        backend.processingTimers.remove(Timer(time, backend.currentKeyId, w))
+
+    def getState(slot: Int): Any = meta.triggerState(slot)
+    def setState(slot: Int, value: Any): Unit = meta.triggerState(slot) = value
+    def mergedStates(slot: Int): Seq[Any] = mergeSources.map(_.triggerState(slot)).filter(_ != null)
+  }
+}
+
+object WindowOperator {
+
+  /** Thrown when a session merge would produce a window that is already expired. */
+  final class WindowMergeException(message: String) extends RuntimeException(message)
+}

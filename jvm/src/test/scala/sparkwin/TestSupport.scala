@@ -1,0 +1,81 @@
+package sparkwin
+
+import scala.collection.mutable.ArrayBuffer
+
+import sparkwin.agg.{Aggregate, NumericKind}
+import sparkwin.engine._
+import sparkwin.evictor.Evictor
+import sparkwin.local.LocalRunner
+import sparkwin.time.WatermarkStrategy
+import sparkwin.trigger.{DefaultTrigger, Trigger}
+import sparkwin.window.{GlobalWindow, TimeWindow, Window, WindowAssigner}
+
+/** Records are (key: String, value: Long, ts: Long); helpers build runners and read results. */
+object TestSupport {
+  def rec(key: String, value: Long, ts: Long): ArrayRecord = new ArrayRecord(Array(key, value, ts))
+
+  val sumValue: Aggregate = Aggregate.Sum("sum", 1, NumericKind.Integral)
+  val countAll: Aggregate = Aggregate.Count("count", -1)
+  val collectValues: Aggregate = Aggregate.CollectList("values", 1)
+
+  final case class Out(key: Any, window: Window, pane: PaneInfo, values: Seq[Any]) {
+    def start: Long = window match { case t: TimeWindow => t.start; case _ => Long.MinValue }
+    def end: Long = window match { case t: TimeWindow => t.end; case _ => Long.MaxValue }
+    def value: Any = values.head
+    def short: (Any, Long, Long, Any) = (key, start, end, value)
+  }
+
+  final class Collect extends Emitter {
+    val results = ArrayBuffer.empty[Out]
+    val late = ArrayBuffer.empty[(Record, Long)]
+    def emitResult(key: Any, window: Window, pane: PaneInfo, values: Array[Any]): Unit =
+      results += Out(key, window, pane, values.toSeq)
+    def emitElements(key: Any, window: Window, pane: PaneInfo, elements: java.util.List[Element]): Unit = {
+      val vs = ArrayBuffer.empty[Any]
+      elements.forEach(e => vs += e.record.get(1))
+      results += Out(key, window, pane, Seq(vs.toList))
+    }
+    def emitLate(key: Any, record: Record, ts: Long): Unit = late += ((record, ts))
+    def take(): List[Out] = { val r = results.toList; results.clear(); r }
+  }
+
+  final class Harness(val runner: LocalRunner, val out: Collect) {
+    def add(key: String, value: Long, ts: Long, channel: Int = 0): Harness = {
+      runner.processElement(rec(key, value, ts), ts, channel); this
+    }
+    def watermark(wm: Long, channel: Int = 0): Harness = { runner.processWatermark(wm, channel); this }
+    def procTime(t: Long): Harness = { runner.setProcessingTime(t); this }
+    def take(): List[Out] = out.take()
+    def short(): List[(Any, Long, Long, Any)] = take().map(_.short)
+    def lateValues: List[Long] = out.late.map(_._1.get(1).asInstanceOf[Long]).toList
+    def metrics: OperatorMetrics = runner.operator.metrics
+    def stateEntries: Int = runner.numStateEntries
+  }
+
+  def harness(
+      assigner: WindowAssigner,
+      trigger: Trigger = null,
+      evictor: Option[Evictor] = None,
+      lateness: Long = 0,
+      lateOutput: Boolean = true,
+      aggregates: Seq[Aggregate] = Seq(sumValue),
+      process: Boolean = false,
+      mode: AccumulationMode = AccumulationMode.Accumulating,
+      channels: Int = 1,
+      strategy: Option[WatermarkStrategy] = None
+  ): Harness = {
+    val spec = OperatorSpec(
+      assigner,
+      Option(trigger).getOrElse(DefaultTrigger.forAssigner(assigner)),
+      evictor,
+      lateness,
+      lateOutput,
+      if (process) WindowFunction.ProcessElements else WindowFunction.Aggregates(aggregates.toIndexedSeq),
+      mode
+    )
+    val out = new Collect
+    new Harness(new LocalRunner(spec, r => r.get(0), channels, strategy, out), out)
+  }
+
+  val global: Window = GlobalWindow
+}
