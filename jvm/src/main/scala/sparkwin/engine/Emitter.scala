@@ -28,6 +28,7 @@ final class OperatorMetrics {
   var windowsMerged: Long = 0L
   var windowsCleaned: Long = 0L
   var timersRegistered: Long = 0L
+  var unfiredAtCleanup: Long = 0L
 
   def asMap: Map[String, Long] = Map(
     "elementsIn" -> elementsIn,
@@ -38,6 +39,7 @@ final class OperatorMetrics {
     "panesFired" -> panesFired,
     "windowsMerged" -> windowsMerged,
     "windowsCleaned" -> windowsCleaned,
-    "timersRegistered" -> timersRegistered
+    "timersRegistered" -> timersRegistered,
+    "unfiredAtCleanup" -> unfiredAtCleanup
   )
 }

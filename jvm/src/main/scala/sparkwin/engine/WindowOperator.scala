@@ -17,7 +17,8 @@ import sparkwin.window._
   * through `advanceWatermark`/`advanceProcessingTime`, which switch the backend's key. It knows
   * nothing of Spark: runtimes adapt their rows to [[Record]] and their state to [[KeyedBackend]].
   */
-final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output: Emitter) {
+final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output: Emitter)
+    extends Operator {
   import WindowOperator._
 
   private val assigner = spec.assigner
@@ -28,10 +29,11 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
     case _                        => null
   }
   private val aggregates = spec.function match {
-    case WindowFunction.Aggregates(a) => a.toArray
+    case WindowFunction.Aggregates(a)   => a.toArray
     case WindowFunction.ProcessElements => Array.empty[sparkwin.agg.Aggregate]
   }
   private val discarding = spec.accumulation == AccumulationMode.Discarding
+  private val beam = trigger.beamPanes
 
   val metrics = new OperatorMetrics
 
@@ -48,13 +50,11 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
   def currentWatermark: Long = watermark
   def currentProcessingTime: Long = processingTime
 
-  /** Sets processing time without firing timers (runtimes that fire them separately). */
   def setProcessingTime(time: Long): Unit = if (time > processingTime) processingTime = time
 
   // ---------------------------------------------------------------------------------------
   // Elements
 
-  /** Processes one element of the backend's current key. */
   def processElement(record: Record, timestamp: Long): Unit = {
     keyState = backend.state
     paneClock = if (usesWatermark) watermark else processingTime
@@ -77,22 +77,27 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
       } else late = isWindowLate(w)
       if (!late) {
         val meta = metaOf(actual)
-        if (meta.closed) closed = true
-        else {
+        if (meta.closed) {
+          // A session equal to one its trigger closed: it stays closed until it expires.
+          closed = true
+          if (merging != null) keyState.mergingSet.retireWindow(actual.asInstanceOf[TimeWindow])
+        } else {
           accepted = true
           add(stateWindow, record, timestamp)
           meta.sinceLastPane += 1
           ctx.bind(actual, meta)
           val result = trigger.onElement(record, timestamp, actual, ctx)
-          act(result, actual, stateWindow, meta, endOfWindow = false)
+          act(result, actual, stateWindow, meta, cleanup = false)
           registerCleanupTimer(actual)
         }
       }
     }
     if (!accepted) {
       if (closed) metrics.droppedClosedWindow += 1
-      else if (spec.lateOutput) { metrics.lateSideOutput += 1; output.emitLate(backend.currentKey, record, timestamp) }
-      else metrics.droppedLate += 1
+      else if (spec.lateOutput) {
+        metrics.lateSideOutput += 1
+        output.emitLate(backend.currentKey, record, timestamp)
+      } else metrics.droppedLate += 1
     }
     backend.stateTouched()
   }
@@ -119,6 +124,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
     var m = keyState.meta.get(window)
     if (m == null) {
       m = new WindowMeta(new Array[Any](spec.triggerSlots))
+      m.createdLate = usesWatermark && window.maxTimestamp <= watermark
       keyState.meta.put(window, m)
     }
     m
@@ -127,56 +133,65 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
   // ---------------------------------------------------------------------------------------
   // Time
 
-  /** Advances event time: every event-time timer at or before `wm` fires, in order, each
-    * with its own key; timers registered meanwhile fire too if due.
-    */
   def advanceWatermark(wm: Long): Unit = {
     if (wm <= watermark) return
     watermark = wm
     var t = backend.eventTimers.pollDue(wm)
     while (t != null) {
       backend.switchTo(t.keyId)
-      onEventTime(t)
+      onTimer(t, eventTime = true)
       t = backend.eventTimers.pollDue(wm)
     }
   }
 
-  /** Advances processing time, firing due processing-time timers in order. */
   def advanceProcessingTime(time: Long): Unit = {
     if (time > processingTime) processingTime = time
     var t = backend.processingTimers.pollDue(processingTime)
     while (t != null) {
       backend.switchTo(t.keyId)
-      onProcessingTime(t)
+      onTimer(t, eventTime = false)
       t = backend.processingTimers.pollDue(processingTime)
     }
   }
 
-  private def onEventTime(timer: Timer): Unit = onTimer(timer, eventTime = true)
-  private def onProcessingTime(timer: Timer): Unit = onTimer(timer, eventTime = false)
-
   private def onTimer(timer: Timer, eventTime: Boolean): Unit = {
     keyState = backend.state
     val window = timer.window
+    val cleanup = eventTime == isEventTime && timer.timestamp == cleanupTime(window)
+    val meta = keyState.meta.get(window)
     var stateWindow = window
     if (merging != null) {
       stateWindow = keyState.mergingSet.stateWindow(window.asInstanceOf[TimeWindow])
-      // A timer of a window that was merged away or already cleaned up.
-      if (stateWindow == null) { backend.stateTouched(); return }
+      if (stateWindow == null) {
+        // Merged away (its timers are stale), or closed by its trigger and now expiring.
+        if (meta != null && meta.closed && cleanup) keyState.meta.remove(window)
+        backend.stateTouched()
+        return
+      }
     }
-    val meta = keyState.meta.get(window)
     if (meta != null) {
       paneClock =
         if (eventTime == usesWatermark) timer.timestamp
         else if (usesWatermark) watermark
         else processingTime
-      ctx.bind(window, meta)
-      val result =
-        if (eventTime) trigger.onEventTime(timer.timestamp, window, ctx)
-        else trigger.onProcessingTime(timer.timestamp, window, ctx)
-      val cleanup = eventTime == isEventTime && timer.timestamp == cleanupTime(window)
-      act(result, window, stateWindow, meta, endOfWindow = cleanup)
-      if (cleanup) clearAllState(window, stateWindow, meta)
+      if (meta.closed) {
+        if (cleanup) clearAllState(window, stateWindow, meta)
+      } else if (cleanup && beam) {
+        // Beam's garbage collection: a last pane flushes what never fired; the trigger is
+        // not asked (with no lateness this is also the on-time pane).
+        fire(window, stateWindow, meta, isLast = true)
+        clearAllState(window, stateWindow, meta)
+      } else {
+        ctx.bind(window, meta)
+        val result =
+          if (eventTime) trigger.onEventTime(timer.timestamp, window, ctx)
+          else trigger.onProcessingTime(timer.timestamp, window, ctx)
+        act(result, window, stateWindow, meta, cleanup)
+        if (cleanup && (keyState.meta.get(window) eq meta)) {
+          metrics.unfiredAtCleanup += meta.sinceLastPane
+          clearAllState(window, stateWindow, meta)
+        }
+      }
     }
     backend.stateTouched()
   }
@@ -184,34 +199,41 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
   // ---------------------------------------------------------------------------------------
   // Firing
 
-  /** Applies a trigger decision. `endOfWindow`: the window is cleaned up right after. */
+  /** Applies a trigger decision. `cleanup`: the window is cleaned up right after. */
   private def act(
       result: TriggerResult,
       window: Window,
       stateWindow: Window,
       meta: WindowMeta,
-      endOfWindow: Boolean
+      cleanup: Boolean
   ): Unit = {
-    if (result.fire) {
-      val contents = keyState.contents.get(stateWindow)
-      if (contents != null && !contents.isEmpty) {
-        val last = endOfWindow || result.finish
-        emit(window, stateWindow, contents, meta, last)
-      }
-    }
-    if (result.purge || (result.fire && discarding)) keyState.contents.remove(stateWindow)
+    if (result.fire) fire(window, stateWindow, meta, isLast = cleanup || result.finish)
+    if (result.purge) keyState.contents.remove(stateWindow)
     if (result.finish) closeWindow(window, stateWindow, meta)
   }
 
-  private def emit(
-      window: Window,
-      stateWindow: Window,
-      contents: WindowContents,
-      meta: WindowMeta,
-      isLast: Boolean
-  ): Unit = {
-    val pane = nextPane(window, meta, isLast)
-    metrics.panesFired += 1
+  /** A firing: decides whether a pane goes out, emits it, and resets what a pane resets.
+    * Flink emits whenever the window has contents; Beam emits a pane with new elements, and
+    * the on-time pane even without (it tells consumers the window is complete).
+    */
+  private def fire(window: Window, stateWindow: Window, meta: WindowMeta, isLast: Boolean): Unit = {
+    val contents = keyState.contents.get(stateWindow)
+    val timing = paneTiming(window, meta)
+    val emitIt =
+      if (beam) meta.sinceLastPane > 0 || timing == PaneTiming.OnTime
+      else contents != null && !contents.isEmpty
+    if (emitIt) {
+      val pane = PaneInfo(timing, meta.paneIndex, meta.paneIndex == 0, isLast)
+      meta.paneIndex += 1
+      if (timing != PaneTiming.Early) meta.nonEarlyFired = true
+      metrics.panesFired += 1
+      emit(window, stateWindow, if (contents == null) newContents() else contents, pane)
+    }
+    meta.sinceLastPane = 0
+    if (discarding) keyState.contents.remove(stateWindow)
+  }
+
+  private def emit(window: Window, stateWindow: Window, contents: WindowContents, pane: PaneInfo): Unit =
     spec.evictor match {
       case None if !spec.keepsElements =>
         output.emitResult(backend.currentKey, window, pane, results(contents.accumulators))
@@ -233,11 +255,11 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
         }
         evictor.evictAfter(view, window, ctx)
         // Evictions are permanent: the window keeps what survived.
-        if (view.isEmpty) keyState.contents.remove(stateWindow)
-        else contents.elements = view
+        if (keyState.contents.get(stateWindow) eq contents) {
+          if (view.isEmpty) keyState.contents.remove(stateWindow)
+          else contents.elements = view
+        }
     }
-    meta.sinceLastPane = 0
-  }
 
   private def results(accs: Array[Accumulator]): Array[Any] = {
     val out = new Array[Any](accs.length)
@@ -246,18 +268,15 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
     out
   }
 
-  /** Beam's pane bookkeeping: EARLY before the watermark (processing time, for processing-time
-    * windows) reaches the window's end, ON_TIME for the first pane after it, LATE after that.
+  /** Beam's timing rule: LATE after any on-time or late pane, EARLY before the window's end,
+    * ON_TIME for the first pane after it, unless the window first appeared after its end had
+    * passed (all its data was late): then LATE.
     */
-  private def nextPane(window: Window, meta: WindowMeta, isLast: Boolean): PaneInfo = {
-    val timing =
-      if (paneClock < window.maxTimestamp) PaneTiming.Early
-      else if (!meta.onTimeFired) { meta.onTimeFired = true; PaneTiming.OnTime }
-      else PaneTiming.Late
-    val pane = PaneInfo(timing, meta.paneIndex, meta.paneIndex == 0, isLast)
-    meta.paneIndex += 1
-    pane
-  }
+  private def paneTiming(window: Window, meta: WindowMeta): PaneTiming =
+    if (meta.nonEarlyFired) PaneTiming.Late
+    else if (paneClock < window.maxTimestamp) PaneTiming.Early
+    else if (meta.createdLate) PaneTiming.Late
+    else PaneTiming.OnTime
 
   /** The trigger finished: the window is closed; its contents and trigger state go, and a
     * marker stays until cleanup so later elements for it are dropped (and counted).
@@ -268,17 +287,21 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
     trigger.clear(window, ctx)
     java.util.Arrays.fill(meta.triggerState.asInstanceOf[Array[AnyRef]], null)
     meta.closed = true
-    if (cleanupTime(window) == Long.MaxValue) clearAllState(window, stateWindow, meta)
+    // A closed session takes no part in merging any more.
+    if (merging != null) keyState.mergingSet.retireWindow(window.asInstanceOf[TimeWindow])
+    // A window that never expires (the global window) stays closed for good.
   }
 
   private def clearAllState(window: Window, stateWindow: Window, meta: WindowMeta): Unit = {
     keyState.contents.remove(stateWindow)
-    ctx.bind(window, meta)
-    ctx.clearing = true
-    try trigger.clear(window, ctx)
-    finally ctx.clearing = false
+    if (!meta.closed) {
+      ctx.bind(window, meta)
+      ctx.clearing = true
+      try trigger.clear(window, ctx)
+      finally ctx.clearing = false
+      if (merging != null) keyState.mergingSet.retireWindow(window.asInstanceOf[TimeWindow])
+    }
     keyState.meta.remove(window)
-    if (merging != null) keyState.mergingSet.retireWindow(window.asInstanceOf[TimeWindow])
     metrics.windowsCleaned += 1
   }
 
@@ -294,18 +317,21 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
   private def isWindowLate(window: Window): Boolean =
     isEventTime && cleanupTime(window) <= watermark
 
-  private def registerCleanupTimer(window: Window): Unit = {
+  private def cleanupTimer(window: Window): Timer = {
     val t = cleanupTime(window)
-    if (t != Long.MaxValue) {
-      val timer = Timer(t, backend.currentKeyId, window)
+    if (t == Long.MaxValue) null else Timer(t, backend.currentKeyId, window)
+  }
+
+  private def registerCleanupTimer(window: Window): Unit = {
+    val timer = cleanupTimer(window)
+    if (timer != null) {
       if (isEventTime) backend.eventTimers.add(timer) else backend.processingTimers.add(timer)
     }
   }
 
   private def deleteCleanupTimer(window: Window): Unit = {
-    val t = cleanupTime(window)
-    if (t != Long.MaxValue) {
-      val timer = Timer(t, backend.currentKeyId, window)
+    val timer = cleanupTimer(window)
+    if (timer != null) {
       if (isEventTime) backend.eventTimers.remove(timer) else backend.processingTimers.remove(timer)
     }
   }
@@ -325,19 +351,20 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
           s"processing time $processingTime"
       )
 
+  /** Sessions merged: the merged window is a new window (its pane numbering starts afresh,
+    * as in Beam); the trigger merges its predecessors' state, their timers and cleanup go,
+    * and their contents fold into the kept state window.
+    */
   private val mergeWindows: (TimeWindow, Seq[TimeWindow], TimeWindow, Seq[TimeWindow]) => Unit =
     (merged, mergedWindows, stateWindow, mergedStateWindows) => {
       metrics.windowsMerged += mergedWindows.size
-      val target = metaOf(merged)
       val sources = mergedWindows.flatMap(w => Option(keyState.meta.get(w)))
-      // Trigger state: the merged window's trigger combines its predecessors' slots.
+      val target = metaOf(merged)
+      target.sinceLastPane += sources.map(_.sinceLastPane).sum
+      if (sources.nonEmpty) target.createdLate = sources.forall(_.createdLate)
       ctx.bindMerge(merged, target, sources)
       trigger.onMerge(merged, ctx)
-      ctx.mergeSources = Nil
-      target.paneIndex = (target.paneIndex +: sources.map(_.paneIndex)).max
-      target.onTimeFired = target.onTimeFired || sources.exists(_.onTimeFired)
-      target.sinceLastPane += sources.map(_.sinceLastPane).sum
-      for (m <- mergedWindows if m != merged) {
+      for (m <- mergedWindows) {
         val meta = keyState.meta.remove(m)
         if (meta != null) {
           ctx.bind(m, meta)
@@ -347,12 +374,10 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
         }
         deleteCleanupTimer(m)
       }
-      // Contents: fold the other state windows into the kept one.
-      val into = keyState.contents.get(stateWindow)
       for (sw <- mergedStateWindows) {
         val from = keyState.contents.remove(sw)
         if (from != null) {
-          if (into == null) keyState.contents.put(stateWindow, from)
+          if (keyState.contents.get(stateWindow) == null) keyState.contents.put(stateWindow, from)
           else mergeContents(keyState.contents.get(stateWindow), from)
         }
       }
@@ -376,7 +401,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
       with WindowAssignerContext {
     private var w: Window = _
     private var meta: WindowMeta = _
-    var mergeSources: Seq[WindowMeta] = Nil
+    private var mergeSources: Seq[WindowMeta] = Nil
     var clearing = false
 
     def bind(window: Window, m: WindowMeta): Unit = { w = window; meta = m; mergeSources = Nil }
@@ -411,7 +436,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
 
     def getState(slot: Int): Any = meta.triggerState(slot)
     def setState(slot: Int, value: Any): Unit = meta.triggerState(slot) = value
-    def mergedStates(slot: Int): Seq[Any] = mergeSources.map(_.triggerState(slot)).filter(_ != null)
+    def mergedStates(slot: Int): Seq[Any] = mergeSources.map(_.triggerState(slot))
   }
 }
 

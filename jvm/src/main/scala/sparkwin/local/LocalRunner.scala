@@ -1,6 +1,6 @@
 package sparkwin.local
 
-import sparkwin.engine.{Emitter, OperatorSpec, Record, WindowOperator}
+import sparkwin.engine.{Emitter, Operator, OperatorSpec, Record}
 import sparkwin.time.{StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
 
 /** Drives the engine over in-memory input channels with a real watermark valve.
@@ -19,7 +19,7 @@ final class LocalRunner(
     startProcessingTime: Long = 0L
 ) {
   val backend = new LocalBackend
-  val operator = new WindowOperator(spec, backend, output)
+  val operator: Operator = Operator(spec, backend, output)
   val valve = new StatusWatermarkValve(channels)
   private val advance: Long => Unit = wm => operator.advanceWatermark(wm)
   private val generators: Array[WatermarkChannel] = strategy match {

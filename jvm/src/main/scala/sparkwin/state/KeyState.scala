@@ -14,38 +14,59 @@ final class WindowContents(var accumulators: Array[Accumulator], var elements: J
 }
 
 /** What the operator keeps per live window besides contents: trigger state slots and the
-  * pane bookkeeping (Beam's pane index, whether the on-time pane went out, closed for good).
+  * pane bookkeeping (Beam's pane index, whether an on-time or late pane went out, whether the
+  * window first appeared after its end had passed, and whether its trigger closed it).
   */
 final class WindowMeta(val triggerState: Array[Any]) {
   var paneIndex: Long = 0L
-  var onTimeFired: Boolean = false
+  var nonEarlyFired: Boolean = false
+  var createdLate: Boolean = false
   var closed: Boolean = false
-  var sinceLastPane: Long = 0L // elements added since the last firing, for pane emptiness
-
-  def copy(): WindowMeta = {
-    val m = new WindowMeta(triggerState.clone())
-    m.paneIndex = paneIndex; m.onTimeFired = onTimeFired; m.closed = closed
-    m.sinceLastPane = sinceLastPane
-    m
-  }
+  var sinceLastPane: Long = 0L // elements added since the last firing: is a pane "new"?
 }
 
-/** Everything the engine keeps for one key: contents by state window, metadata by window, and
-  * the session merging set. Timers live in the runtime's queues.
+/** Storm's per-key window manager state: queued tuples in arrival order and the policies'
+  * positions (next window end, last counted timestamp, tuples processed last time, and the
+  * wake-up timer that brings the key back when the watermark reaches its next window).
+  */
+final class StormState {
+  val queue = new JList[Element]()
+  var nextWindowEnd: Long = Long.MinValue
+  var lastProcessed: Long = Long.MinValue
+  var processedLast: Long = 0L
+  var previousWindow: java.util.List[Element] = java.util.Collections.emptyList()
+  var wakeAt: Long = Long.MinValue
+
+  def isEmpty: Boolean = queue.isEmpty && wakeAt == Long.MinValue
+}
+
+/** Everything the engine keeps for one key: contents by state window, metadata by window, the
+  * session merging set, and Storm's queue. Timers live in the runtime's queues.
   */
 final class KeyState {
   val contents = new JMap[Window, WindowContents]()
   val meta = new JMap[Window, WindowMeta]()
   var merging: MergingWindowSet = _
+  var storm: StormState = _
 
   def mergingSet: MergingWindowSet = {
     if (merging == null) merging = new MergingWindowSet()
     merging
   }
 
-  def isEmpty: Boolean = contents.isEmpty && meta.isEmpty && (merging == null || merging.isEmpty)
+  def stormState: StormState = {
+    if (storm == null) storm = new StormState
+    storm
+  }
 
-  /** State entries: windows with contents, windows with metadata, merging-set mappings. */
+  def isEmpty: Boolean =
+    contents.isEmpty && meta.isEmpty && (merging == null || merging.isEmpty) &&
+      (storm == null || storm.isEmpty)
+
+  /** State entries: windows with contents, windows with metadata, merging-set mappings, and
+    * Storm's queued tuples.
+    */
   def numEntries: Int =
-    contents.size + meta.size + (if (merging == null) 0 else merging.size)
+    contents.size + meta.size + (if (merging == null) 0 else merging.size) +
+      (if (storm == null) 0 else storm.queue.size)
 }

@@ -44,6 +44,5 @@ final case class PurgingTrigger(nested: Trigger) extends Trigger {
   override def canMerge: Boolean = nested.canMerge
   override def onMerge(window: Window, ctx: OnMergeContext): Unit = nested.onMerge(window, ctx)
   def clear(window: Window, ctx: TriggerContext): Unit = nested.clear(window, ctx)
-  override def isFinished(window: Window, ctx: TriggerContext): Boolean =
-    nested.isFinished(window, ctx)
+  override def beamPanes: Boolean = nested.beamPanes
 }

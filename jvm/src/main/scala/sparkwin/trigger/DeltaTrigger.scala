@@ -93,4 +93,6 @@ final case class ProcessingTimeoutTrigger(
     ctx.clearState(slot(0))
     nested.clear(window, ctx)
   }
+
+  override def beamPanes: Boolean = nested.beamPanes
 }

@@ -38,7 +38,7 @@ trait TriggerContext {
 }
 
 /** During a merge: the context of the merged window, plus the slot values of the windows that
-  * were merged into it (already gone from their own windows when the merge completes).
+  * were merged into it (nulls included, one per merged window).
   */
 trait OnMergeContext extends TriggerContext {
   def mergedStates(slot: Int): Seq[Any]
@@ -88,8 +88,11 @@ abstract class Trigger {
   /** Drops the trigger's state and timers for the window. */
   def clear(window: Window, ctx: TriggerContext): Unit
 
-  /** Beam panes: true when the trigger's last decision for the window was its final one. */
-  def isFinished(window: Window, ctx: TriggerContext): Boolean = false
+  /** True for Beam's triggers: the operator then follows Beam's pane rules (panes without new
+    * elements are suppressed except the on-time one, and a final pane flushes unfired elements
+    * when the window expires). Flink's triggers keep Flink's rules.
+    */
+  def beamPanes: Boolean = false
 }
 
 /** Shared helpers for triggers' slot state. */

@@ -25,6 +25,15 @@ final case class TimeWindow(start: Long, end: Long) extends Window {
   override def toString: String = s"TimeWindow[$start, $end)"
 }
 
+/** A window of Storm's windowing: `(start, end]`, data-aligned. `start` is Long.MinValue for
+  * count-length windows, which have no start.
+  */
+final case class StormWindow(start: Long, end: Long) extends Window {
+  def maxTimestamp: Long = end
+  def hasStart: Boolean = start != Long.MinValue
+  override def toString: String = s"StormWindow(${if (hasStart) start.toString else ""}, $end]"
+}
+
 /** The one window of global windowing; it never ends on its own. */
 case object GlobalWindow extends Window {
   def maxTimestamp: Long = Long.MaxValue
@@ -36,9 +45,14 @@ object Window {
       case (x: TimeWindow, y: TimeWindow) =>
         val c = java.lang.Long.compare(x.start, y.start)
         if (c != 0) c else java.lang.Long.compare(x.end, y.end)
+      case (x: StormWindow, y: StormWindow) =>
+        val c = java.lang.Long.compare(x.end, y.end)
+        if (c != 0) c else java.lang.Long.compare(x.start, y.start)
+      case (_: TimeWindow, _)           => -1
+      case (_, _: TimeWindow)           => 1
+      case (_: StormWindow, _)          => -1
+      case (_, _: StormWindow)          => 1
       case (GlobalWindow, GlobalWindow) => 0
-      case (GlobalWindow, _)            => 1
-      case (_, GlobalWindow)            => -1
     }
   }
 

@@ -96,6 +96,28 @@ case object GlobalWindows extends WindowAssigner {
   def isEventTime: Boolean = false
 }
 
+/** A Storm window length or sliding interval: a number of tuples or a duration. */
+sealed trait StormSize
+object StormSize {
+  final case class Count(n: Long) extends StormSize {
+    require(n > 0, s"a Storm count must be positive, got $n")
+  }
+  final case class Duration(millis: Long) extends StormSize {
+    require(millis > 0, s"a Storm duration must be positive, got $millis ms")
+  }
+}
+
+/** Storm's event-time windows: a length and a sliding interval, each a count or a duration,
+  * with a lag that lets tuples up to `lag` past a window's end wait for the next window.
+  * Windows are made by [[sparkwin.engine.StormWindowOperator]], not by assignment.
+  */
+final case class StormWindows(length: StormSize, slide: StormSize, lag: Long) extends WindowAssigner {
+  require(lag >= 0, s"lag must not be negative, got $lag")
+  def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] =
+    throw new UnsupportedOperationException("Storm windows are built by StormWindowOperator")
+  def isEventTime: Boolean = true
+}
+
 object TimeWindows {
 
   /** Sorts by start and sweeps, covering every window that overlaps or touches the run. */
