@@ -2,10 +2,107 @@
 
 The Python package builds a pipeline plan and hands it to the JVM core; no Python runs per
 event unless a pipeline asks for a Python window function.
+
+Example::
+
+    import sparkwin as sw
+    spark = sw.session()
+    pipeline = (
+        sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(5_000))
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(60_000))
+        .aggregate(sw.agg.count(), sw.agg.sum("amount"))
+    )
 """
 
+from sparkwin import agg
 from sparkwin._jvm import jvm_version
+from sparkwin._runtime import PaneWindow
 from sparkwin._session import configure, jarPath, session
 from sparkwin._version import __version__
+from sparkwin.agg import Aggregate
+from sparkwin.assigners import (
+    Count,
+    EventTimeSessionWindows,
+    GlobalWindows,
+    ProcessingTimeSessionWindows,
+    SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
+    StormWindows,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+    WindowAssigner,
+)
+from sparkwin.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
+from sparkwin.pipeline import Pipeline
+from sparkwin.stream import DataStream, KeyedStream, WindowedStream, stream
+from sparkwin.triggers import (
+    AfterAll,
+    AfterEach,
+    AfterFirst,
+    AfterPane,
+    AfterProcessingTime,
+    AfterWatermark,
+    ContinuousEventTimeTrigger,
+    ContinuousProcessingTimeTrigger,
+    CountTrigger,
+    DeltaTrigger,
+    EventTimeTrigger,
+    NeverTrigger,
+    OrFinally,
+    ProcessingTimeoutTrigger,
+    ProcessingTimeTrigger,
+    PurgingTrigger,
+    Repeatedly,
+    Trigger,
+)
+from sparkwin.watermark import WatermarkStrategy
 
-__all__ = ["__version__", "configure", "jarPath", "jvm_version", "session"]
+__all__ = [
+    "AfterAll",
+    "AfterEach",
+    "AfterFirst",
+    "AfterPane",
+    "AfterProcessingTime",
+    "AfterWatermark",
+    "Aggregate",
+    "ContinuousEventTimeTrigger",
+    "ContinuousProcessingTimeTrigger",
+    "Count",
+    "CountEvictor",
+    "CountTrigger",
+    "DataStream",
+    "DeltaEvictor",
+    "DeltaTrigger",
+    "EventTimeSessionWindows",
+    "EventTimeTrigger",
+    "Evictor",
+    "GlobalWindows",
+    "KeyedStream",
+    "NeverTrigger",
+    "OrFinally",
+    "PaneWindow",
+    "Pipeline",
+    "ProcessingTimeSessionWindows",
+    "ProcessingTimeTrigger",
+    "ProcessingTimeoutTrigger",
+    "PurgingTrigger",
+    "Repeatedly",
+    "SlidingEventTimeWindows",
+    "SlidingProcessingTimeWindows",
+    "StormWindows",
+    "TimeEvictor",
+    "Trigger",
+    "TumblingEventTimeWindows",
+    "TumblingProcessingTimeWindows",
+    "WatermarkStrategy",
+    "WindowAssigner",
+    "WindowedStream",
+    "__version__",
+    "agg",
+    "configure",
+    "jarPath",
+    "jvm_version",
+    "session",
+    "stream",
+]

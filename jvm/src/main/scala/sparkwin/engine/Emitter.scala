@@ -26,6 +26,7 @@ final class OperatorMetrics {
   var droppedClosedWindow: Long = 0L
   var panesFired: Long = 0L
   var windowsMerged: Long = 0L
+  var windowsOpened: Long = 0L
   var windowsCleaned: Long = 0L
   var timersRegistered: Long = 0L
   var unfiredAtCleanup: Long = 0L
@@ -38,6 +39,7 @@ final class OperatorMetrics {
     "droppedClosedWindow" -> droppedClosedWindow,
     "panesFired" -> panesFired,
     "windowsMerged" -> windowsMerged,
+    "windowsOpened" -> windowsOpened,
     "windowsCleaned" -> windowsCleaned,
     "timersRegistered" -> timersRegistered,
     "unfiredAtCleanup" -> unfiredAtCleanup

@@ -34,6 +34,11 @@ final class ArrayRecord(val values: Array[Any]) extends Record {
   private def toRefs(a: Array[Any]): Array[AnyRef] = a.map(_.asInstanceOf[AnyRef])
 }
 
+/** A record the engine cannot process (for example a non-positive dynamic session gap).
+  * Runtimes route it to the error side output instead of failing.
+  */
+final class RecordError(message: String) extends IllegalArgumentException(message)
+
 /** A stored element of a window: its timestamp and its record. */
 final case class Element(timestamp: Long, record: Record)
 

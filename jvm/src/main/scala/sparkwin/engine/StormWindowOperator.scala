@@ -58,7 +58,8 @@ final class StormWindowOperator(
   }
 
   def advanceWatermark(wm: Long): Unit = {
-    if (wm <= watermark) return
+    // Equal watermarks still poll: on Spark every key of a batch sees the same watermark.
+    if (wm < watermark) return
     watermark = wm
     var t = backend.eventTimers.pollDue(wm)
     while (t != null) {

@@ -126,6 +126,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
       m = new WindowMeta(new Array[Any](spec.triggerSlots))
       m.createdLate = usesWatermark && window.maxTimestamp <= watermark
       keyState.meta.put(window, m)
+      metrics.windowsOpened += 1
     }
     m
   }
@@ -134,7 +135,8 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
   // Time
 
   def advanceWatermark(wm: Long): Unit = {
-    if (wm <= watermark) return
+    // Equal watermarks still poll: on Spark every key of a batch sees the same watermark.
+    if (wm < watermark) return
     watermark = wm
     var t = backend.eventTimers.pollDue(wm)
     while (t != null) {

@@ -45,6 +45,18 @@ final class PunctuatedGenerator(markerColumn: Int, bound: Long) extends Watermar
   def onPeriodicEmit(processingTime: Long, output: WatermarkOutput): Unit = ()
 }
 
+/** Storm's lag watermark: `maxSeenTimestamp - lag`, emitted periodically. */
+final class LagGenerator(lag: Long) extends WatermarkGenerator {
+  require(lag >= 0, s"the lag must not be negative, got $lag")
+  private var maxSeen = Long.MinValue + lag
+
+  def onEvent(record: Record, timestamp: Long, output: WatermarkOutput): Unit =
+    if (timestamp > maxSeen) maxSeen = timestamp
+
+  def onPeriodicEmit(processingTime: Long, output: WatermarkOutput): Unit =
+    output.emitWatermark(maxSeen - lag)
+}
+
 /** No watermarks at all (processing-time pipelines, or watermarks fed by hand). */
 object NoWatermarksGenerator extends WatermarkGenerator {
   def onEvent(record: Record, timestamp: Long, output: WatermarkOutput): Unit = ()
@@ -91,15 +103,17 @@ final case class WatermarkStrategy(
     val base = kind match {
       case WatermarkStrategy.BoundedOutOfOrderness(b) => new BoundedOutOfOrdernessGenerator(b)
       case WatermarkStrategy.Punctuated(col, b)       => new PunctuatedGenerator(col, b)
+      case WatermarkStrategy.StormLag(lag)            => new LagGenerator(lag)
       case WatermarkStrategy.NoWatermarks             => NoWatermarksGenerator
     }
     idleTimeout.fold(base)(t => new IdlenessGenerator(base, t, startTime))
   }
 
-  /** Spark's watermark is `max - delay`; ours is `max - bound - 1`. */
+  /** Spark's watermark is `max - delay`; ours is `max - bound - 1` (Storm's `max - lag`). */
   def sparkDelayMillis: Option[Long] = kind match {
     case WatermarkStrategy.BoundedOutOfOrderness(b) => Some(b + 1)
     case WatermarkStrategy.Punctuated(_, b)         => Some(b + 1)
+    case WatermarkStrategy.StormLag(lag)            => Some(lag)
     case WatermarkStrategy.NoWatermarks             => None
   }
 }
@@ -108,6 +122,7 @@ object WatermarkStrategy {
   sealed trait Kind
   final case class BoundedOutOfOrderness(bound: Long) extends Kind
   final case class Punctuated(markerColumn: Int, bound: Long) extends Kind
+  final case class StormLag(lag: Long) extends Kind
   case object NoWatermarks extends Kind
 
   val DefaultInterval = 200L

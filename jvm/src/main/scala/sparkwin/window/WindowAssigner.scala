@@ -1,6 +1,6 @@
 package sparkwin.window
 
-import sparkwin.engine.Record
+import sparkwin.engine.{Record, RecordError}
 
 /** What an assigner may ask of the operator: the current processing time. */
 trait WindowAssignerContext {
@@ -81,10 +81,9 @@ final case class SessionWindows(gap: Long, gapColumn: Int, isEventTime: Boolean)
 object SessionWindows {
   def dynamicGap(record: Record, column: Int): Long = {
     if (record.isNullAt(column))
-      throw new IllegalArgumentException(s"the session gap column (field $column) is null")
+      throw new RecordError("the dynamic session gap is null")
     val g = record.getLong(column)
-    if (g <= 0)
-      throw new IllegalArgumentException(s"a dynamic session gap must be positive, got $g ms")
+    if (g <= 0) throw new RecordError(s"a dynamic session gap must be positive, got $g ms")
     g
   }
 }

@@ -1,0 +1,158 @@
+package sparkwin.spark
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.types._
+
+import sparkwin.engine.{Element, Emitter, OperatorMetrics, PaneInfo, Record}
+import sparkwin.window.{GlobalWindow, StormWindow, TimeWindow, Window}
+
+/** The rows a pipeline produces on Spark. One query produces every output, so all of them
+  * share one union schema, told apart by `__sw_kind`:
+  *
+  *  - 0 a window result (`result`), 1 a late element (`input`), 2 a bad record (`input`,
+  *    `error`), 3 an element of a fired pane for a Python process function (`pane`, `input`),
+  *    4 counters for observed metrics (`metrics`).
+  *
+  * Python splits the union into the main output and the side outputs.
+  */
+final class OutputLayout(val plan: Plan, val java8Time: Boolean) extends Serializable {
+  import OutputLayout._
+
+  private def windowFields: Seq[StructField] =
+    Seq(StructField("window_start", TimestampType), StructField("window_end", TimestampType))
+
+  private def paneFields: Seq[StructField] = Seq(
+    StructField("pane_timing", StringType, nullable = false),
+    StructField("pane_index", LongType, nullable = false),
+    StructField("pane_is_first", BooleanType, nullable = false),
+    StructField("pane_is_last", BooleanType, nullable = false)
+  )
+
+  /** The main output of an aggregating pipeline (docs/plan.md). */
+  val resultSchema: StructType =
+    StructType(plan.keyFields ++ windowFields ++ plan.aggregateFields ++ paneFields)
+
+  /** What a Python process function learns about its pane; `pane_seq` tells panes apart. */
+  val paneSchema: StructType =
+    StructType(plan.keyFields ++ windowFields ++ paneFields :+ StructField("pane_seq", LongType, nullable = false))
+
+  val errorsSchema: StructType = plan.inputSchema.add(StructField("error", StringType))
+
+  val unionSchema: StructType = StructType(
+    Seq(
+      StructField(Kind, IntegerType, nullable = false),
+      StructField("result", resultSchema),
+      StructField("pane", paneSchema),
+      StructField("input", plan.inputSchema),
+      StructField("error", StringType),
+      StructField("metrics", MetricsSchema)
+    )
+  )
+
+  private def ts(ms: Long): Any = Rows.timestamp(ms, java8Time)
+
+  private def bounds(w: Window): (Any, Any) = w match {
+    case t: TimeWindow  => (ts(t.start), ts(t.end))
+    case s: StormWindow => (if (s.hasStart) ts(s.start) else null, ts(s.end))
+    case GlobalWindow   => (null, null)
+  }
+
+  private def keyValues(key: Any): Seq[Any] = key match {
+    case r: Row => r.toSeq
+    case _      => Nil
+  }
+
+  private def pane(p: PaneInfo): Seq[Any] = Seq(p.timing.name, p.index, p.isFirst, p.isLast)
+
+  def resultRow(key: Any, window: Window, p: PaneInfo, values: Array[Any]): Row = {
+    val (start, end) = bounds(window)
+    val inner = Row.fromSeq(keyValues(key) ++ Seq(start, end) ++ values.toSeq ++ pane(p))
+    Row(ResultKind, inner, null, null, null, null)
+  }
+
+  def paneRow(key: Any, window: Window, p: PaneInfo, seq: Long, element: Record): Row = {
+    val (start, end) = bounds(window)
+    val info = Row.fromSeq(keyValues(key) ++ Seq(start, end) ++ pane(p) :+ seq)
+    Row(PaneKind, null, info, Rows.toRow(element, plan.inputSchema), null, null)
+  }
+
+  def lateRow(record: Record): Row =
+    Row(LateKind, null, null, Rows.toRow(record, plan.inputSchema), null, null)
+
+  def errorRow(record: Record, message: String): Row =
+    Row(ErrorKind, null, null, Rows.toRow(record, plan.inputSchema), message, null)
+
+  def metricsRow(m: Array[Long]): Row = Row(MetricsKind, null, null, null, null, Row.fromSeq(m.toSeq))
+
+  /** `row` carrying metric deltas too, so counters ride on output that exists anyway. */
+  def withMetrics(row: Row, m: Array[Long]): Row = Row.fromSeq(row.toSeq.updated(5, Row.fromSeq(m.toSeq)))
+}
+
+object OutputLayout {
+  val Kind = "__sw_kind"
+  val ResultKind = 0
+  val LateKind = 1
+  val ErrorKind = 2
+  val PaneKind = 3
+  val MetricsKind = 4
+
+  /** Counters reported through `observe()`; per micro-batch sums in observedMetrics. */
+  val MetricNames: Seq[String] = Seq(
+    "droppedLate",
+    "droppedNoWindow",
+    "droppedClosedWindow",
+    "unfiredAtCleanup",
+    "windowsOpened",
+    "windowsCleaned"
+  )
+
+  val MetricsSchema: StructType =
+    StructType(MetricNames.map(StructField(_, LongType, nullable = false)))
+
+  def metricValues(m: OperatorMetrics): Array[Long] = Array(
+    m.droppedLate,
+    m.droppedNoWindow,
+    m.droppedClosedWindow,
+    m.unfiredAtCleanup,
+    m.windowsOpened,
+    m.windowsCleaned
+  )
+}
+
+/** Collects the operator's output as union rows for one handler call. */
+final class RowCollector(layout: OutputLayout) extends Emitter {
+  val rows = new ArrayBuffer[Row]()
+
+  def emitResult(key: Any, window: Window, pane: PaneInfo, values: Array[Any]): Unit =
+    rows += layout.resultRow(key, window, pane, values)
+
+  def emitElements(key: Any, window: Window, pane: PaneInfo, elements: java.util.List[Element]): Unit = {
+    val seq = RowCollector.nextPaneSeq()
+    elements.forEach(e => rows += layout.paneRow(key, window, pane, seq, e.record))
+  }
+
+  def emitLate(key: Any, record: Record, timestamp: Long): Unit = rows += layout.lateRow(record)
+
+  def emitError(record: Record, message: String): Unit = rows += layout.errorRow(record, message)
+
+  /** Adds counter deltas to the last row of this call, or as a row of their own. */
+  def addMetrics(delta: Array[Long]): Unit =
+    if (rows.isEmpty) rows += layout.metricsRow(delta)
+    else rows(rows.size - 1) = layout.withMetrics(rows.last, delta)
+
+  /** The rows so far, and a fresh buffer for the next call. */
+  def drain(): Iterator[Row] = {
+    val out = rows.toList
+    rows.clear()
+    out.iterator
+  }
+}
+
+object RowCollector {
+  // Unique per JVM, so the rows of different panes are never mistaken for one pane even when
+  // they sit next to each other in a partition.
+  private val paneSeq = new java.util.concurrent.atomic.AtomicLong()
+  def nextPaneSeq(): Long = paneSeq.incrementAndGet()
+}

@@ -1,0 +1,135 @@
+package sparkwin.spark
+
+import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
+import org.apache.spark.sql.functions.{col, lit, timestamp_millis}
+import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
+import org.apache.spark.sql.types.{IntegerType, Metadata, StructField, StructType}
+
+import sparkwin.local.LocalBackend
+import sparkwin.engine.{Operator, RecordError}
+import sparkwin.trigger._
+import sparkwin.window.GlobalWindows
+
+/** Runs a plan on a DataFrame: `transformWithState` for streams, the same engine per key in
+  * `flatMapGroups` for bounded data. Either way the result has the union schema of
+  * [[OutputLayout]].
+  */
+object SparkRuntime {
+  private val EventTimeColumn = "__sw_event_time"
+  private val AllKey = "__sw_all"
+
+  def windowed(df: DataFrame, plan: Plan): DataFrame = {
+    val java8 = df.sparkSession.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
+    val layout = new OutputLayout(plan, java8)
+    if (df.isStreaming) streaming(df, plan, layout) else batch(df, plan, layout)
+  }
+
+  /** Which timer domains the pipeline needs (see [[TimerDomains]]). */
+  def timerDomains(plan: Plan): TimerDomains = {
+    val spec = plan.spec
+    val assignerProcessing = !spec.assigner.isEventTime && spec.assigner != GlobalWindows
+    val processing = assignerProcessing || usesProcessingTime(spec.trigger)
+    val event = spec.assigner.isEventTime || usesEventTime(spec.trigger)
+    (event, processing) match {
+      case (true, true)   => TimerDomains.Both
+      case (true, false)  => TimerDomains.EventOnly
+      case (false, true)  => TimerDomains.ProcessingOnly
+      case (false, false) => TimerDomains.Neither
+    }
+  }
+
+  private def usesProcessingTime(t: Trigger): Boolean = t match {
+    case ProcessingTimeTrigger | _: ContinuousProcessingTimeTrigger | _: ProcessingTimeoutTrigger |
+        _: AfterProcessingTime =>
+      true
+    case other => other.children.exists(usesProcessingTime)
+  }
+
+  private def usesEventTime(t: Trigger): Boolean = t match {
+    case EventTimeTrigger | _: ContinuousEventTimeTrigger | _: AfterWatermark => true
+    case other                                                               => other.children.exists(usesEventTime)
+  }
+
+  /** Input columns without watermark metadata: a watermark the user set on the timestamp
+    * would make Spark drop late rows before the engine could route them.
+    */
+  private def plainColumns(df: DataFrame): Seq[Column] =
+    df.schema.fields.toSeq.map(f => col(s"`${f.name}`").as(f.name, Metadata.empty))
+
+  private def grouped(input: DataFrame, plan: Plan) = {
+    val inputEncoder = Encoders.row(plan.inputSchema)
+    if (plan.keyColumns.isEmpty)
+      input
+        .groupBy(lit(0).as(AllKey))
+        .as[Row, Row](Encoders.row(StructType(Seq(StructField(AllKey, IntegerType, nullable = false)))), inputEncoder)
+    else
+      input
+        .groupBy(plan.keyFields.map(f => col(s"`${f.name}`")): _*)
+        .as[Row, Row](Encoders.row(StructType(plan.keyFields)), inputEncoder)
+  }
+
+  private def streaming(df: DataFrame, plan: Plan, layout: OutputLayout): DataFrame = {
+    var input = df.select(plainColumns(df): _*)
+    // Spark's watermark advances from a throw-away copy of the event time; dropping the copy
+    // before the operator keeps Spark from filtering late rows, which the engine routes.
+    plan.watermark.flatMap(_.sparkDelayMillis).foreach { delay =>
+      val ts = col(s"`${plan.timestampName}`")
+      val eventTime = if (plan.timestampIsLong) timestamp_millis(ts) else ts
+      input = input
+        .withColumn(EventTimeColumn, eventTime)
+        .withWatermark(EventTimeColumn, s"$delay milliseconds")
+        .drop(EventTimeColumn)
+    }
+    val domains = timerDomains(plan)
+    val timeMode = domains match {
+      case TimerDomains.EventOnly                         => TimeMode.EventTime()
+      case TimerDomains.ProcessingOnly | TimerDomains.Both => TimeMode.ProcessingTime()
+      case TimerDomains.Neither                           => TimeMode.None()
+    }
+    grouped(input, plan).transformWithState(
+      new WindowProcessor(plan.json, layout.java8Time, domains),
+      timeMode,
+      OutputMode.Append()
+    )(Encoders.row(layout.unionSchema))
+  }
+
+  /** Bounded data: per key, every element in event-time order (arrival order among equal
+    * timestamps), then a watermark of +infinity; processing time stands still at the job's
+    * start, and pending processing-time timers fire once at the end.
+    */
+  private def batch(df: DataFrame, plan: Plan, layout: OutputLayout): DataFrame = {
+    val planJson = plan.json
+    val java8 = layout.java8Time
+    val startTime = System.currentTimeMillis()
+    grouped(df.select(plainColumns(df): _*), plan).flatMapGroups { (key: Row, rows: Iterator[Row]) =>
+      BatchRunner.run(PlanDecoder.decode(planJson), java8, startTime, key, rows)
+    }(Encoders.row(layout.unionSchema))
+  }
+}
+
+/** One key of a bounded input through the engine. */
+object BatchRunner {
+  def run(plan: Plan, java8: Boolean, startTime: Long, key: Row, rows: Iterator[Row]): Iterator[Row] = {
+    val layout = new OutputLayout(plan, java8)
+    val collector = new RowCollector(layout)
+    val backend = new LocalBackend
+    val operator = Operator(plan.spec, backend, collector)
+    backend.setCurrentKey(key)
+    operator.setProcessingTime(startTime)
+    val ts = plan.timestampColumn
+    val (valid, nulls) = rows.toArray.partition(r => !r.isNullAt(ts))
+    nulls.foreach(r => collector.emitError(new RowRecord(r), "the timestamp is null"))
+    val ordered = valid.map(r => (Rows.millis(r.get(ts)), r)).sortBy(_._1) // stable: arrival order kept
+    ordered.foreach { case (t, r) =>
+      backend.setCurrentKey(key)
+      val record = new RowRecord(r)
+      try operator.processElement(record, t)
+      catch { case e: RecordError => collector.emitError(record, e.getMessage) }
+    }
+    operator.advanceWatermark(Long.MaxValue)
+    backend.processingTimers.iterator.map(_.timestamp).maxOption.foreach(operator.advanceProcessingTime)
+    val m = OutputLayout.metricValues(operator.metrics)
+    if (m.exists(_ != 0)) collector.addMetrics(m)
+    collector.drain()
+  }
+}

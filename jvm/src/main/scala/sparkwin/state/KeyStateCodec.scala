@@ -1,0 +1,154 @@
+package sparkwin.state
+
+import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
+import java.util.{ArrayList => JList}
+
+import sparkwin.agg.Aggregate
+import sparkwin.engine.{ArrayRecord, Element}
+import sparkwin.timer.{Timer, TimerQueue}
+import sparkwin.window.{TimeWindow, Window}
+
+/** A key's whole engine state (contents, metadata, merging set, Storm queue, timers) as one
+  * byte array, so a runtime stores it in a single value per key.
+  *
+  * The format is versioned; a checkpoint written by one version is read by the next.
+  */
+final class KeyStateCodec(aggregates: IndexedSeq[Aggregate]) {
+  private val Version = 1
+
+  /** Timers travel with the key: the runtime keeps one queue per key and domain. */
+  final class Stored(
+      val state: KeyState,
+      val eventTimers: TimerQueue,
+      val processingTimers: TimerQueue,
+      var runtimeTimers: Array[Long]
+  )
+
+  def encode(s: Stored): Array[Byte] = {
+    val bytes = new ByteArrayOutputStream(256)
+    val out = new DataOutputStream(bytes)
+    out.writeByte(Version)
+    val st = s.state
+    out.writeInt(st.contents.size)
+    st.contents.forEach { (w, c) =>
+      ValueCodec.writeWindow(out, w)
+      if (c.accumulators != null) {
+        out.writeBoolean(true)
+        c.accumulators.foreach(a => ValueCodec.writeSeq(out, a.save))
+      } else {
+        out.writeBoolean(false)
+        writeElements(out, c.elements)
+      }
+    }
+    out.writeInt(st.meta.size)
+    st.meta.forEach { (w, m) =>
+      ValueCodec.writeWindow(out, w)
+      ValueCodec.writeSeq(out, m.triggerState)
+      out.writeLong(m.paneIndex)
+      out.writeBoolean(m.nonEarlyFired)
+      out.writeBoolean(m.createdLate)
+      out.writeBoolean(m.closed)
+      out.writeLong(m.sinceLastPane)
+    }
+    val merging = if (st.merging == null) Map.empty[TimeWindow, TimeWindow] else st.merging.mapping
+    out.writeInt(merging.size)
+    merging.foreach { case (w, sw) => ValueCodec.writeWindow(out, w); ValueCodec.writeWindow(out, sw) }
+    out.writeBoolean(st.storm != null)
+    if (st.storm != null) {
+      val storm = st.storm
+      writeElements(out, storm.queue)
+      out.writeLong(storm.nextWindowEnd)
+      out.writeLong(storm.lastProcessed)
+      out.writeLong(storm.processedLast)
+      writeElements(out, storm.previousWindow)
+      out.writeLong(storm.wakeAt)
+    }
+    writeTimers(out, s.eventTimers)
+    writeTimers(out, s.processingTimers)
+    out.writeInt(s.runtimeTimers.length)
+    s.runtimeTimers.foreach(out.writeLong)
+    out.flush()
+    bytes.toByteArray
+  }
+
+  def decode(bytes: Array[Byte]): Stored = {
+    val in = new DataInputStream(new ByteArrayInputStream(bytes))
+    val version = in.readByte()
+    if (version != Version)
+      throw new IllegalStateException(s"sparkwin state version $version is not readable by this jar")
+    val st = new KeyState
+    for (_ <- 0 until in.readInt()) {
+      val w = ValueCodec.readWindow(in)
+      val contents =
+        if (in.readBoolean()) {
+          val accs = aggregates.map { a =>
+            val acc = a.newAccumulator(); acc.restore(ValueCodec.readSeq(in)); acc
+          }.toArray
+          new WindowContents(accs, null)
+        } else new WindowContents(null, readElements(in))
+      st.contents.put(w, contents)
+    }
+    for (_ <- 0 until in.readInt()) {
+      val w = ValueCodec.readWindow(in)
+      val m = new WindowMeta(ValueCodec.readSeq(in))
+      m.paneIndex = in.readLong()
+      m.nonEarlyFired = in.readBoolean()
+      m.createdLate = in.readBoolean()
+      m.closed = in.readBoolean()
+      m.sinceLastPane = in.readLong()
+      st.meta.put(w, m)
+    }
+    val mappings = in.readInt()
+    if (mappings > 0) {
+      val set = st.mergingSet
+      for (_ <- 0 until mappings) {
+        val w = ValueCodec.readWindow(in).asInstanceOf[TimeWindow]
+        set.mapping(w) = ValueCodec.readWindow(in).asInstanceOf[TimeWindow]
+      }
+    }
+    if (in.readBoolean()) {
+      val storm = st.stormState
+      storm.queue.addAll(readElements(in))
+      storm.nextWindowEnd = in.readLong()
+      storm.lastProcessed = in.readLong()
+      storm.processedLast = in.readLong()
+      storm.previousWindow = readElements(in)
+      storm.wakeAt = in.readLong()
+    }
+    val event = readTimers(in)
+    val processing = readTimers(in)
+    val runtime = Array.fill(in.readInt())(in.readLong())
+    new Stored(st, event, processing, runtime)
+  }
+
+  def empty(): Stored = new Stored(new KeyState, new TimerQueue, new TimerQueue, Array(Long.MinValue, Long.MinValue))
+
+  private def writeElements(out: DataOutputStream, elements: java.util.List[Element]): Unit = {
+    out.writeInt(elements.size)
+    elements.forEach { e => out.writeLong(e.timestamp); ValueCodec.writeSeq(out, e.record.toArray) }
+  }
+
+  private def readElements(in: DataInputStream): JList[Element] = {
+    val n = in.readInt()
+    val list = new JList[Element](n)
+    for (_ <- 0 until n) {
+      val ts = in.readLong()
+      list.add(Element(ts, new ArrayRecord(ValueCodec.readSeq(in))))
+    }
+    list
+  }
+
+  private def writeTimers(out: DataOutputStream, q: TimerQueue): Unit = {
+    out.writeInt(q.size)
+    q.iterator.foreach { t => out.writeLong(t.timestamp); ValueCodec.writeWindow(out, t.window) }
+  }
+
+  private def readTimers(in: DataInputStream): TimerQueue = {
+    val q = new TimerQueue
+    for (_ <- 0 until in.readInt()) {
+      val ts = in.readLong()
+      q.add(Timer(ts, 0L, ValueCodec.readWindow(in): Window))
+    }
+    q
+  }
+}

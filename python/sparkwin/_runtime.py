@@ -1,0 +1,256 @@
+"""Running a built pipeline on Spark: the union of all outputs from the JVM, split into the
+main output and the side outputs, plus observed metrics and Python process functions.
+
+The JVM produces one DataFrame whose rows carry a kind (`__sw_kind`): window results, late
+elements, bad records, pane elements for a Python process function, and counters. Everything
+here is DataFrame plumbing; no window logic lives in Python.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F  # noqa: N812
+from pyspark.sql.types import StructType
+
+from sparkwin._jvm import entryPoint
+
+KIND = "__sw_kind"
+RESULT, LATE, ERROR, PANE, METRICS = 0, 1, 2, 3, 4
+ERRORS_TAG = "errors"
+METRIC_NAMES = (
+    "droppedLate",
+    "droppedNoWindow",
+    "droppedClosedWindow",
+    "unfiredAtCleanup",
+    "windowsOpened",
+    "windowsCleaned",
+)
+_PANE_PREFIX = "__sw_p_"
+
+
+@dataclass(frozen=True)
+class PaneWindow:
+    """What a process function learns about the pane it is called for.
+
+    ``start`` and ``end`` are None for global windows (``start`` also for Storm count windows);
+    ``paneTiming`` is ``EARLY``, ``ON_TIME`` or ``LATE``.
+    """
+
+    start: datetime | None
+    end: datetime | None
+    paneTiming: str
+    paneIndex: int
+    paneIsFirst: bool
+    paneIsLast: bool
+
+
+def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
+    """The JVM's view of a plan: output schemas (StructType) and the timer domains it uses."""
+    java8 = spark.conf.get("spark.sql.datetime.java8API.enabled", "false") == "true"
+    raw = json.loads(entryPoint(spark).describe(planJson, java8))
+    out: dict[str, Any] = {
+        k: StructType.fromJson(raw[k]) for k in ("result", "pane", "errors", "union")
+    }
+    out["timerDomains"] = raw["timerDomains"]
+    return out
+
+
+def union(df: DataFrame, planJson: str) -> DataFrame:
+    """Every output of the pipeline in one DataFrame (streaming if `df` is)."""
+    spark = df.sparkSession
+    jdf = entryPoint(spark).windowed(df._jdf, planJson)
+    return DataFrame(jdf, spark)
+
+
+def observed(unioned: DataFrame, name: str = "sparkwin") -> DataFrame:
+    """Adds per-batch counters under `name` in StreamingQueryProgress.observedMetrics."""
+
+    def kindCount(kind: int, alias: str) -> Column:
+        return F.sum(F.when(F.col(KIND) == kind, 1).otherwise(0)).alias(alias)
+
+    counters = [F.coalesce(F.sum(F.col(f"metrics.{m}")), F.lit(0)).alias(m) for m in METRIC_NAMES]
+    return unioned.observe(
+        name,
+        kindCount(RESULT, "panesFired"),
+        kindCount(LATE, "lateSideOutput"),
+        kindCount(ERROR, "errorRows"),
+        *counters,
+    )
+
+
+def mainOutput(
+    unioned: DataFrame,
+    planJson: str,
+    processFn: Callable[..., pd.DataFrame] | None,
+    outputSchema: StructType | None,
+) -> DataFrame:
+    """Window results: the aggregate rows, or what the process function returns."""
+    if processFn is None:
+        return unioned.where(F.col(KIND) == RESULT).select("result.*")
+    assert outputSchema is not None
+    plan = json.loads(planJson)
+    inputNames = [f["name"] for f in plan["inputSchema"]["fields"]]
+    keys = list(plan["keys"])
+    paneNames = [
+        *keys,
+        "window_start",
+        "window_end",
+        "pane_timing",
+        "pane_index",
+        "pane_is_first",
+        "pane_is_last",
+        "pane_seq",
+    ]
+    flat = unioned.where(F.col(KIND) == PANE).select(
+        *[F.col(f"pane.`{n}`").alias(_PANE_PREFIX + n) for n in paneNames],
+        *[F.col(f"input.`{n}`").alias(n) for n in inputNames],
+    )
+    run = paneRunner(processFn, keys, inputNames)
+    return flat.mapInPandas(run, schema=outputSchema)
+
+
+def paneRunner(
+    processFn: Callable[..., pd.DataFrame], keys: list[str], inputNames: list[str]
+) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    """The mapInPandas function: rows of one pane are adjacent; it calls `processFn` once per
+    pane, carrying a pane that spans Arrow batches over to the next batch.
+    """
+    seqCol = _PANE_PREFIX + "pane_seq"
+
+    def callPane(pane: pd.DataFrame) -> pd.DataFrame:
+        first = pane.iloc[0]
+        key = tuple(first[_PANE_PREFIX + k] for k in keys)
+        window = PaneWindow(
+            start=_toDatetime(first[_PANE_PREFIX + "window_start"]),
+            end=_toDatetime(first[_PANE_PREFIX + "window_end"]),
+            paneTiming=str(first[_PANE_PREFIX + "pane_timing"]),
+            paneIndex=int(first[_PANE_PREFIX + "pane_index"]),
+            paneIsFirst=bool(first[_PANE_PREFIX + "pane_is_first"]),
+            paneIsLast=bool(first[_PANE_PREFIX + "pane_is_last"]),
+        )
+        elements = pane[inputNames].reset_index(drop=True)
+        result = processFn(key, window, elements)
+        if not isinstance(result, pd.DataFrame):
+            raise TypeError(
+                f"the process function must return a pandas DataFrame, got {type(result).__name__}"
+            )
+        return result
+
+    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        pending: pd.DataFrame | None = None
+        for batch in batches:
+            if batch.empty:
+                continue
+            if pending is not None:
+                batch = pd.concat([pending, batch], ignore_index=True)
+            seqs = batch[seqCol]
+            lastSeq = seqs.iloc[-1]
+            complete = batch[seqs != lastSeq]
+            pending = batch[seqs == lastSeq]
+            for _, pane in complete.groupby(seqCol, sort=False):
+                yield callPane(pane)
+        if pending is not None and not pending.empty:
+            yield callPane(pending)
+
+    return run
+
+
+def sideOutput(unioned: DataFrame, tag: str, lateTag: str | None) -> DataFrame:
+    """Late elements (the pipeline's late tag) or bad records (``errors``)."""
+    if tag == ERRORS_TAG:
+        return unioned.where(F.col(KIND) == ERROR).select("input.*", "error")
+    if lateTag is not None and tag == lateTag:
+        return unioned.where(F.col(KIND) == LATE).select("input.*")
+    available = [t for t in (lateTag, ERRORS_TAG) if t]
+    raise ValueError(
+        f"no side output named {tag!r}; this pipeline has {available}. "
+        "Late data needs .sideOutputLateData(tag) on the windowed stream."
+    )
+
+
+def _toDatetime(value: Any) -> datetime | None:
+    if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NaT:
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.to_pydatetime()
+    return value  # type: ignore[no-any-return]
+
+
+OutputWriter = Callable[[str, DataFrame, int], None]
+
+
+def startQuery(
+    unioned: DataFrame,
+    outputs: Callable[[DataFrame], dict[str, DataFrame]],
+    *,
+    isProcess: bool,
+    checkpointLocation: str,
+    paths: dict[str, str] | None,
+    foreachOutput: OutputWriter | None,
+    format: str,
+    options: dict[str, str],
+    trigger: dict[str, Any] | None,
+    queryName: str | None,
+) -> Any:
+    """One streaming query, one copy of state, every output: each micro-batch's union is split
+    into its outputs; each non-empty one is written to ``paths[tag]/batch_id=N`` (overwritten
+    when a restart replays the batch, so output is exactly once) or handed to ``foreachOutput``.
+    """
+
+    def perBatch(batch: DataFrame, batchId: int) -> None:
+        batch.persist()
+        try:
+            present = {r[0] for r in batch.select(KIND).distinct().collect()}
+            for tag, out in outputs(batch).items():
+                if _kindOf(tag, isProcess) not in present:
+                    continue
+                if foreachOutput is not None:
+                    foreachOutput(tag, out, batchId)
+                elif paths is not None and tag in paths:
+                    (
+                        out.write.mode("overwrite")
+                        .format(format)
+                        .options(**options)
+                        .save(f"{paths[tag].rstrip('/')}/batch_id={batchId}")
+                    )
+        finally:
+            batch.unpersist()
+
+    writer = observed(unioned).writeStream.foreachBatch(perBatch)
+    writer = writer.option("checkpointLocation", checkpointLocation)
+    if queryName:
+        writer = writer.queryName(queryName)
+    if trigger:
+        writer = writer.trigger(**trigger)
+    return writer.start()
+
+
+def _kindOf(tag: str, processFn: bool = False) -> int:
+    if tag == "main":
+        return PANE if processFn else RESULT
+    return ERROR if tag == ERRORS_TAG else LATE
+
+
+def splitOutputs(
+    planJson: str,
+    processFn: Callable[..., pd.DataFrame] | None,
+    outputSchema: StructType | None,
+    lateTag: str | None,
+) -> Callable[[DataFrame], dict[str, DataFrame]]:
+    """A function from one union batch to every output: ``main``, the late tag, ``errors``."""
+
+    def split(batch: DataFrame) -> dict[str, DataFrame]:
+        out = {"main": mainOutput(batch, planJson, processFn, outputSchema)}
+        if lateTag is not None:
+            out[lateTag] = sideOutput(batch, lateTag, lateTag)
+        out[ERRORS_TAG] = sideOutput(batch, ERRORS_TAG, lateTag)
+        return out
+
+    return split

@@ -1,0 +1,445 @@
+"""Window assigners: which windows an element belongs to. Flink's assigners under Flink's names,
+plus Storm's count-or-duration windows.
+
+Each assigner is an immutable value that knows whether it works in event time, whether its
+windows merge (sessions), which trigger it gets by default, and how it is written in the
+ASSIGNER part of the plan (`docs/plan.md`). Assigners never assign anything in Python and never
+reach the JVM; a dynamic session gap column is checked against the schema by `sparkwin.stream`.
+
+Example::
+
+    from datetime import timedelta
+    from sparkwin import TumblingEventTimeWindows, EventTimeSessionWindows, StormWindows, Count
+    TumblingEventTimeWindows.of(timedelta(minutes=1))
+    EventTimeSessionWindows.withGap(timedelta(seconds=30))
+    StormWindows.of(Count(3), timedelta(seconds=10)).withLag(5_000)
+"""
+
+from __future__ import annotations
+
+import numbers
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Self
+
+from sparkwin._durations import toMillis
+from sparkwin.triggers import EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, Trigger
+
+__all__ = [
+    "Count",
+    "EventTimeSessionWindows",
+    "GlobalWindows",
+    "ProcessingTimeSessionWindows",
+    "SlidingEventTimeWindows",
+    "SlidingProcessingTimeWindows",
+    "StormWindows",
+    "TumblingEventTimeWindows",
+    "TumblingProcessingTimeWindows",
+    "WindowAssigner",
+]
+
+
+class WindowAssigner(ABC):
+    """Base class of the assigners; build them with their factories (`of`, `withGap`,
+    `create`).
+    """
+
+    @property
+    @abstractmethod
+    def isEventTime(self) -> bool:
+        """True when windows follow event time (watermarks and lateness apply).
+
+        Example::
+
+            TumblingEventTimeWindows.of(60_000).isEventTime  # True
+        """
+
+    @property
+    def isMerging(self) -> bool:
+        """True for session windows, whose windows merge; they need triggers that can merge.
+
+        Example::
+
+            EventTimeSessionWindows.withGap(30_000).isMerging  # True
+        """
+        return False
+
+    @property
+    def defaultTrigger(self) -> Trigger:
+        """The trigger used when the pipeline names none, as in Flink: `EventTimeTrigger` for
+        event time, `ProcessingTimeTrigger` for processing time, `NeverTrigger` for
+        `GlobalWindows`.
+
+        Example::
+
+            TumblingProcessingTimeWindows.of(1_000).defaultTrigger
+            # ProcessingTimeTrigger.create()
+        """
+        return EventTimeTrigger.create() if self.isEventTime else ProcessingTimeTrigger.create()
+
+    @property
+    def referencedColumns(self) -> frozenset[str]:
+        """The input columns the assigner reads: a dynamic session gap column, if any.
+
+        Example::
+
+            EventTimeSessionWindows.withDynamicGap("gap_ms").referencedColumns
+            # frozenset({'gap_ms'})
+        """
+        return frozenset()
+
+    @abstractmethod
+    def jsonValue(self) -> dict[str, Any]:
+        """The ASSIGNER fragment of the plan, as a JSON-ready dict.
+
+        Example::
+
+            TumblingEventTimeWindows.of(60_000).jsonValue()
+            # {'kind': 'tumbling', 'sizeMs': 60000, 'offsetMs': 0, 'eventTime': True}
+        """
+
+    @abstractmethod
+    def __repr__(self) -> str: ...
+
+
+def _offsetSuffix(offsetMs: int) -> str:
+    return f", offset={offsetMs}" if offsetMs else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Tumbling
+
+
+@dataclass(frozen=True, repr=False)
+class _Tumbling(WindowAssigner):
+    sizeMs: int
+    offsetMs: int = 0
+    _eventTime: ClassVar[bool]
+
+    @classmethod
+    def of(cls, size: Any, offset: Any = 0) -> Self:
+        """Windows of `size` (``timedelta`` or int milliseconds, > 0) aligned to the epoch
+        shifted by `offset` (|offset| < size; e.g. a time-zone shift for daily windows).
+
+        Example::
+
+            TumblingEventTimeWindows.of(timedelta(days=1), offset=timedelta(hours=-8))
+        """
+        sizeMs = toMillis(size, "size")
+        offsetMs = toMillis(offset, "offset", allowNegative=True)
+        if abs(offsetMs) >= sizeMs:
+            raise ValueError(
+                f"offset must be smaller than size in absolute value (|offset| < size), got "
+                f"offset {offsetMs} ms for size {sizeMs} ms; use offset % size instead"
+            )
+        return cls(sizeMs, offsetMs)
+
+    @property
+    def isEventTime(self) -> bool:
+        return self._eventTime
+
+    def jsonValue(self) -> dict[str, Any]:
+        return {
+            "kind": "tumbling",
+            "sizeMs": self.sizeMs,
+            "offsetMs": self.offsetMs,
+            "eventTime": self._eventTime,
+        }
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.of({self.sizeMs}{_offsetSuffix(self.offsetMs)})"
+
+
+class TumblingEventTimeWindows(_Tumbling):
+    """Fixed, non-overlapping windows of event time: ``[start, start + size)``."""
+
+    _eventTime = True
+
+
+class TumblingProcessingTimeWindows(_Tumbling):
+    """Fixed, non-overlapping windows of processing time: ``[start, start + size)``."""
+
+    _eventTime = False
+
+
+# ---------------------------------------------------------------------------------------------
+# Sliding
+
+
+@dataclass(frozen=True, repr=False)
+class _Sliding(WindowAssigner):
+    sizeMs: int
+    slideMs: int
+    offsetMs: int = 0
+    _eventTime: ClassVar[bool]
+
+    @classmethod
+    def of(cls, size: Any, slide: Any, offset: Any = 0) -> Self:
+        """Windows of `size` starting every `slide` (both ``timedelta`` or int milliseconds,
+        > 0; size need not be a multiple of slide), aligned to the epoch shifted by `offset`
+        (|offset| < slide).
+
+        Example::
+
+            SlidingEventTimeWindows.of(timedelta(minutes=10), timedelta(minutes=1))
+        """
+        sizeMs = toMillis(size, "size")
+        slideMs = toMillis(slide, "slide")
+        offsetMs = toMillis(offset, "offset", allowNegative=True)
+        if abs(offsetMs) >= slideMs:
+            raise ValueError(
+                f"offset must be smaller than slide in absolute value (|offset| < slide), got "
+                f"offset {offsetMs} ms for slide {slideMs} ms; use offset % slide instead"
+            )
+        return cls(sizeMs, slideMs, offsetMs)
+
+    @property
+    def isEventTime(self) -> bool:
+        return self._eventTime
+
+    def jsonValue(self) -> dict[str, Any]:
+        return {
+            "kind": "sliding",
+            "sizeMs": self.sizeMs,
+            "slideMs": self.slideMs,
+            "offsetMs": self.offsetMs,
+            "eventTime": self._eventTime,
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}.of({self.sizeMs}, {self.slideMs}{_offsetSuffix(self.offsetMs)})"
+        )
+
+
+class SlidingEventTimeWindows(_Sliding):
+    """Overlapping windows of event time: every ``[s, s + size)`` with ``s`` stepping by slide."""
+
+    _eventTime = True
+
+
+class SlidingProcessingTimeWindows(_Sliding):
+    """Overlapping windows of processing time, stepping by slide."""
+
+    _eventTime = False
+
+
+# ---------------------------------------------------------------------------------------------
+# Sessions
+
+
+@dataclass(frozen=True, repr=False)
+class _Session(WindowAssigner):
+    gapMs: int | None
+    gapColumn: str | None = None
+    _eventTime: ClassVar[bool]
+
+    @classmethod
+    def withGap(cls, gap: Any) -> Self:
+        """Sessions that close after `gap` (``timedelta`` or int milliseconds, > 0) without
+        elements; each element opens ``[t, t + gap)`` and overlapping windows merge.
+
+        Example::
+
+            keyed.window(EventTimeSessionWindows.withGap(timedelta(minutes=30)))
+        """
+        return cls(toMillis(gap, "gap"), None)
+
+    @classmethod
+    def withDynamicGap(cls, column: str) -> Self:
+        """Sessions whose gap is read per element from `column`, an integral column of
+        milliseconds (a non-positive gap sends the row to the error output).
+
+        Example::
+
+            keyed.window(EventTimeSessionWindows.withDynamicGap("gap_ms"))
+        """
+        if not isinstance(column, str):
+            raise TypeError(
+                f"column must be the name (str) of an integral column of milliseconds, got "
+                f"{type(column).__name__} {column!r}"
+            )
+        if not column:
+            raise ValueError("column must be a non-empty column name")
+        return cls(None, column)
+
+    @property
+    def isEventTime(self) -> bool:
+        return self._eventTime
+
+    @property
+    def isMerging(self) -> bool:
+        return True
+
+    @property
+    def referencedColumns(self) -> frozenset[str]:
+        return frozenset() if self.gapColumn is None else frozenset({self.gapColumn})
+
+    def jsonValue(self) -> dict[str, Any]:
+        return {
+            "kind": "session",
+            "gapMs": self.gapMs,
+            "gapColumn": self.gapColumn,
+            "eventTime": self._eventTime,
+        }
+
+    def __repr__(self) -> str:
+        if self.gapColumn is not None:
+            return f"{type(self).__name__}.withDynamicGap({self.gapColumn!r})"
+        return f"{type(self).__name__}.withGap({self.gapMs})"
+
+
+class EventTimeSessionWindows(_Session):
+    """Session windows in event time: activity separated by gaps of inactivity."""
+
+    _eventTime = True
+
+
+class ProcessingTimeSessionWindows(_Session):
+    """Session windows in processing time."""
+
+    _eventTime = False
+
+
+# ---------------------------------------------------------------------------------------------
+# Global
+
+
+@dataclass(frozen=True, repr=False)
+class GlobalWindows(WindowAssigner):
+    """Every element in one global window per key; it fires only through a trigger you set
+    (its default trigger never fires).
+    """
+
+    @staticmethod
+    def create() -> GlobalWindows:
+        """The global window assigner.
+
+        Example::
+
+            keyed.window(GlobalWindows.create()).trigger(CountTrigger.of(100))
+        """
+        return GlobalWindows()
+
+    @property
+    def isEventTime(self) -> bool:
+        return False
+
+    @property
+    def defaultTrigger(self) -> Trigger:
+        return NeverTrigger.create()
+
+    def jsonValue(self) -> dict[str, Any]:
+        return {"kind": "global"}
+
+    def __repr__(self) -> str:
+        return "GlobalWindows.create()"
+
+
+# ---------------------------------------------------------------------------------------------
+# Storm
+
+
+@dataclass(frozen=True, repr=False)
+class Count:
+    """A Storm window length or sliding interval counted in elements (tuples), n > 0.
+
+    Example::
+
+        StormWindows.of(Count(100), Count(10))
+    """
+
+    n: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.n, numbers.Integral) or isinstance(self.n, bool):
+            raise TypeError(f"Count(n) needs an int n, got {type(self.n).__name__} {self.n!r}")
+        if self.n <= 0:
+            raise ValueError(f"Count(n) needs a positive n, got {self.n}")
+        object.__setattr__(self, "n", int(self.n))
+
+    def jsonValue(self) -> dict[str, Any]:
+        """The plan's form of a count: ``{"count": n}``.
+
+        Example::
+
+            Count(3).jsonValue()  # {'count': 3}
+        """
+        return {"count": self.n}
+
+    def __repr__(self) -> str:
+        return f"Count({self.n})"
+
+
+def _stormSize(value: Any, name: str) -> Count | int:
+    """A Count, or a positive duration in milliseconds."""
+    if isinstance(value, Count):
+        return value
+    try:
+        return toMillis(value, name)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be Count(n) for a number of elements or a duration "
+            f"(datetime.timedelta or int milliseconds), got {type(value).__name__} {value!r}"
+        ) from None
+
+
+def _stormSizeJson(size: Count | int) -> dict[str, Any]:
+    return size.jsonValue() if isinstance(size, Count) else {"durationMs": size}
+
+
+@dataclass(frozen=True, repr=False)
+class StormWindows(WindowAssigner):
+    """Storm's event-time windows: a length and a sliding interval, each a `Count` of elements
+    or a duration, with a lag that lets elements up to `lagMs` behind wait for a later window.
+    Each window fires once, by Storm's own policy: Storm pipelines take no trigger, evictor
+    or allowed lateness.
+    """
+
+    length: Count | int
+    slide: Count | int | None = None
+    lagMs: int = 0
+
+    @staticmethod
+    def of(length: Any, slide: Any = None) -> StormWindows:
+        """Windows of `length` sliding by `slide` (None: tumbling, slide = length); each is a
+        `Count(n)` or a duration (``timedelta`` or int milliseconds, > 0).
+
+        Example::
+
+            keyed.window(StormWindows.of(Count(3), timedelta(seconds=10)))
+        """
+        return StormWindows(
+            _stormSize(length, "length"), None if slide is None else _stormSize(slide, "slide")
+        )
+
+    def withLag(self, lag: Any) -> StormWindows:
+        """A copy whose windows let elements up to `lag` (``timedelta`` or int milliseconds,
+        >= 0) out of order; it is also the default watermark's lag.
+
+        Example::
+
+            StormWindows.of(timedelta(minutes=1)).withLag(timedelta(seconds=5))
+        """
+        return replace(self, lagMs=toMillis(lag, "lag", allowZero=True))
+
+    @property
+    def isEventTime(self) -> bool:
+        return True
+
+    def jsonValue(self) -> dict[str, Any]:
+        return {
+            "kind": "storm",
+            "length": _stormSizeJson(self.length),
+            "slide": None if self.slide is None else _stormSizeJson(self.slide),
+            "lagMs": self.lagMs,
+        }
+
+    def __repr__(self) -> str:
+        text = f"StormWindows.of({self.length!r}"
+        if self.slide is not None:
+            text += f", {self.slide!r}"
+        text += ")"
+        if self.lagMs:
+            text += f".withLag({self.lagMs})"
+        return text

@@ -1,0 +1,209 @@
+"""`Pipeline`: a validated windowing pipeline, ready to hand to the JVM.
+
+A Pipeline is what the builder (`sparkwin.stream`) ends in: the input DataFrame, the plan
+(`docs/plan.md`) as a dict, and for `process()` pipelines the Python window function and its
+output schema. It does no validation of its own (the builder did that) and holds no JVM state.
+Running it (`toDF`, `getSideOutput`, `writeStream`) hands the plan to the JVM through
+`sparkwin._runtime`; this class only forwards and checks arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.types import StructType
+
+from sparkwin import _runtime
+
+__all__ = ["Pipeline"]
+
+_TRIGGER_KEYS = ("processingTime", "once", "availableNow", "continuous")
+
+ProcessFunction = Callable[[Any, Any, Any], Any]
+
+
+class Pipeline:
+    """A windowing pipeline: input DataFrame plus plan (and, for ``process()``, the function
+    and its output schema). Made by ``WindowedStream.aggregate`` or ``WindowedStream.process``;
+    not meant to be built by hand.
+
+    Attributes:
+        df: the input DataFrame.
+        plan: the plan of ``docs/plan.md`` as a JSON-ready dict. Treat it as read-only.
+        processFunction: the ``fn(key, window, pdf)`` of a ``process()`` pipeline, else None.
+        outputSchema: the StructType ``processFunction`` returns, else None.
+    """
+
+    def __init__(
+        self,
+        df: DataFrame,
+        plan: dict[str, Any],
+        processFunction: ProcessFunction | None = None,
+        outputSchema: StructType | None = None,
+        description: str | None = None,
+    ) -> None:
+        self.df = df
+        self.plan = plan
+        self.processFunction = processFunction
+        self.outputSchema = outputSchema
+        self._description = description
+
+    def planJson(self) -> str:
+        """The plan as the JSON string the JVM decodes.
+
+        Example::
+
+            pipeline = sparkwin.stream(df, "ts").keyBy("user").window(
+                TumblingEventTimeWindows.of(60_000)).aggregate(sw.agg.count())
+            print(pipeline.planJson())
+        """
+        return json.dumps(self.plan)
+
+    def __repr__(self) -> str:
+        if self._description is not None:
+            return f"Pipeline({self._description})"
+        return f"Pipeline({self.planJson()})"
+
+    # -----------------------------------------------------------------------------------------
+    # Running
+
+    @property
+    def lateOutputTag(self) -> str | None:
+        """The late side output's tag, or None when late elements are dropped (and counted)."""
+        tag = self.plan.get("lateOutputTag")
+        return str(tag) if tag is not None else None
+
+    def sideOutputTags(self) -> list[str]:
+        """The side outputs this pipeline has: its late tag (if any) and ``errors``."""
+        return [t for t in (self.lateOutputTag, _runtime.ERRORS_TAG) if t]
+
+    def schemas(self) -> dict[str, StructType]:
+        """The output schemas: ``main`` and one per side output.
+
+        Example::
+
+            pipeline.schemas()["main"].simpleString()
+        """
+        described = _runtime.describe(self.df.sparkSession, self.planJson())
+        main = self.outputSchema if self.processFunction is not None else described["result"]
+        out = {"main": main, _runtime.ERRORS_TAG: described["errors"]}
+        if self.lateOutputTag is not None:
+            out[self.lateOutputTag] = self.df.schema
+        return out
+
+    def _union(self) -> DataFrame:
+        return _runtime.union(self.df, self.planJson())
+
+    def toDF(self) -> DataFrame:
+        """The window results as a DataFrame: streaming if the input is, batch otherwise.
+
+        Columns: the key columns, ``window_start``, ``window_end``, the aggregates and the pane
+        columns (``pane_timing``, ``pane_index``, ``pane_is_first``, ``pane_is_last``); for a
+        ``process()`` pipeline, the function's output schema. On a stream this query does not
+        include the side outputs: use ``writeStream`` to get every output from one query.
+
+        Example::
+
+            pipeline.toDF().show()
+        """
+        return _runtime.mainOutput(
+            self._union(), self.planJson(), self.processFunction, self.outputSchema
+        )
+
+    def getSideOutput(self, tag: str) -> DataFrame:
+        """A side output: late elements (the tag given to ``sideOutputLateData``), with the
+        input's schema, or ``errors``: records the engine could not process (null timestamp,
+        bad dynamic gap) with an ``error`` column.
+
+        Example::
+
+            pipeline.getSideOutput("late").show()
+        """
+        if not isinstance(tag, str):
+            raise TypeError(f"tag must be a string, got {type(tag).__name__}")
+        return _runtime.sideOutput(self._union(), tag, self.lateOutputTag)
+
+    def writeStream(
+        self,
+        checkpointLocation: str,
+        paths: dict[str, str] | None = None,
+        *,
+        foreachOutput: _runtime.OutputWriter | None = None,
+        format: str = "parquet",
+        options: dict[str, str] | None = None,
+        trigger: dict[str, Any] | None = None,
+        queryName: str | None = None,
+    ) -> StreamingQuery:
+        """Starts one streaming query that writes every output from one copy of state.
+
+        ``paths`` maps ``"main"``, the late tag and ``"errors"`` to directories; each
+        micro-batch's rows go to ``<path>/batch_id=<n>`` (a replayed batch overwrites its own
+        directory, so output is exactly once across restarts). Or give ``foreachOutput(tag,
+        df, batchId)`` to write them yourself. Per-batch counters appear in
+        ``query.lastProgress["observedMetrics"]["sparkwin"]``. Pipelines with processing-time
+        timers need an interval trigger, e.g. ``trigger={"processingTime": "1 second"}``.
+
+        Example::
+
+            q = pipeline.writeStream("/tmp/ckpt", {"main": "/tmp/out", "late": "/tmp/late"})
+            q.awaitTermination()
+        """
+        if not self.df.isStreaming:
+            raise ValueError(
+                "writeStream needs a streaming input; for a bounded DataFrame use toDF() and "
+                "getSideOutput() and write them as usual"
+            )
+        if not isinstance(checkpointLocation, str) or not checkpointLocation:
+            raise TypeError("checkpointLocation must be a non-empty path string")
+        if (paths is None) == (foreachOutput is None):
+            raise ValueError("give exactly one of paths (a dict tag -> directory) or foreachOutput")
+        tags = ["main", *self.sideOutputTags()]
+        if paths is not None:
+            if not isinstance(paths, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) and v for k, v in paths.items()
+            ):
+                raise TypeError("paths must be a dict of output tag -> directory path")
+            unknown = sorted(set(paths) - set(tags))
+            if unknown:
+                raise ValueError(f"paths has unknown outputs {unknown}; this pipeline has {tags}")
+        if foreachOutput is not None and not callable(foreachOutput):
+            raise TypeError("foreachOutput must be callable as foreachOutput(tag, df, batchId)")
+        if not isinstance(format, str) or not format:
+            raise TypeError("format must be a data source name such as 'parquet'")
+        if trigger is not None:
+            if (
+                not isinstance(trigger, dict)
+                or len(trigger) != 1
+                or next(iter(trigger)) not in _TRIGGER_KEYS
+            ):
+                raise ValueError(
+                    f"trigger must be a one-entry dict with a key in {list(_TRIGGER_KEYS)}, "
+                    "e.g. {'processingTime': '1 second'}"
+                )
+        domains = _runtime.describe(self.df.sparkSession, self.planJson())["timerDomains"]
+        if domains in ("ProcessingOnly", "Both") and (
+            trigger is None or "processingTime" not in trigger
+        ):
+            raise ValueError(
+                "this pipeline uses processing-time timers, which Spark fires only with an "
+                "interval trigger: pass trigger={'processingTime': '1 second'} or another "
+                "interval"
+            )
+        return _runtime.startQuery(
+            self._union(),
+            _runtime.splitOutputs(
+                self.planJson(), self.processFunction, self.outputSchema, self.lateOutputTag
+            ),
+            isProcess=self.processFunction is not None,
+            checkpointLocation=checkpointLocation,
+            paths=paths,
+            foreachOutput=foreachOutput,
+            format=format,
+            options=dict(options or {}),
+            trigger=trigger,
+            queryName=queryName,
+        )

@@ -1,0 +1,742 @@
+"""The pipeline builder: ``stream(df, ...)`` -> `DataStream` -> `KeyedStream` ->
+`WindowedStream` -> `Pipeline`, laid out like Flink's DataStream windowing API.
+
+Every step checks its arguments against the input DataFrame's schema and raises TypeError or
+ValueError in Python, naming the parameter and saying how to fix it, so that a plan that
+reaches the JVM is well formed. Builders are immutable: each method returns a new object.
+This module builds the plan (`docs/plan.md`) and nothing else: it never calls the JVM, never
+starts a query and never runs Python per event.
+
+Example::
+
+    from datetime import timedelta
+    import sparkwin as sw
+    pipeline = (
+        sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(5_000))
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(timedelta(minutes=1)))
+        .allowedLateness(timedelta(seconds=30))
+        .sideOutputLateData("late")
+        .aggregate(sw.agg.count(), sw.agg.sum("amount"))
+    )
+    print(pipeline.planJson())
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql.types import (
+    BooleanType,
+    ByteType,
+    DataType,
+    IntegerType,
+    LongType,
+    MapType,
+    NumericType,
+    ShortType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from sparkwin._durations import toCount, toMillis
+from sparkwin.agg import Aggregate
+from sparkwin.assigners import GlobalWindows, StormWindows, WindowAssigner
+from sparkwin.evictors import CountEvictor, DeltaEvictor, Evictor
+from sparkwin.pipeline import Pipeline
+from sparkwin.triggers import CountTrigger, DeltaTrigger, PurgingTrigger, Trigger
+from sparkwin.watermark import WatermarkStrategy
+
+__all__ = ["OUTPUT_COLUMNS", "DataStream", "KeyedStream", "WindowedStream", "stream"]
+
+PLAN_VERSION = 1
+
+# Columns every aggregate pipeline's output has besides keys and aggregates (docs/plan.md).
+OUTPUT_COLUMNS = (
+    "window_start",
+    "window_end",
+    "pane_timing",
+    "pane_index",
+    "pane_is_first",
+    "pane_is_last",
+)
+# The side output the engine writes rejected rows to; a late-data tag must not take its name.
+ERROR_OUTPUT_TAG = "errors"
+ACCUMULATION_MODES = ("accumulating", "discarding")
+
+_INTEGRAL_TYPES = (ByteType, ShortType, IntegerType, LongType)
+_NUMERIC_WORDS = "byte, short, int, long, float, double or decimal"
+_STORM_NO_TRIGGERS = (
+    "Storm windows fire each window once by Storm's own policy, so they take no {what}; "
+    "use a Flink assigner (e.g. SlidingEventTimeWindows) to {goal}"
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# Schema checks
+
+
+def _field(schema: StructType, column: str, what: str) -> StructField:
+    """The top-level field `column`, or a ValueError naming `what` and the available columns."""
+    matches = [f for f in schema.fields if f.name == column]
+    if len(matches) == 1:
+        return matches[0]
+    names = schema.fieldNames()
+    if len(matches) > 1:
+        raise ValueError(
+            f"{what}: the DataFrame has {len(matches)} columns named {column!r}; rename them "
+            "(e.g. withColumnRenamed or select with aliases) so the name is unique"
+        )
+    hint = ""
+    similar = [n for n in names if n.lower() == column.lower()]
+    if similar:
+        hint = f" (column names are case-sensitive here: did you mean {similar[0]!r}?)"
+    raise ValueError(
+        f"{what}: {column!r} is not a column of the DataFrame{hint}; available columns: "
+        f"{', '.join(names) if names else '(none)'}"
+    )
+
+
+def _requireType(
+    field: StructField, accepted: tuple[type[DataType], ...], what: str, words: str
+) -> None:
+    if not isinstance(field.dataType, accepted):
+        raise TypeError(
+            f"{what}: column {field.name!r} is {field.dataType.simpleString()}, but {words}"
+        )
+
+
+def _columnName(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a column name (str), got {type(value).__name__} {value!r}")
+    if not value:
+        raise ValueError(f"{what} must be a non-empty column name")
+    return value
+
+
+def _checkDeltaColumns(schema: StructType, columns: tuple[str, ...], what: str) -> None:
+    for column in columns:
+        field = _field(schema, column, f"{what} columns")
+        _requireType(field, (NumericType,), f"{what} columns", f"a delta needs {_NUMERIC_WORDS}")
+
+
+def _walk(trigger: Trigger) -> list[Trigger]:
+    out = [trigger]
+    for child in trigger.children:
+        out.extend(_walk(child))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Internal, immutable state of the builders
+
+
+@dataclass(frozen=True)
+class _Source:
+    df: DataFrame
+    timestamp: str
+    watermark: WatermarkStrategy | None
+    arrival: str | None
+    channel: str | None
+
+    def describe(self) -> str:
+        args = [repr(self.df), repr(self.timestamp)]
+        if self.watermark is not None:
+            args.append(f"watermark={self.watermark!r}")
+        if self.arrival is not None:
+            args.append(f"arrival={self.arrival!r}")
+        if self.channel is not None:
+            args.append(f"channel={self.channel!r}")
+        return f"stream({', '.join(args)})"
+
+
+@dataclass(frozen=True)
+class _Windowing:
+    source: _Source
+    keys: tuple[str, ...] | None  # None: windowAll
+    assigner: WindowAssigner
+    trigger: Trigger | None = None
+    evictor: Evictor | None = None
+    allowedLatenessMs: int = 0
+    lateOutputTag: str | None = None
+    accumulationMode: str = "accumulating"
+
+    def describe(self) -> str:
+        text = self.source.describe()
+        if self.keys is None:
+            text += f".windowAll({self.assigner!r})"
+        else:
+            text += f".keyBy({', '.join(repr(k) for k in self.keys)}).window({self.assigner!r})"
+        if self.trigger is not None:
+            text += f".trigger({self.trigger!r})"
+        if self.evictor is not None:
+            text += f".evictor({self.evictor!r})"
+        if self.allowedLatenessMs:
+            text += f".allowedLateness({self.allowedLatenessMs})"
+        if self.lateOutputTag is not None:
+            text += f".sideOutputLateData({self.lateOutputTag!r})"
+        if self.accumulationMode != "accumulating":
+            text += f".accumulationMode({self.accumulationMode!r})"
+        return text
+
+
+def _countWindowing(
+    source: _Source, keys: tuple[str, ...] | None, size: int, slide: int | None
+) -> _Windowing:
+    """Flink's expansion of count windows onto global windows."""
+    sizeN = toCount(size, "size")
+    if slide is None:
+        return _Windowing(
+            source, keys, GlobalWindows.create(), trigger=PurgingTrigger.of(CountTrigger.of(sizeN))
+        )
+    slideN = toCount(slide, "slide")
+    return _Windowing(
+        source,
+        keys,
+        GlobalWindows.create(),
+        trigger=CountTrigger.of(slideN),
+        evictor=CountEvictor.of(sizeN),
+    )
+
+
+def _window(source: _Source, keys: tuple[str, ...] | None, assigner: object) -> _Windowing:
+    if not isinstance(assigner, WindowAssigner):
+        raise TypeError(
+            "assigner must be a sparkwin window assigner such as "
+            "TumblingEventTimeWindows.of(60_000) or EventTimeSessionWindows.withGap(30_000), "
+            f"got {type(assigner).__name__} {assigner!r}"
+        )
+    schema = source.df.schema
+    for column in sorted(assigner.referencedColumns):
+        what = f"{type(assigner).__name__}.withDynamicGap(column)"
+        _requireType(
+            _field(schema, column, what),
+            _INTEGRAL_TYPES,
+            what,
+            "a dynamic gap needs an integral column of milliseconds (byte, short, int or long)",
+        )
+    watermark = source.watermark
+    hasWatermarks = watermark is not None and watermark.generatesWatermarks
+    if isinstance(assigner, StormWindows) and watermark is not None and not hasWatermarks:
+        raise ValueError(
+            f"watermark: {assigner!r} runs in event time and needs watermarks, but the stream "
+            "was built with WatermarkStrategy.noWatermarks(); leave watermark out (Storm's lag "
+            "watermark is then used) or pass WatermarkStrategy.forStormLag(lag)"
+        )
+    if assigner.isEventTime and source.df.isStreaming and not hasWatermarks:
+        raise ValueError(
+            f"watermark: {assigner!r} is an event-time assigner and the DataFrame is streaming, "
+            "so the stream needs a watermark strategy; pass one, e.g. sparkwin.stream(df, "
+            f"{source.timestamp!r}, watermark=WatermarkStrategy.forBoundedOutOfOrderness("
+            "timedelta(seconds=5))), or use a processing-time assigner"
+        )
+    return _Windowing(source, keys, assigner)
+
+
+# ---------------------------------------------------------------------------------------------
+# Public builder
+
+
+def stream(
+    df: DataFrame,
+    timestamp: str,
+    watermark: WatermarkStrategy | None = None,
+    arrival: str | None = None,
+    channel: str | None = None,
+) -> DataStream:
+    """Start a windowing pipeline over `df`, whose event time is the column `timestamp`
+    (TimestampType, or LongType of epoch milliseconds).
+
+    `watermark` says how event time advances (required for event-time windows on a streaming
+    DataFrame). `arrival` and `channel` are for replaying a bounded DataFrame as a live stream
+    would have seen it: the column giving arrival order, and the column giving the input
+    channel (each channel has its own watermark, combined by the valve).
+
+    Example::
+
+        import sparkwin as sw
+        events = sw.stream(df, "ts",
+                           watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(5_000))
+    """
+    if not isinstance(df, DataFrame):
+        raise TypeError(
+            f"df must be a pyspark.sql.DataFrame, got {type(df).__name__}; build one with "
+            "spark.createDataFrame(...), spark.read or spark.readStream"
+        )
+    schema = df.schema
+    timestamp = _columnName(timestamp, "timestamp")
+    _requireType(
+        _field(schema, timestamp, "timestamp"),
+        (TimestampType, LongType),
+        "timestamp",
+        "the event-time column must be a timestamp (TimestampType) or a long of epoch "
+        "milliseconds (LongType); convert it, e.g. with F.col(...).cast('timestamp')",
+    )
+    if watermark is not None and not isinstance(watermark, WatermarkStrategy):
+        raise TypeError(
+            "watermark must be a WatermarkStrategy such as "
+            "WatermarkStrategy.forBoundedOutOfOrderness(5_000), or None, got "
+            f"{type(watermark).__name__} {watermark!r}"
+        )
+    if watermark is not None and watermark.markerColumn is not None:
+        what = "WatermarkStrategy.forPunctuated(markerColumn)"
+        _requireType(
+            _field(schema, watermark.markerColumn, what),
+            (BooleanType,),
+            what,
+            "the marker column must be boolean (BooleanType)",
+        )
+    for name, value in (("arrival", arrival), ("channel", channel)):
+        if value is None:
+            continue
+        _field(schema, _columnName(value, name), name)
+        if df.isStreaming:
+            raise ValueError(
+                f"{name} is for replaying a bounded DataFrame; a streaming DataFrame arrives "
+                f"in its own order, so leave {name} out"
+            )
+    return DataStream(_Source(df, timestamp, watermark, arrival, channel))
+
+
+class DataStream:
+    """A stream of events with an event-time column: key it with `keyBy`, or window all of it
+    with `windowAll`. Made by `sparkwin.stream`.
+    """
+
+    __slots__ = ("_source",)
+
+    def __init__(self, source: _Source) -> None:
+        self._source = source
+
+    @property
+    def df(self) -> DataFrame:
+        """The input DataFrame.
+
+        Example::
+
+            sw.stream(df, "ts").df is df  # True
+        """
+        return self._source.df
+
+    @property
+    def timestamp(self) -> str:
+        """The event-time column.
+
+        Example::
+
+            sw.stream(df, "ts").timestamp  # 'ts'
+        """
+        return self._source.timestamp
+
+    @property
+    def watermark(self) -> WatermarkStrategy | None:
+        """The watermark strategy the stream was built with, or None.
+
+        Example::
+
+            sw.stream(df, "ts").watermark  # None
+        """
+        return self._source.watermark
+
+    def keyBy(self, *columns: str) -> KeyedStream:
+        """Partition the stream by one or more key columns; windows are kept per key.
+
+        Example::
+
+            sw.stream(df, "ts").keyBy("user", "device")
+        """
+        if len(columns) == 1 and isinstance(columns[0], list | tuple):
+            columns = tuple(columns[0])
+        if not columns:
+            raise ValueError(
+                "keyBy(columns) needs at least one column, e.g. keyBy('user'); to window the "
+                "whole stream without keys use windowAll(assigner)"
+            )
+        schema = self._source.df.schema
+        seen: set[str] = set()
+        for i, column in enumerate(columns):
+            _columnName(column, f"keyBy(columns)[{i}]")
+            if column in seen:
+                raise ValueError(f"keyBy(columns) names {column!r} twice; list each key once")
+            seen.add(column)
+            field = _field(schema, column, "keyBy(columns)")
+            if column in OUTPUT_COLUMNS:
+                raise ValueError(
+                    f"keyBy(columns): key column {column!r} collides with the output column of "
+                    f"the same name ({', '.join(OUTPUT_COLUMNS)}); rename it first, e.g. "
+                    f"df.withColumnRenamed({column!r}, 'key_{column}')"
+                )
+            if isinstance(field.dataType, MapType):
+                raise TypeError(
+                    f"keyBy(columns): column {column!r} is {field.dataType.simpleString()}; "
+                    "maps cannot be grouping keys, key by a column of another type"
+                )
+        return KeyedStream(self._source, tuple(columns))
+
+    def windowAll(self, assigner: WindowAssigner) -> WindowedStream:
+        """Window the whole stream without keys (one parallel instance, as in Flink).
+
+        Example::
+
+            sw.stream(df, "ts").windowAll(TumblingEventTimeWindows.of(60_000))
+        """
+        return WindowedStream(_window(self._source, None, assigner))
+
+    def countWindowAll(self, size: int, slide: int | None = None) -> WindowedStream:
+        """Windows of `size` elements over the whole stream, sliding by `slide` elements (None:
+        tumbling). Expanded like `KeyedStream.countWindow`.
+
+        Example::
+
+            sw.stream(df, "ts").countWindowAll(100).aggregate(sw.agg.count())
+        """
+        return WindowedStream(_countWindowing(self._source, None, size, slide))
+
+    def __repr__(self) -> str:
+        return self._source.describe()
+
+
+class KeyedStream:
+    """A stream partitioned by key columns: window it with `window` or `countWindow`."""
+
+    __slots__ = ("_keys", "_source")
+
+    def __init__(self, source: _Source, keys: tuple[str, ...]) -> None:
+        self._source = source
+        self._keys = keys
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The key columns.
+
+        Example::
+
+            sw.stream(df, "ts").keyBy("user").keys  # ('user',)
+        """
+        return self._keys
+
+    def window(self, assigner: WindowAssigner) -> WindowedStream:
+        """Window each key's elements with `assigner`.
+
+        Example::
+
+            sw.stream(df, "ts").keyBy("user").window(EventTimeSessionWindows.withGap(30_000))
+        """
+        return WindowedStream(_window(self._source, self._keys, assigner))
+
+    def countWindow(self, size: int, slide: int | None = None) -> WindowedStream:
+        """Windows of `size` elements per key, sliding by `slide` elements (None: tumbling).
+
+        As in Flink this is global windows with ``PurgingTrigger.of(CountTrigger.of(size))``
+        (tumbling), or with ``CountTrigger.of(slide)`` and ``CountEvictor.of(size)`` (sliding).
+
+        Example::
+
+            sw.stream(df, "ts").keyBy("user").countWindow(100, 10).aggregate(sw.agg.avg("x"))
+        """
+        return WindowedStream(_countWindowing(self._source, self._keys, size, slide))
+
+    def __repr__(self) -> str:
+        return f"{self._source.describe()}.keyBy({', '.join(repr(k) for k in self._keys)})"
+
+
+class WindowedStream:
+    """A windowed stream: refine it with `trigger`, `evictor`, `allowedLateness`,
+    `sideOutputLateData` and `accumulationMode` (each returns a new WindowedStream), then end it
+    with `aggregate` or `process`, which return a `Pipeline`.
+    """
+
+    __slots__ = ("_w",)
+
+    def __init__(self, windowing: _Windowing) -> None:
+        self._w = windowing
+
+    @property
+    def assigner(self) -> WindowAssigner:
+        """The window assigner.
+
+        Example::
+
+            windowed.assigner  # TumblingEventTimeWindows.of(60000)
+        """
+        return self._w.assigner
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The key columns; empty for `windowAll`.
+
+        Example::
+
+            windowed.keys  # ('user',)
+        """
+        return self._w.keys or ()
+
+    def trigger(self, trigger: Trigger) -> WindowedStream:
+        """Replace the assigner's default trigger. Session windows need a trigger that can
+        merge (not `DeltaTrigger` or `ProcessingTimeoutTrigger`).
+
+        Example::
+
+            keyed.window(GlobalWindows.create()).trigger(PurgingTrigger.of(CountTrigger.of(3)))
+        """
+        if not isinstance(trigger, Trigger):
+            raise TypeError(
+                "trigger must be a sparkwin trigger such as CountTrigger.of(100) or "
+                f"AfterWatermark.pastEndOfWindow(), got {type(trigger).__name__} {trigger!r}"
+            )
+        assigner = self._w.assigner
+        if isinstance(assigner, StormWindows):
+            raise ValueError(
+                "trigger: "
+                + _STORM_NO_TRIGGERS.format(what="trigger", goal="choose when windows fire")
+            )
+        if assigner.isMerging and not trigger.canMerge:
+            # The innermost trigger that cannot merge although all its children can.
+            culprit = next(
+                t for t in _walk(trigger) if not t.canMerge and all(c.canMerge for c in t.children)
+            )
+            inside = "" if culprit is trigger else f" (inside {trigger!r})"
+            raise ValueError(
+                f"trigger: {culprit!r}{inside} cannot merge its state, so it cannot be used with "
+                f"merging (session) windows such as {assigner!r}; use a trigger that can merge "
+                "(e.g. CountTrigger, EventTimeTrigger, ContinuousEventTimeTrigger or a Beam "
+                "trigger) or a non-session assigner"
+            )
+        schema = self._w.source.df.schema
+        for t in _walk(trigger):
+            if isinstance(t, DeltaTrigger):
+                _checkDeltaColumns(schema, t.columns, "DeltaTrigger.of")
+        return WindowedStream(replace(self._w, trigger=trigger))
+
+    def evictor(self, evictor: Evictor) -> WindowedStream:
+        """Evict elements of a fired window before (or after) the window function runs. The
+        window then keeps its elements rather than running aggregates.
+
+        Example::
+
+            keyed.window(GlobalWindows.create()).trigger(CountTrigger.of(2)).evictor(
+                CountEvictor.of(5))
+        """
+        if not isinstance(evictor, Evictor):
+            raise TypeError(
+                "evictor must be a sparkwin evictor such as CountEvictor.of(100), "
+                f"TimeEvictor.of(1_000) or DeltaEvictor.of(5.0, 'x'), got "
+                f"{type(evictor).__name__} {evictor!r}"
+            )
+        if isinstance(self._w.assigner, StormWindows):
+            raise ValueError(
+                "evictor: " + _STORM_NO_TRIGGERS.format(what="evictor", goal="evict elements")
+            )
+        if isinstance(evictor, DeltaEvictor):
+            _checkDeltaColumns(self._w.source.df.schema, evictor.columns, "DeltaEvictor.of")
+        return WindowedStream(replace(self._w, evictor=evictor))
+
+    def allowedLateness(self, lateness: Any) -> WindowedStream:
+        """Keep event-time windows for `lateness` (``timedelta`` or int milliseconds, >= 0)
+        past their end; elements arriving in that time fire the window again.
+
+        Example::
+
+            windowed.allowedLateness(timedelta(minutes=1))
+        """
+        millis = toMillis(lateness, "lateness", allowZero=True)
+        if millis and isinstance(self._w.assigner, StormWindows):
+            raise ValueError(
+                "lateness: "
+                + _STORM_NO_TRIGGERS.format(
+                    what="allowed lateness", goal="fire windows again for late data"
+                )
+                + "; Storm's withLag(lag) lets out-of-order elements wait instead"
+            )
+        return WindowedStream(replace(self._w, allowedLatenessMs=millis))
+
+    def sideOutputLateData(self, tag: str) -> WindowedStream:
+        """Send late elements (every window of theirs already closed) to the side output
+        `tag` instead of dropping them; the side output has the input schema.
+
+        Example::
+
+            windowed.sideOutputLateData("late")
+        """
+        if not isinstance(tag, str):
+            raise TypeError(f"tag must be a str such as 'late', got {type(tag).__name__} {tag!r}")
+        if not tag:
+            raise ValueError("tag must be a non-empty name such as 'late'")
+        if tag == ERROR_OUTPUT_TAG:
+            raise ValueError(
+                f"tag {tag!r} is the name of the error side output; choose another, e.g. 'late'"
+            )
+        return WindowedStream(replace(self._w, lateOutputTag=tag))
+
+    def accumulationMode(self, mode: str) -> WindowedStream:
+        """Beam's accumulation mode: with ``"accumulating"`` (the default) each pane carries
+        everything so far, with ``"discarding"`` only what arrived since the last firing.
+
+        Example::
+
+            windowed.trigger(Repeatedly.forever(AfterPane.elementCountAtLeast(10))
+                             ).accumulationMode("discarding")
+        """
+        if not isinstance(mode, str):
+            raise TypeError(
+                f"mode must be 'accumulating' or 'discarding', got {type(mode).__name__} {mode!r}"
+            )
+        if mode not in ACCUMULATION_MODES:
+            raise ValueError(f"mode must be 'accumulating' or 'discarding', got {mode!r}")
+        return WindowedStream(replace(self._w, accumulationMode=mode))
+
+    def aggregate(self, *aggregates: Aggregate) -> Pipeline:
+        """End the pipeline with declarative aggregates (at least one), computed by the JVM.
+
+        Output columns: the keys, ``window_start``, ``window_end``, the aggregates' aliases in
+        this order, then ``pane_timing``, ``pane_index``, ``pane_is_first``, ``pane_is_last``.
+
+        Example::
+
+            windowed.aggregate(sw.agg.count(), sw.agg.sum("amount").alias("total"))
+        """
+        if len(aggregates) == 1 and isinstance(aggregates[0], list | tuple):
+            aggregates = tuple(aggregates[0])
+        if not aggregates:
+            raise ValueError(
+                "aggregate(aggregates) needs at least one aggregate, e.g. "
+                "aggregate(sw.agg.count()); use process(fn, schema) for a Python function"
+            )
+        schema = self._w.source.df.schema
+        keys = set(self.keys)
+        aliases: set[str] = set()
+        for i, a in enumerate(aggregates):
+            if not isinstance(a, Aggregate):
+                raise TypeError(
+                    f"aggregates[{i}] must be an aggregate such as sw.agg.sum('amount'), got "
+                    f"{type(a).__name__} {a!r}"
+                )
+            what = f"agg.{a.fn}(column)"
+            if a.column is not None:
+                field = _field(schema, a.column, what)
+                if not a.acceptsType(field.dataType):
+                    raise TypeError(
+                        f"{what}: column {a.column!r} is {field.dataType.simpleString()}, but "
+                        f"agg.{a.fn} needs {a.typeRequirement}"
+                    )
+            alias = a.outputAlias
+            if alias in OUTPUT_COLUMNS:
+                raise ValueError(
+                    f"alias {alias!r} of {a!r} collides with the output column of the same name "
+                    f"({', '.join(OUTPUT_COLUMNS)}); choose another with .alias(name)"
+                )
+            if alias in keys:
+                raise ValueError(
+                    f"alias {alias!r} of {a!r} collides with the key column {alias!r}; choose "
+                    "another with .alias(name)"
+                )
+            if alias in aliases:
+                raise ValueError(
+                    f"alias {alias!r} is used by more than one aggregate; give each a distinct "
+                    "name with .alias(name)"
+                )
+            aliases.add(alias)
+        function = {"kind": "aggregate", "aggregates": [a.jsonValue() for a in aggregates]}
+        description = f"{self._w.describe()}.aggregate({', '.join(repr(a) for a in aggregates)})"
+        return Pipeline(self._w.source.df, self._plan(function), description=description)
+
+    def process(self, fn: Callable[[Any, Any, Any], Any], schema: StructType | str) -> Pipeline:
+        """End the pipeline with a Python function called once per fired pane as
+        ``fn(key, window, pdf)`` (`pdf` a pandas DataFrame of the pane's elements), returning a
+        pandas DataFrame of `schema` (a StructType or a DDL string such as
+        ``"user string, n long"``).
+
+        Example::
+
+            def summarise(key, window, pdf):
+                return pd.DataFrame({"user": [key[0]], "n": [len(pdf)]})
+
+            windowed.process(summarise, "user string, n long")
+        """
+        if not callable(fn):
+            raise TypeError(
+                "fn must be a callable fn(key, window, pdf) returning a pandas DataFrame, got "
+                f"{type(fn).__name__} {fn!r}"
+            )
+        try:
+            signature: inspect.Signature | None = inspect.signature(fn)
+        except (TypeError, ValueError):  # builtins without a signature: trust them
+            signature = None
+        if signature is not None:
+            try:
+                signature.bind(None, None, None)
+            except TypeError:
+                raise TypeError(
+                    "fn must accept three positional arguments (key, window, pdf); "
+                    f"{getattr(fn, '__name__', repr(fn))}{signature} does not"
+                ) from None
+        outputSchema = _outputSchema(schema)
+        function = {"kind": "process", "outputSchema": outputSchema.jsonValue()}
+        name = getattr(fn, "__qualname__", None) or repr(fn)
+        description = f"{self._w.describe()}.process({name}, {outputSchema.simpleString()!r})"
+        return Pipeline(
+            self._w.source.df,
+            self._plan(function),
+            processFunction=fn,
+            outputSchema=outputSchema,
+            description=description,
+        )
+
+    def _plan(self, function: dict[str, Any]) -> dict[str, Any]:
+        w = self._w
+        source = w.source
+        watermark = None if source.watermark is None else source.watermark.jsonValue()
+        if source.watermark is None and isinstance(w.assigner, StormWindows):
+            watermark = WatermarkStrategy.forStormLag(w.assigner.lagMs).jsonValue()
+        return {
+            "planVersion": PLAN_VERSION,
+            "inputSchema": source.df.schema.jsonValue(),
+            "timestamp": source.timestamp,
+            "keys": list(self.keys),
+            "watermark": watermark,
+            "arrival": source.arrival,
+            "channel": source.channel,
+            "assigner": w.assigner.jsonValue(),
+            "trigger": None if w.trigger is None else w.trigger.jsonValue(),
+            "evictor": None if w.evictor is None else w.evictor.jsonValue(),
+            "allowedLatenessMs": w.allowedLatenessMs,
+            "lateOutputTag": w.lateOutputTag,
+            "accumulationMode": w.accumulationMode,
+            "function": function,
+        }
+
+    def __repr__(self) -> str:
+        return self._w.describe()
+
+
+def _outputSchema(schema: object) -> StructType:
+    if isinstance(schema, StructType):
+        parsed = schema
+    elif isinstance(schema, str):
+        try:
+            parsedType = StructType.fromDDL(schema)
+        except Exception as exc:  # ParseException from the JVM, or no active session
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ValueError(
+                f"schema: could not parse {schema!r} as a DDL schema ({first}); write it like "
+                "'user string, n long' or pass a StructType"
+            ) from None
+        if not isinstance(parsedType, StructType):
+            raise ValueError(
+                f"schema: {schema!r} is a single type, not a list of columns; write it like "
+                "'user string, n long' or pass a StructType"
+            )
+        parsed = parsedType
+    else:
+        raise TypeError(
+            "schema must be a pyspark StructType or a DDL string such as 'user string, n long', "
+            f"got {type(schema).__name__} {schema!r}"
+        )
+    if not parsed.fields:
+        raise ValueError("schema must have at least one column, e.g. 'user string, n long'")
+    return parsed

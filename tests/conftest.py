@@ -1,0 +1,52 @@
+"""Shared pytest fixtures: one local SparkSession with the sparkwin jar, and tiny DataFrames.
+
+The DataFrames are empty: builder tests only need their schemas, so no Spark job ever runs.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import sparkwin
+
+# Every column type the builder's checks care about, in one schema.
+EVENTS_DDL = (
+    "ts timestamp, ts_ms long, user string, device string, amount long, price double, "
+    "qty int, dec decimal(10,2), gap_ms long, gap_i int, gap_d double, is_marker boolean, "
+    "seq long, ch int, day date, tags map<string,int>, arr array<int>, pane_index int"
+)
+
+
+@pytest.fixture(scope="session")
+def spark():
+    session = sparkwin.session(
+        appName="sparkwin-tests",
+        master="local[2]",
+        **{
+            "spark.sql.shuffle.partitions": "2",
+            "spark.sql.session.timeZone": "UTC",
+            "spark.default.parallelism": "2",
+        },
+    )
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
+def events(spark):
+    """An empty DataFrame with a column of every type the builder distinguishes."""
+    return spark.createDataFrame([], EVENTS_DDL)
+
+
+@pytest.fixture(scope="session")
+def streamingEvents(spark):
+    """A streaming DataFrame (the rate source: `timestamp` timestamp, `value` long), never
+    started.
+    """
+    return spark.readStream.format("rate").load()
+
+
+def planOf(pipeline) -> dict:
+    """The plan as the JVM will read it: through the JSON string, not the dict."""
+    return json.loads(pipeline.planJson())
