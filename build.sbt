@@ -8,9 +8,12 @@ val pinnedSpark = "4.3.0"
 // The Python package version is the one source of truth; the jar carries the same string.
 val sparkwinVersion = {
   val text = IO.read(file("python/sparkwin/_version.py"))
-  "__version__ = \"([^\"]+)\"".r.findFirstMatchIn(text).map(_.group(1)).getOrElse(
-    sys.error("python/sparkwin/_version.py has no __version__")
-  )
+  "__version__ = \"([^\"]+)\"".r
+    .findFirstMatchIn(text)
+    .map(_.group(1))
+    .getOrElse(
+      sys.error("python/sparkwin/_version.py has no __version__")
+    )
 }
 
 // Where the pinned Spark's jars are: $SPARK_JARS_DIR, else the `jars/` folder of the pyspark
@@ -87,6 +90,18 @@ lazy val core = (project in file("jvm"))
     ),
     Test / parallelExecution := false,
     testFrameworks := Seq(new TestFramework("munit.Framework"))
+  )
+
+// Engine-alone benchmarks (benchmarks/run.py drives them); never part of the shipped jar.
+lazy val bench = (project in file("benchmarks/jvm"))
+  .dependsOn(core)
+  .settings(
+    name := "sparkwin-bench",
+    publish / skip := true,
+    scalacOptions ++= Seq("-release", "17"),
+    Compile / unmanagedJars ++= sparkJars.value,
+    Compile / run / fork := true,
+    Compile / run / javaOptions ++= Seq("-Xmx4g", "-XX:+UseParallelGC")
   )
 
 lazy val root = (project in file("."))

@@ -38,8 +38,7 @@ def _jar_name() -> str:
     return f"sparkwin-core_2.13-{_version()}.jar"
 
 
-def _jar_is_fresh() -> bool:
-    jar = JAR_DIR / _jar_name()
+def _newer_than_sources(jar: Path) -> bool:
     if not jar.exists():
         return False
     inputs = [ROOT / "build.sbt", ROOT / "project" / "build.properties",
@@ -49,20 +48,29 @@ def _jar_is_fresh() -> bool:
     return jar.stat().st_mtime >= newest
 
 
+def _built_jar() -> Path:
+    return ROOT / "jvm" / "target" / "scala-2.13" / _jar_name()
+
+
+def _jar_is_fresh() -> bool:
+    return _newer_than_sources(JAR_DIR / _jar_name()) or _newer_than_sources(_built_jar())
+
+
 def _needs_pyspark_to_build() -> bool:
     return not _jar_is_fresh() and "SPARK_JARS_DIR" not in os.environ
 
 
 def _build_jar() -> None:
-    if _jar_is_fresh():
+    if _newer_than_sources(JAR_DIR / _jar_name()):
         return
-    env = dict(os.environ)
-    env.setdefault("SPARKWIN_PYTHON", sys.executable)  # the build env has the pinned pyspark
-    sbt = ROOT / "bin" / "sbt"
-    print(f"sparkwin: building {_jar_name()} with {sbt}", file=sys.stderr)
-    subprocess.run([str(sbt), "core/package"], cwd=ROOT, env=env, check=True,
-                   stdout=sys.stderr)
-    built = ROOT / "jvm" / "target" / "scala-2.13" / _jar_name()
+    built = _built_jar()
+    if not _newer_than_sources(built):  # sbt has not built it already (bin/test does)
+        env = dict(os.environ)
+        env.setdefault("SPARKWIN_PYTHON", sys.executable)  # the build env has the pinned pyspark
+        sbt = ROOT / "bin" / "sbt"
+        print(f"sparkwin: building {_jar_name()} with {sbt}", file=sys.stderr)
+        subprocess.run([str(sbt), "core/package"], cwd=ROOT, env=env, check=True,
+                       stdout=sys.stderr)
     if not built.exists():
         raise RuntimeError(f"sbt did not produce {built}")
     JAR_DIR.mkdir(parents=True, exist_ok=True)

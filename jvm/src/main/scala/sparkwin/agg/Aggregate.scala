@@ -16,6 +16,7 @@ abstract class Accumulator {
   def merge(other: Accumulator): Unit
   def result: Any
   def copy(): Accumulator
+
   /** The accumulator's fields, for serialisation; `restore` is the inverse. */
   def save: Array[Any]
   def restore(fields: Array[Any]): Unit
@@ -35,9 +36,9 @@ object Aggregate {
   }
   final case class Sum(alias: String, column: Int, kind: NumericKind) extends Aggregate {
     def newAccumulator(): Accumulator = kind match {
-      case NumericKind.Integral   => new LongSumAcc(column)
+      case NumericKind.Integral => new LongSumAcc(column)
       case NumericKind.Fractional => new DoubleSumAcc(column)
-      case NumericKind.Decimal    => new DecimalSumAcc(column)
+      case NumericKind.Decimal => new DecimalSumAcc(column)
     }
   }
   final case class Avg(alias: String, column: Int) extends Aggregate {
@@ -66,17 +67,17 @@ object Aggregate {
   val valueOrdering: Ordering[Any] = new Ordering[Any] {
     def compare(a: Any, b: Any): Int = (a, b) match {
       case (x: java.math.BigDecimal, y: java.math.BigDecimal) => x.compareTo(y)
-      case (x: java.lang.Double, y: java.lang.Number)           => java.lang.Double.compare(x, y.doubleValue)
-      case (x: java.lang.Float, y: java.lang.Number)            => java.lang.Double.compare(x.doubleValue, y.doubleValue)
-      case (x: java.lang.Number, y: java.lang.Double)           => java.lang.Double.compare(x.doubleValue, y)
-      case (x: java.lang.Number, y: java.lang.Float)            => java.lang.Double.compare(x.doubleValue, y.doubleValue)
-      case (x: java.lang.Number, y: java.lang.Number)           => java.lang.Long.compare(x.longValue, y.longValue)
-      case (x: String, y: String)                               => x.compareTo(y)
-      case (x: java.lang.Boolean, y: java.lang.Boolean)         => x.compareTo(y)
-      case (x: java.sql.Timestamp, y: java.sql.Timestamp)       => x.compareTo(y)
-      case (x: java.time.Instant, y: java.time.Instant)         => x.compareTo(y)
-      case (x: java.time.LocalDate, y: java.time.LocalDate)     => x.compareTo(y)
-      case (x: java.sql.Date, y: java.sql.Date)                 => x.compareTo(y)
+      case (x: java.lang.Double, y: java.lang.Number) => java.lang.Double.compare(x, y.doubleValue)
+      case (x: java.lang.Float, y: java.lang.Number) => java.lang.Double.compare(x.doubleValue, y.doubleValue)
+      case (x: java.lang.Number, y: java.lang.Double) => java.lang.Double.compare(x.doubleValue, y)
+      case (x: java.lang.Number, y: java.lang.Float) => java.lang.Double.compare(x.doubleValue, y.doubleValue)
+      case (x: java.lang.Number, y: java.lang.Number) => java.lang.Long.compare(x.longValue, y.longValue)
+      case (x: String, y: String) => x.compareTo(y)
+      case (x: java.lang.Boolean, y: java.lang.Boolean) => x.compareTo(y)
+      case (x: java.sql.Timestamp, y: java.sql.Timestamp) => x.compareTo(y)
+      case (x: java.time.Instant, y: java.time.Instant) => x.compareTo(y)
+      case (x: java.time.LocalDate, y: java.time.LocalDate) => x.compareTo(y)
+      case (x: java.sql.Date, y: java.sql.Date) => x.compareTo(y)
       case (x: Comparable[_], y) =>
         x.asInstanceOf[Comparable[Any]].compareTo(y)
       case _ =>

@@ -26,6 +26,6 @@ object Operator {
   def apply(spec: OperatorSpec, backend: KeyedBackend, output: Emitter): Operator =
     spec.assigner match {
       case s: sparkwin.window.StormWindows => new StormWindowOperator(spec, s, backend, output)
-      case _                                => new WindowOperator(spec, backend, output)
+      case _ => new WindowOperator(spec, backend, output)
     }
 }

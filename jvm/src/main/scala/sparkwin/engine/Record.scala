@@ -28,7 +28,7 @@ final class ArrayRecord(val values: Array[Any]) extends Record {
   override def toString: String = values.mkString("ArrayRecord(", ", ", ")")
   override def equals(o: Any): Boolean = o match {
     case r: ArrayRecord => java.util.Arrays.deepEquals(toRefs(values), toRefs(r.values))
-    case _              => false
+    case _ => false
   }
   override def hashCode: Int = java.util.Arrays.deepHashCode(toRefs(values))
   private def toRefs(a: Array[Any]): Array[AnyRef] = a.map(_.asInstanceOf[AnyRef])
@@ -45,26 +45,26 @@ final case class Element(timestamp: Long, record: Record)
 /** Conversions between the value kinds that reach the engine. */
 object Values {
   def toLong(v: Any): Long = v match {
-    case n: java.lang.Number   => n.longValue
+    case n: java.lang.Number => n.longValue
     case t: java.sql.Timestamp => t.getTime
-    case i: java.time.Instant  => i.toEpochMilli
-    case null                  => throw new IllegalArgumentException("null where a number was needed")
+    case i: java.time.Instant => i.toEpochMilli
+    case null => throw new IllegalArgumentException("null where a number was needed")
     case other =>
       throw new IllegalArgumentException(s"not a number or timestamp: $other (${other.getClass})")
   }
 
   def toDouble(v: Any): Double = v match {
     case n: java.lang.Number => n.doubleValue
-    case null                => throw new IllegalArgumentException("null where a number was needed")
+    case null => throw new IllegalArgumentException("null where a number was needed")
     case other => throw new IllegalArgumentException(s"not a number: $other (${other.getClass})")
   }
 
   /** Epoch milliseconds of a timestamp field, whatever its representation. */
   def toMillis(v: Any): Long = v match {
     case t: java.sql.Timestamp => t.getTime
-    case i: java.time.Instant  => i.toEpochMilli
-    case n: java.lang.Number   => n.longValue
-    case null                  => throw new IllegalArgumentException("null timestamp")
+    case i: java.time.Instant => i.toEpochMilli
+    case n: java.lang.Number => n.longValue
+    case null => throw new IllegalArgumentException("null timestamp")
     case other => throw new IllegalArgumentException(s"not a timestamp: $other (${other.getClass})")
   }
 }

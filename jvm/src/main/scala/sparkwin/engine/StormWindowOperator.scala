@@ -27,7 +27,7 @@ final class StormWindowOperator(
     output: Emitter
 ) extends Operator {
   private val aggregates = spec.function match {
-    case WindowFunction.Aggregates(a)   => a.toArray
+    case WindowFunction.Aggregates(a) => a.toArray
     case WindowFunction.ProcessElements => Array.empty[sparkwin.agg.Aggregate]
   }
   private val lag = storm.lag
@@ -68,7 +68,7 @@ final class StormWindowOperator(
       st.wakeAt = Long.MinValue
       storm.slide match {
         case StormSize.Duration(s) => slideByTime(st, s)
-        case StormSize.Count(s)    => slideByCount(st, s)
+        case StormSize.Count(s) => slideByCount(st, s)
       }
       scheduleWake(st)
       backend.stateTouched()
@@ -188,7 +188,7 @@ final class StormWindowOperator(
   private def emit(end: Long, elements: JList[Element]): Unit = {
     val start = storm.length match {
       case StormSize.Duration(len) => end - len
-      case StormSize.Count(_)      => Long.MinValue
+      case StormSize.Count(_) => Long.MinValue
     }
     val window = StormWindow(start, end)
     metrics.panesFired += 1
@@ -219,22 +219,25 @@ final class StormWindowOperator(
 
   /** One timer per key brings it back when the watermark reaches its next possible window. */
   private def scheduleWake(st: StormState): Unit = {
-    val next = if (st.queue.isEmpty) Long.MinValue else storm.slide match {
-      case StormSize.Duration(s) =>
-        if (st.nextWindowEnd == Long.MinValue) alignUp(earliestAfter(st, Long.MinValue), s)
-        else if (st.nextWindowEnd > watermark) st.nextWindowEnd
-        else {
-          val after = earliestAfter(st, st.nextWindowEnd)
-          if (after == Long.MaxValue) Long.MinValue
-          else if (isCountLength) st.nextWindowEnd
-          else alignUp(after, s)
+    val next =
+      if (st.queue.isEmpty) Long.MinValue
+      else
+        storm.slide match {
+          case StormSize.Duration(s) =>
+            if (st.nextWindowEnd == Long.MinValue) alignUp(earliestAfter(st, Long.MinValue), s)
+            else if (st.nextWindowEnd > watermark) st.nextWindowEnd
+            else {
+              val after = earliestAfter(st, st.nextWindowEnd)
+              if (after == Long.MaxValue) Long.MinValue
+              else if (isCountLength) st.nextWindowEnd
+              else alignUp(after, s)
+            }
+          case StormSize.Count(s) =>
+            val candidates = new java.util.ArrayList[java.lang.Long]()
+            st.queue.forEach(e => if (e.timestamp > st.lastProcessed) candidates.add(e.timestamp))
+            if (candidates.size < s) Long.MinValue
+            else { candidates.sort(null); candidates.get((s - 1).toInt).longValue }
         }
-      case StormSize.Count(s) =>
-        val candidates = new java.util.ArrayList[java.lang.Long]()
-        st.queue.forEach(e => if (e.timestamp > st.lastProcessed) candidates.add(e.timestamp))
-        if (candidates.size < s) Long.MinValue
-        else { candidates.sort(null); candidates.get((s - 1).toInt).longValue }
-    }
     if (next != st.wakeAt) {
       if (st.wakeAt != Long.MinValue)
         backend.eventTimers.remove(Timer(st.wakeAt, backend.currentKeyId, GlobalWindow))

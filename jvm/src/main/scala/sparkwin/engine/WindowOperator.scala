@@ -17,8 +17,7 @@ import sparkwin.window._
   * through `advanceWatermark`/`advanceProcessingTime`, which switch the backend's key. It knows
   * nothing of Spark: runtimes adapt their rows to [[Record]] and their state to [[KeyedBackend]].
   */
-final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output: Emitter)
-    extends Operator {
+final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output: Emitter) extends Operator {
   import WindowOperator._
 
   private val assigner = spec.assigner
@@ -26,10 +25,10 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
   private val isEventTime = assigner.isEventTime
   private val merging: MergingWindowAssigner = assigner match {
     case m: MergingWindowAssigner => m
-    case _                        => null
+    case _ => null
   }
   private val aggregates = spec.function match {
-    case WindowFunction.Aggregates(a)   => a.toArray
+    case WindowFunction.Aggregates(a) => a.toArray
     case WindowFunction.ProcessElements => Array.empty[sparkwin.agg.Aggregate]
   }
   private val discarding = spec.accumulation == AccumulationMode.Discarding
@@ -397,10 +396,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
   // ---------------------------------------------------------------------------------------
   // The one context object handed to assigners, triggers and evictors.
 
-  private final class Context
-      extends OnMergeContext
-      with EvictorContext
-      with WindowAssignerContext {
+  private final class Context extends OnMergeContext with EvictorContext with WindowAssignerContext {
     private var w: Window = _
     private var meta: WindowMeta = _
     private var mergeSources: Seq[WindowMeta] = Nil

@@ -93,9 +93,9 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
       val keys = key.asInstanceOf[Vector[Any]]
       plan.keyFields.zip(keys).foreach { case (f, v) => m.put(f.name, Harness.toJson(v)) }
       val (start, end) = window match {
-        case t: TimeWindow  => (t.start: Any, t.end: Any)
+        case t: TimeWindow => (t.start: Any, t.end: Any)
         case s: StormWindow => (if (s.hasStart) s.start else null, s.end: Any)
-        case GlobalWindow   => (null, null)
+        case GlobalWindow => (null, null)
       }
       m.put("window_start", start)
       m.put("window_end", end)
@@ -150,32 +150,32 @@ object Harness {
     else
       t match {
         case TimestampType | TimestampNTZType => new java.sql.Timestamp(n.asLong)
-        case DateType                         => java.sql.Date.valueOf(java.time.LocalDate.ofEpochDay(n.asLong))
-        case LongType                         => n.asLong
-        case IntegerType                      => n.asInt
-        case ShortType                        => n.asInt.toShort
-        case ByteType                         => n.asInt.toByte
-        case DoubleType                       => n.asDouble
-        case FloatType                        => n.asDouble.toFloat
-        case BooleanType                      => n.asBoolean
-        case StringType                       => n.asText
-        case _: DecimalType                   => new java.math.BigDecimal(n.asText)
-        case a: ArrayType                     => n.elements().asScala.map(value(_, a.elementType, name)).toSeq
-        case s: StructType                    => new ArrayRecord(fromJson(n, s))
+        case DateType => java.sql.Date.valueOf(java.time.LocalDate.ofEpochDay(n.asLong))
+        case LongType => n.asLong
+        case IntegerType => n.asInt
+        case ShortType => n.asInt.toShort
+        case ByteType => n.asInt.toByte
+        case DoubleType => n.asDouble
+        case FloatType => n.asDouble.toFloat
+        case BooleanType => n.asBoolean
+        case StringType => n.asText
+        case _: DecimalType => new java.math.BigDecimal(n.asText)
+        case a: ArrayType => n.elements().asScala.map(value(_, a.elementType, name)).toSeq
+        case s: StructType => new ArrayRecord(fromJson(n, s))
         case other =>
           throw new IllegalArgumentException(s"the harness cannot take column '$name' of type $other")
       }
 
   /** An engine value as plain JSON (see the class comment). */
   def toJson(v: Any): Any = v match {
-    case null                       => null
-    case t: java.sql.Timestamp      => t.getTime
-    case i: java.time.Instant       => i.toEpochMilli
-    case d: java.sql.Date           => d.toLocalDate.toEpochDay
-    case d: java.time.LocalDate     => d.toEpochDay
-    case d: java.math.BigDecimal    => d.toPlainString
-    case r: Record                  => r.toArray.map(toJson).toSeq.asJava
+    case null => null
+    case t: java.sql.Timestamp => t.getTime
+    case i: java.time.Instant => i.toEpochMilli
+    case d: java.sql.Date => d.toLocalDate.toEpochDay
+    case d: java.time.LocalDate => d.toEpochDay
+    case d: java.math.BigDecimal => d.toPlainString
+    case r: Record => r.toArray.map(toJson).toSeq.asJava
     case s: scala.collection.Seq[_] => s.map(toJson).asJava
-    case other                      => other
+    case other => other
   }
 }

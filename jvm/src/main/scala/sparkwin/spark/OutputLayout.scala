@@ -36,7 +36,9 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean) extends Seriali
 
   /** What a Python process function learns about its pane; `pane_seq` tells panes apart. */
   val paneSchema: StructType =
-    StructType(plan.keyFields ++ windowFields ++ paneFields :+ StructField("pane_seq", LongType, nullable = false))
+    StructType(
+      plan.keyFields ++ windowFields ++ paneFields :+ StructField("pane_seq", LongType, nullable = false)
+    )
 
   val errorsSchema: StructType = plan.inputSchema.add(StructField("error", StringType))
 
@@ -54,14 +56,14 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean) extends Seriali
   private def ts(ms: Long): Any = Rows.timestamp(ms, java8Time)
 
   private def bounds(w: Window): (Any, Any) = w match {
-    case t: TimeWindow  => (ts(t.start), ts(t.end))
+    case t: TimeWindow => (ts(t.start), ts(t.end))
     case s: StormWindow => (if (s.hasStart) ts(s.start) else null, ts(s.end))
-    case GlobalWindow   => (null, null)
+    case GlobalWindow => (null, null)
   }
 
   private def keyValues(key: Any): Seq[Any] = key match {
     case r: Row => r.toSeq
-    case _      => Nil
+    case _ => Nil
   }
 
   private def pane(p: PaneInfo): Seq[Any] = Seq(p.timing.name, p.index, p.isFirst, p.isLast)

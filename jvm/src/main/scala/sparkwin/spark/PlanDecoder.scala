@@ -50,7 +50,7 @@ object PlanDecoder {
       )
     val schema = DataType.fromJson(mapper.writeValueAsString(root.get("inputSchema"))) match {
       case s: StructType => s
-      case other         => throw new PlanException(s"inputSchema must be a struct, got $other")
+      case other => throw new PlanException(s"inputSchema must be a struct, got $other")
     }
     val columns = new Columns(schema)
     val ts = columns.index(str(root, "timestamp"), "timestamp")
@@ -72,14 +72,15 @@ object PlanDecoder {
         val aggs = fn.get("aggregates").elements().asScala.map(decodeAggregate(_, columns)).toIndexedSeq
         (WindowFunction.Aggregates(aggs.map(_._1)), aggs.map(_._2), None)
       case "process" =>
-        val out = DataType.fromJson(mapper.writeValueAsString(fn.get("outputSchema"))).asInstanceOf[StructType]
+        val out =
+          DataType.fromJson(mapper.writeValueAsString(fn.get("outputSchema"))).asInstanceOf[StructType]
         (WindowFunction.ProcessElements, IndexedSeq.empty, Some(out))
       case other => throw new PlanException(s"unknown function kind '$other'")
     }
     val mode = str(root, "accumulationMode") match {
       case "accumulating" => AccumulationMode.Accumulating
-      case "discarding"   => AccumulationMode.Discarding
-      case other          => throw new PlanException(s"unknown accumulationMode '$other'")
+      case "discarding" => AccumulationMode.Discarding
+      case other => throw new PlanException(s"unknown accumulationMode '$other'")
     }
     val lateTag = optional(root, "lateOutputTag").map(_.asText)
     val spec =
@@ -127,9 +128,12 @@ object PlanDecoder {
     val kind = str(n, "kind") match {
       case "boundedOutOfOrderness" => WatermarkStrategy.BoundedOutOfOrderness(long(n, "boundMs"))
       case "punctuated" =>
-        WatermarkStrategy.Punctuated(columns.index(str(n, "markerColumn"), "markerColumn"), long(n, "boundMs"))
+        WatermarkStrategy.Punctuated(
+          columns.index(str(n, "markerColumn"), "markerColumn"),
+          long(n, "boundMs")
+        )
       case "stormLag" => WatermarkStrategy.StormLag(long(n, "lagMs"))
-      case other      => throw new PlanException(s"unknown watermark kind '$other'")
+      case other => throw new PlanException(s"unknown watermark kind '$other'")
     }
     WatermarkStrategy(kind, idle, interval)
   }
@@ -165,14 +169,14 @@ object PlanDecoder {
     def nested(field: String) = decodeTrigger(n.get(field), columns)
     def list(field: String) = n.get(field).elements().asScala.map(decodeTrigger(_, columns)).toSeq
     str(n, "kind") match {
-      case "eventTime"                => EventTimeTrigger
-      case "processingTime"           => ProcessingTimeTrigger
-      case "never"                    => NeverTrigger
-      case "count"                    => CountTrigger(long(n, "count"))
-      case "continuousEventTime"      => ContinuousEventTimeTrigger(long(n, "intervalMs"))
+      case "eventTime" => EventTimeTrigger
+      case "processingTime" => ProcessingTimeTrigger
+      case "never" => NeverTrigger
+      case "count" => CountTrigger(long(n, "count"))
+      case "continuousEventTime" => ContinuousEventTimeTrigger(long(n, "intervalMs"))
       case "continuousProcessingTime" => ContinuousProcessingTimeTrigger(long(n, "intervalMs"))
-      case "delta"                    => DeltaTrigger(n.get("threshold").asDouble, delta(n, columns))
-      case "purging"                  => PurgingTrigger(nested("nested"))
+      case "delta" => DeltaTrigger(n.get("threshold").asDouble, delta(n, columns))
+      case "purging" => PurgingTrigger(nested("nested"))
       case "processingTimeout" =>
         ProcessingTimeoutTrigger(
           nested("nested"),
@@ -186,13 +190,13 @@ object PlanDecoder {
           optional(n, "late").map(decodeTrigger(_, columns))
         )
       case "afterProcessingTime" => AfterProcessingTime(long(n, "delayMs"))
-      case "afterPane"           => AfterPane(long(n, "count"))
-      case "repeatedly"          => Repeatedly(nested("nested"))
-      case "afterEach"           => AfterEach(list("triggers"))
-      case "afterFirst"          => AfterFirst(list("triggers"))
-      case "afterAll"            => AfterAll(list("triggers"))
-      case "orFinally"           => OrFinally(nested("main"), nested("until"))
-      case other                 => throw new PlanException(s"unknown trigger kind '$other'")
+      case "afterPane" => AfterPane(long(n, "count"))
+      case "repeatedly" => Repeatedly(nested("nested"))
+      case "afterEach" => AfterEach(list("triggers"))
+      case "afterFirst" => AfterFirst(list("triggers"))
+      case "afterAll" => AfterAll(list("triggers"))
+      case "orFinally" => OrFinally(nested("main"), nested("until"))
+      case other => throw new PlanException(s"unknown trigger kind '$other'")
     }
   }
 
@@ -200,9 +204,9 @@ object PlanDecoder {
     val after = bool(n, "doEvictAfter")
     str(n, "kind") match {
       case "count" => CountEvictor(long(n, "maxCount"), after)
-      case "time"  => TimeEvictor(long(n, "windowSizeMs"), after)
+      case "time" => TimeEvictor(long(n, "windowSizeMs"), after)
       case "delta" => DeltaEvictor(n.get("threshold").asDouble, delta(n, columns), after)
-      case other   => throw new PlanException(s"unknown evictor kind '$other'")
+      case other => throw new PlanException(s"unknown evictor kind '$other'")
     }
   }
 
@@ -218,31 +222,38 @@ object PlanDecoder {
     def inType = columns.field(input).dataType
     def numeric(): NumericKind = inType match {
       case ByteType | ShortType | IntegerType | LongType => NumericKind.Integral
-      case FloatType | DoubleType                         => NumericKind.Fractional
-      case _: DecimalType                                 => NumericKind.Decimal
+      case FloatType | DoubleType => NumericKind.Fractional
+      case _: DecimalType => NumericKind.Decimal
       case other => throw new PlanException(s"aggregate $alias: $fn needs a numeric column, got $other")
     }
     fn match {
-      case "count" => (Aggregate.Count(alias, col.getOrElse(-1)), StructField(alias, LongType, nullable = false))
+      case "count" =>
+        (Aggregate.Count(alias, col.getOrElse(-1)), StructField(alias, LongType, nullable = false))
       case "sum" =>
         val kind = numeric()
         val out = kind match {
-          case NumericKind.Integral   => LongType
+          case NumericKind.Integral => LongType
           case NumericKind.Fractional => DoubleType
           case NumericKind.Decimal =>
             val d = inType.asInstanceOf[DecimalType]
             DecimalType(math.min(d.precision + 10, DecimalType.MAX_PRECISION), d.scale)
         }
         (Aggregate.Sum(alias, input, kind), StructField(alias, out))
-      case "avg"         => numeric(); (Aggregate.Avg(alias, input), StructField(alias, DoubleType))
-      case "min"         => (Aggregate.Min(alias, input), StructField(alias, inType))
-      case "max"         => (Aggregate.Max(alias, input), StructField(alias, inType))
-      case "first"       => (Aggregate.First(alias, input), StructField(alias, inType))
-      case "last"        => (Aggregate.Last(alias, input), StructField(alias, inType))
+      case "avg" => numeric(); (Aggregate.Avg(alias, input), StructField(alias, DoubleType))
+      case "min" => (Aggregate.Min(alias, input), StructField(alias, inType))
+      case "max" => (Aggregate.Max(alias, input), StructField(alias, inType))
+      case "first" => (Aggregate.First(alias, input), StructField(alias, inType))
+      case "last" => (Aggregate.Last(alias, input), StructField(alias, inType))
       case "collectList" =>
-        (Aggregate.CollectList(alias, input), StructField(alias, ArrayType(inType, containsNull = false), nullable = false))
+        (
+          Aggregate.CollectList(alias, input),
+          StructField(alias, ArrayType(inType, containsNull = false), nullable = false)
+        )
       case "collectSet" =>
-        (Aggregate.CollectSet(alias, input), StructField(alias, ArrayType(inType, containsNull = false), nullable = false))
+        (
+          Aggregate.CollectSet(alias, input),
+          StructField(alias, ArrayType(inType, containsNull = false), nullable = false)
+        )
       case other => throw new PlanException(s"unknown aggregate '$other'")
     }
   }
@@ -250,7 +261,7 @@ object PlanDecoder {
   private def guard[A](body: => A): A =
     try body
     catch {
-      case e: PlanException            => throw e
+      case e: PlanException => throw e
       case e: IllegalArgumentException => throw new PlanException(e.getMessage)
     }
 

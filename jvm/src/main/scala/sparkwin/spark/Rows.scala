@@ -21,10 +21,10 @@ object Rows {
   def toEngine(row: Row): Array[Any] = Array.tabulate(row.length)(i => valueToEngine(row.get(i)))
 
   private def valueToEngine(v: Any): Any = v match {
-    case r: Row                        => new ArrayRecord(toEngine(r))
-    case s: scala.collection.Seq[_]    => s.map(valueToEngine).toSeq
+    case r: Row => new ArrayRecord(toEngine(r))
+    case s: scala.collection.Seq[_] => s.map(valueToEngine).toSeq
     case m: scala.collection.Map[_, _] => m.map { case (k, x) => valueToEngine(k) -> valueToEngine(x) }.toMap
-    case other                         => other
+    case other => other
   }
 
   /** An engine record back to a Row of `schema` (nested records to nested rows). */
@@ -35,8 +35,8 @@ object Rows {
   }
 
   private def valueToSpark(v: Any, t: DataType): Any = (v, t) match {
-    case (null, _)                          => null
-    case (r: Record, s: StructType)         => toRow(r, s)
+    case (null, _) => null
+    case (r: Record, s: StructType) => toRow(r, s)
     case (s: scala.collection.Seq[_], a: ArrayType) => s.map(valueToSpark(_, a.elementType))
     case (m: scala.collection.Map[_, _], mt: MapType) =>
       m.map { case (k, x) => valueToSpark(k, mt.keyType) -> valueToSpark(x, mt.valueType) }

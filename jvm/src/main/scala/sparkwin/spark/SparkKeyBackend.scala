@@ -40,7 +40,7 @@ final class SparkKeyBackend(codec: KeyStateCodec) extends KeyedBackend {
   def stateTouched(): Unit = touched = true
   def retain(record: Record): Record = record match {
     case r: RowRecord => new ArrayRecord(Rows.toEngine(r.row))
-    case other        => other
+    case other => other
   }
   def eventTimers: TimerQueue = stored.eventTimers
   def processingTimers: TimerQueue = stored.processingTimers

@@ -31,9 +31,9 @@ object SparkRuntime {
     val processing = assignerProcessing || usesProcessingTime(spec.trigger)
     val event = spec.assigner.isEventTime || usesEventTime(spec.trigger)
     (event, processing) match {
-      case (true, true)   => TimerDomains.Both
-      case (true, false)  => TimerDomains.EventOnly
-      case (false, true)  => TimerDomains.ProcessingOnly
+      case (true, true) => TimerDomains.Both
+      case (true, false) => TimerDomains.EventOnly
+      case (false, true) => TimerDomains.ProcessingOnly
       case (false, false) => TimerDomains.Neither
     }
   }
@@ -47,7 +47,7 @@ object SparkRuntime {
 
   private def usesEventTime(t: Trigger): Boolean = t match {
     case EventTimeTrigger | _: ContinuousEventTimeTrigger | _: AfterWatermark => true
-    case other                                                               => other.children.exists(usesEventTime)
+    case other => other.children.exists(usesEventTime)
   }
 
   /** Input columns without watermark metadata: a watermark the user set on the timestamp
@@ -61,7 +61,10 @@ object SparkRuntime {
     if (plan.keyColumns.isEmpty)
       input
         .groupBy(lit(0).as(AllKey))
-        .as[Row, Row](Encoders.row(StructType(Seq(StructField(AllKey, IntegerType, nullable = false)))), inputEncoder)
+        .as[Row, Row](
+          Encoders.row(StructType(Seq(StructField(AllKey, IntegerType, nullable = false)))),
+          inputEncoder
+        )
     else
       input
         .groupBy(plan.keyFields.map(f => col(s"`${f.name}`")): _*)
@@ -82,9 +85,9 @@ object SparkRuntime {
     }
     val domains = timerDomains(plan)
     val timeMode = domains match {
-      case TimerDomains.EventOnly                         => TimeMode.EventTime()
+      case TimerDomains.EventOnly => TimeMode.EventTime()
       case TimerDomains.ProcessingOnly | TimerDomains.Both => TimeMode.ProcessingTime()
-      case TimerDomains.Neither                           => TimeMode.None()
+      case TimerDomains.Neither => TimeMode.None()
     }
     grouped(input, plan).transformWithState(
       new WindowProcessor(plan.json, layout.java8Time, domains),

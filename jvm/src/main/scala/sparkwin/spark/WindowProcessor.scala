@@ -43,7 +43,7 @@ final class WindowProcessor(planJson: String, java8Time: Boolean, domains: Timer
     layout = new OutputLayout(plan, java8Time)
     val aggregates = plan.spec.function match {
       case sparkwin.engine.WindowFunction.Aggregates(a) => a
-      case _                                             => IndexedSeq.empty
+      case _ => IndexedSeq.empty
     }
     value = getHandle.getValueState[Array[Byte]]("sparkwin", Encoders.BINARY, TTLConfig.NONE)
     backend = new SparkKeyBackend(new KeyStateCodec(aggregates))

@@ -121,7 +121,8 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate]) {
     new Stored(st, event, processing, runtime)
   }
 
-  def empty(): Stored = new Stored(new KeyState, new TimerQueue, new TimerQueue, Array(Long.MinValue, Long.MinValue))
+  def empty(): Stored =
+    new Stored(new KeyState, new TimerQueue, new TimerQueue, Array(Long.MinValue, Long.MinValue))
 
   private def writeElements(out: DataOutputStream, elements: java.util.List[Element]): Unit = {
     out.writeInt(elements.size)

@@ -35,37 +35,37 @@ object ValueCodec {
   private final val LocalDateTime = 21
 
   def write(out: DataOutputStream, v: Any): Unit = v match {
-    case null                       => out.writeByte(Null)
-    case b: Boolean                 => out.writeByte(if (b) True else False)
-    case i: Int                     => out.writeByte(Int); out.writeInt(i)
-    case l: Long                    => out.writeByte(Long); out.writeLong(l)
-    case d: Double                  => out.writeByte(Double); out.writeDouble(d)
-    case f: Float                   => out.writeByte(Float); out.writeFloat(f)
-    case s: Short                   => out.writeByte(Short); out.writeShort(s)
-    case b: Byte                    => out.writeByte(Byte); out.writeByte(b)
-    case s: String                  => out.writeByte(Str); writeString(out, s)
-    case d: java.math.BigDecimal    => out.writeByte(Decimal); writeString(out, d.toString)
-    case d: scala.math.BigDecimal   => out.writeByte(Decimal); writeString(out, d.bigDecimal.toString)
-    case t: java.sql.Timestamp      =>
+    case null => out.writeByte(Null)
+    case b: Boolean => out.writeByte(if (b) True else False)
+    case i: Int => out.writeByte(Int); out.writeInt(i)
+    case l: Long => out.writeByte(Long); out.writeLong(l)
+    case d: Double => out.writeByte(Double); out.writeDouble(d)
+    case f: Float => out.writeByte(Float); out.writeFloat(f)
+    case s: Short => out.writeByte(Short); out.writeShort(s)
+    case b: Byte => out.writeByte(Byte); out.writeByte(b)
+    case s: String => out.writeByte(Str); writeString(out, s)
+    case d: java.math.BigDecimal => out.writeByte(Decimal); writeString(out, d.toString)
+    case d: scala.math.BigDecimal => out.writeByte(Decimal); writeString(out, d.bigDecimal.toString)
+    case t: java.sql.Timestamp =>
       out.writeByte(Timestamp); out.writeLong(t.getTime); out.writeInt(t.getNanos)
-    case i: java.time.Instant       =>
+    case i: java.time.Instant =>
       out.writeByte(Instant); out.writeLong(i.getEpochSecond); out.writeInt(i.getNano)
-    case d: java.time.LocalDate     => out.writeByte(LocalDate); out.writeLong(d.toEpochDay)
-    case d: java.sql.Date           => out.writeByte(SqlDate); out.writeLong(d.getTime)
+    case d: java.time.LocalDate => out.writeByte(LocalDate); out.writeLong(d.toEpochDay)
+    case d: java.sql.Date => out.writeByte(SqlDate); out.writeLong(d.getTime)
     case d: java.time.LocalDateTime => out.writeByte(LocalDateTime); writeString(out, d.toString)
-    case b: Array[Byte]             => out.writeByte(Bytes); out.writeInt(b.length); out.write(b)
-    case w: TimeWindow              => out.writeByte(TimeWin); out.writeLong(w.start); out.writeLong(w.end)
-    case GlobalWindow               => out.writeByte(GlobalWin)
-    case r: Record                  => out.writeByte(RecordTag); writeSeq(out, r.toArray)
+    case b: Array[Byte] => out.writeByte(Bytes); out.writeInt(b.length); out.write(b)
+    case w: TimeWindow => out.writeByte(TimeWin); out.writeLong(w.start); out.writeLong(w.end)
+    case GlobalWindow => out.writeByte(GlobalWin)
+    case r: Record => out.writeByte(RecordTag); writeSeq(out, r.toArray)
     case m: scala.collection.Map[_, _] =>
       out.writeByte(MapTag); out.writeInt(m.size)
       m.foreach { case (k, x) => write(out, k); write(out, x) }
     case m: java.util.Map[_, _] =>
       out.writeByte(MapTag); out.writeInt(m.size)
       m.forEach((k, x) => { write(out, k); write(out, x) })
-    case a: Array[_]                => out.writeByte(SeqTag); writeSeq(out, a.asInstanceOf[Array[Any]])
+    case a: Array[_] => out.writeByte(SeqTag); writeSeq(out, a.asInstanceOf[Array[Any]])
     case s: scala.collection.Seq[_] => out.writeByte(SeqTag); writeSeq(out, s.toArray[Any])
-    case l: java.util.List[_]       => out.writeByte(SeqTag); writeSeq(out, l.toArray.asInstanceOf[Array[Any]])
+    case l: java.util.List[_] => out.writeByte(SeqTag); writeSeq(out, l.toArray.asInstanceOf[Array[Any]])
     case other =>
       throw new IllegalArgumentException(
         s"sparkwin cannot store a value of type ${other.getClass.getName} in window state"
@@ -73,35 +73,35 @@ object ValueCodec {
   }
 
   def read(in: DataInputStream): Any = in.readByte() match {
-    case Null          => null
-    case True          => true
-    case False         => false
-    case Int           => in.readInt()
-    case Long          => in.readLong()
-    case Double        => in.readDouble()
-    case Float         => in.readFloat()
-    case Short         => in.readShort()
-    case Byte          => in.readByte()
-    case Str           => readString(in)
-    case Decimal       => new java.math.BigDecimal(readString(in))
-    case Timestamp     =>
+    case Null => null
+    case True => true
+    case False => false
+    case Int => in.readInt()
+    case Long => in.readLong()
+    case Double => in.readDouble()
+    case Float => in.readFloat()
+    case Short => in.readShort()
+    case Byte => in.readByte()
+    case Str => readString(in)
+    case Decimal => new java.math.BigDecimal(readString(in))
+    case Timestamp =>
       val t = new java.sql.Timestamp(in.readLong()); t.setNanos(in.readInt()); t
-    case Instant       => java.time.Instant.ofEpochSecond(in.readLong(), in.readInt().toLong)
-    case LocalDate     => java.time.LocalDate.ofEpochDay(in.readLong())
-    case SqlDate       => new java.sql.Date(in.readLong())
+    case Instant => java.time.Instant.ofEpochSecond(in.readLong(), in.readInt().toLong)
+    case LocalDate => java.time.LocalDate.ofEpochDay(in.readLong())
+    case SqlDate => new java.sql.Date(in.readLong())
     case LocalDateTime => java.time.LocalDateTime.parse(readString(in))
-    case Bytes         => val b = new Array[Byte](in.readInt()); in.readFully(b); b
-    case TimeWin       => TimeWindow(in.readLong(), in.readLong())
-    case GlobalWin     => GlobalWindow
-    case RecordTag     => new ArrayRecord(readSeq(in))
-    case MapTag        =>
+    case Bytes => val b = new Array[Byte](in.readInt()); in.readFully(b); b
+    case TimeWin => TimeWindow(in.readLong(), in.readLong())
+    case GlobalWin => GlobalWindow
+    case RecordTag => new ArrayRecord(readSeq(in))
+    case MapTag =>
       val n = in.readInt()
       val m = scala.collection.immutable.ListMap.newBuilder[Any, Any]
       var i = 0
       while (i < n) { m += (read(in) -> read(in)); i += 1 }
       m.result()
-    case SeqTag        => readSeq(in).toSeq
-    case t             => throw new IllegalStateException(s"corrupt sparkwin state: unknown tag $t")
+    case SeqTag => readSeq(in).toSeq
+    case t => throw new IllegalStateException(s"corrupt sparkwin state: unknown tag $t")
   }
 
   def writeSeq(out: DataOutputStream, a: Array[Any]): Unit = {

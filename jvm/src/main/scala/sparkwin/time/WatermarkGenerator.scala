@@ -102,9 +102,9 @@ final case class WatermarkStrategy(
   def newGenerator(startTime: Long): WatermarkGenerator = {
     val base = kind match {
       case WatermarkStrategy.BoundedOutOfOrderness(b) => new BoundedOutOfOrdernessGenerator(b)
-      case WatermarkStrategy.Punctuated(col, b)       => new PunctuatedGenerator(col, b)
-      case WatermarkStrategy.StormLag(lag)            => new LagGenerator(lag)
-      case WatermarkStrategy.NoWatermarks             => NoWatermarksGenerator
+      case WatermarkStrategy.Punctuated(col, b) => new PunctuatedGenerator(col, b)
+      case WatermarkStrategy.StormLag(lag) => new LagGenerator(lag)
+      case WatermarkStrategy.NoWatermarks => NoWatermarksGenerator
     }
     idleTimeout.fold(base)(t => new IdlenessGenerator(base, t, startTime))
   }
@@ -112,9 +112,9 @@ final case class WatermarkStrategy(
   /** Spark's watermark is `max - delay`; ours is `max - bound - 1` (Storm's `max - lag`). */
   def sparkDelayMillis: Option[Long] = kind match {
     case WatermarkStrategy.BoundedOutOfOrderness(b) => Some(b + 1)
-    case WatermarkStrategy.Punctuated(_, b)         => Some(b + 1)
-    case WatermarkStrategy.StormLag(lag)            => Some(lag)
-    case WatermarkStrategy.NoWatermarks             => None
+    case WatermarkStrategy.Punctuated(_, b) => Some(b + 1)
+    case WatermarkStrategy.StormLag(lag) => Some(lag)
+    case WatermarkStrategy.NoWatermarks => None
   }
 }
 
@@ -147,7 +147,7 @@ final class WatermarkChannel(
   def onEvent(record: Record, ts: Long, processingTime: Long): Unit = {
     generator match {
       case g: IdlenessGenerator => g.setCurrentTime(processingTime)
-      case _                    =>
+      case _ =>
     }
     generator.onEvent(record, ts, this)
   }

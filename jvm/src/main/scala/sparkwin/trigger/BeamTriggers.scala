@@ -53,7 +53,7 @@ final case class AfterProcessingTime(delay: Long) extends BeamTrigger {
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
     Slots.optLong(ctx, slot(0)) match {
       case Some(at) if time >= at => ctx.clearState(slot(0)); TriggerResult.FIRE_AND_FINISH
-      case _                      => TriggerResult.CONTINUE
+      case _ => TriggerResult.CONTINUE
     }
   // The earliest pending delay wins, as in Beam.
   override def onMerge(window: Window, ctx: OnMergeContext): Unit =
@@ -89,7 +89,8 @@ final case class AfterWatermark(early: Option[Trigger], late: Option[Trigger]) e
 
   /** A child fired: it starts over for the next pane. */
   private def repeat(child: Trigger, r: TriggerResult, window: Window, ctx: TriggerContext) =
-    if (r.fire) { child.clear(window, ctx); TriggerResult.FIRE } else TriggerResult.CONTINUE
+    if (r.fire) { child.clear(window, ctx); TriggerResult.FIRE }
+    else TriggerResult.CONTINUE
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult =
     if (!inLatePhase(ctx)) {
@@ -97,28 +98,31 @@ final case class AfterWatermark(early: Option[Trigger], late: Option[Trigger]) e
       if (!end) ctx.registerEventTimeTimer(window.maxTimestamp)
       val r = early.map(_.onElement(record, ts, window, ctx)).getOrElse(TriggerResult.CONTINUE)
       if (end) onTime(window, ctx) else repeat(early.orNull, r, window, ctx)
-    } else late match {
-      case Some(l) => repeat(l, l.onElement(record, ts, window, ctx), window, ctx)
-      case None    => TriggerResult.CONTINUE
-    }
+    } else
+      late match {
+        case Some(l) => repeat(l, l.onElement(record, ts, window, ctx), window, ctx)
+        case None => TriggerResult.CONTINUE
+      }
 
   def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
     if (!inLatePhase(ctx)) {
       if (time == window.maxTimestamp) onTime(window, ctx)
-      else early match {
-        case Some(e) => repeat(e, e.onEventTime(time, window, ctx), window, ctx)
-        case None    => TriggerResult.CONTINUE
+      else
+        early match {
+          case Some(e) => repeat(e, e.onEventTime(time, window, ctx), window, ctx)
+          case None => TriggerResult.CONTINUE
+        }
+    } else
+      late match {
+        case Some(l) => repeat(l, l.onEventTime(time, window, ctx), window, ctx)
+        case None => TriggerResult.CONTINUE
       }
-    } else late match {
-      case Some(l) => repeat(l, l.onEventTime(time, window, ctx), window, ctx)
-      case None    => TriggerResult.CONTINUE
-    }
 
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult = {
     val child = if (inLatePhase(ctx)) late else early
     child match {
       case Some(c) => repeat(c, c.onProcessingTime(time, window, ctx), window, ctx)
-      case None    => TriggerResult.CONTINUE
+      case None => TriggerResult.CONTINUE
     }
   }
 
@@ -150,7 +154,8 @@ final case class Repeatedly(nested: Trigger) extends BeamTrigger {
   override def children: Seq[Trigger] = nested :: Nil
 
   private def again(r: TriggerResult, window: Window, ctx: TriggerContext): TriggerResult =
-    if (r.finish) { nested.clear(window, ctx); r.copy(finish = false) } else r
+    if (r.finish) { nested.clear(window, ctx); r.copy(finish = false) }
+    else r
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult =
     again(nested.onElement(record, ts, window, ctx), window, ctx)

@@ -5,8 +5,8 @@ import sparkwin.window.{GlobalWindows, WindowAssigner}
 /** The trigger a pipeline gets when it names none, as in Flink. */
 object DefaultTrigger {
   def forAssigner(assigner: WindowAssigner): Trigger = assigner match {
-    case GlobalWindows                 => NeverTrigger
-    case a if a.isEventTime            => EventTimeTrigger
-    case _                             => ProcessingTimeTrigger
+    case GlobalWindows => NeverTrigger
+    case a if a.isEventTime => EventTimeTrigger
+    case _ => ProcessingTimeTrigger
   }
 }

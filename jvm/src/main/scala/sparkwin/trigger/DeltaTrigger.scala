@@ -11,7 +11,10 @@ final case class DeltaFunction(columns: Seq[Int]) {
 
   def apply(a: Record, b: Record): Double =
     if (columns.size == 1) math.abs(a.getDouble(columns.head) - b.getDouble(columns.head))
-    else math.sqrt(columns.map { c => val d = a.getDouble(c) - b.getDouble(c); d * d }.sum)
+    else
+      math.sqrt(columns.map { c =>
+        val d = a.getDouble(c) - b.getDouble(c); d * d
+      }.sum)
 }
 
 /** Fires when an element is more than `threshold` away from the element of the last firing

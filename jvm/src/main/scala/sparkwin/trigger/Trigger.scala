@@ -98,16 +98,16 @@ abstract class Trigger {
 /** Shared helpers for triggers' slot state. */
 private[trigger] object Slots {
   def long(ctx: TriggerContext, slot: Int): Long = ctx.getState(slot) match {
-    case null       => 0L
-    case v: Long    => v
+    case null => 0L
+    case v: Long => v
     case n: java.lang.Number => n.longValue
-    case other      => throw new IllegalStateException(s"corrupt trigger state $other")
+    case other => throw new IllegalStateException(s"corrupt trigger state $other")
   }
 
   def optLong(ctx: TriggerContext, slot: Int): Option[Long] = ctx.getState(slot) match {
-    case null                 => None
-    case n: java.lang.Number  => Some(n.longValue)
-    case other                => throw new IllegalStateException(s"corrupt trigger state $other")
+    case null => None
+    case n: java.lang.Number => Some(n.longValue)
+    case other => throw new IllegalStateException(s"corrupt trigger state $other")
   }
 
   def flag(ctx: TriggerContext, slot: Int): Boolean = ctx.getState(slot) == true
@@ -117,8 +117,8 @@ private[trigger] object Slots {
 
   /** Merges the slot values of merged windows into the target with `combine`. */
   def mergeLongs(ctx: OnMergeContext, slot: Int, combine: (Long, Long) => Long): Option[Long] = {
-    val values = (ctx.getState(slot) +: ctx.mergedStates(slot)).collect {
-      case n: java.lang.Number => n.longValue
+    val values = (ctx.getState(slot) +: ctx.mergedStates(slot)).collect { case n: java.lang.Number =>
+      n.longValue
     }
     val merged = values.reduceOption(combine)
     ctx.setState(slot, merged.map(Long.box).orNull)

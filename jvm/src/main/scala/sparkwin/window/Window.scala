@@ -48,10 +48,10 @@ object Window {
       case (x: StormWindow, y: StormWindow) =>
         val c = java.lang.Long.compare(x.end, y.end)
         if (c != 0) c else java.lang.Long.compare(x.start, y.start)
-      case (_: TimeWindow, _)           => -1
-      case (_, _: TimeWindow)           => 1
-      case (_: StormWindow, _)          => -1
-      case (_, _: StormWindow)          => 1
+      case (_: TimeWindow, _) => -1
+      case (_, _: TimeWindow) => 1
+      case (_: StormWindow, _) => -1
+      case (_, _: StormWindow) => 1
       case (GlobalWindow, GlobalWindow) => 0
     }
   }

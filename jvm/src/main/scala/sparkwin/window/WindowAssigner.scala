@@ -32,8 +32,7 @@ sealed trait MergingWindowAssigner extends WindowAssigner {
 }
 
 /** Tumbling windows of `size`, aligned to the epoch shifted by `offset`. */
-final case class TumblingWindows(size: Long, offset: Long, isEventTime: Boolean)
-    extends WindowAssigner {
+final case class TumblingWindows(size: Long, offset: Long, isEventTime: Boolean) extends WindowAssigner {
   require(size > 0, s"size must be positive, got $size")
   require(math.abs(offset) < size, s"|offset| must be smaller than size, got offset $offset")
 

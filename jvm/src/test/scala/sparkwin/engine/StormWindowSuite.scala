@@ -65,7 +65,10 @@ class StormWindowSuite extends munit.FunSuite {
     Seq(665L, 666L, 667L, 679L).zipWithIndex.foreach { case (t, i) => h.add("k", i + 7L, t) }
     h.watermark(674)
     val out = windows(h)
-    assertEquals[Any, Any](out.map(_._3), List(Seq(4L, 5L, 6L), Seq(4L, 5L, 6L), Seq(4L, 5L, 6L), Seq(7L, 8L, 9L)))
+    assertEquals[Any, Any](
+      out.map(_._3),
+      List(Seq(4L, 5L, 6L), Seq(4L, 5L, 6L), Seq(4L, 5L, 6L), Seq(7L, 8L, 9L))
+    )
     assertEquals(out.map(_._2), List(640L, 650L, 660L, 670L))
     assert(out.forall(_._1 == Long.MinValue), "count-length windows have no start")
   }
@@ -96,7 +99,13 @@ class StormWindowSuite extends munit.FunSuite {
     sliding.watermark(20)
     assertEquals[Any, Any](
       ids(sliding),
-      List(Seq(1L, 2L), Seq(1L, 2L, 3L, 4L), Seq(2L, 3L, 4L, 5L, 6L), Seq(4L, 5L, 6L, 7L, 8L), Seq(6L, 7L, 8L, 9L, 10L))
+      List(
+        Seq(1L, 2L),
+        Seq(1L, 2L, 3L, 4L),
+        Seq(2L, 3L, 4L, 5L, 6L),
+        Seq(4L, 5L, 6L, 7L, 8L),
+        Seq(6L, 7L, 8L, 9L, 10L)
+      )
     )
   }
 
@@ -116,7 +125,13 @@ class StormWindowSuite extends munit.FunSuite {
     val out = h.take().map(o => (o.key, o.window.asInstanceOf[StormWindow].end, o.value)).toSet
     assertEquals[Any, Any](
       out,
-      Set(("a", 10L, Seq(1L)), ("a", 20L, Seq(1L, 3L)), ("a", 30L, Seq(3L)), ("b", 10L, Seq(2L)), ("b", 20L, Seq(2L)))
+      Set(
+        ("a", 10L, Seq(1L)),
+        ("a", 20L, Seq(1L, 3L)),
+        ("a", 30L, Seq(3L)),
+        ("b", 10L, Seq(2L)),
+        ("b", 20L, Seq(2L))
+      )
     )
     assertEquals(h.stateEntries, 0)
   }

@@ -214,7 +214,8 @@ class WindowOperatorSuite extends munit.FunSuite {
   }
 
   test("continuous processing-time trigger on a processing-time window") {
-    val h = harness(TumblingWindows(100, 0, isEventTime = false), trigger = ContinuousProcessingTimeTrigger(20))
+    val h =
+      harness(TumblingWindows(100, 0, isEventTime = false), trigger = ContinuousProcessingTimeTrigger(20))
     h.procTime(5).add("a", 1, 0)
     h.procTime(45)
     assertEquals[Any, Any](h.take().map(_.value), List(1L, 1L)) // at 20 and 40
@@ -226,7 +227,9 @@ class WindowOperatorSuite extends munit.FunSuite {
   test("processing-timeout trigger fires a count window that stalls") {
     val h = harness(
       GlobalWindows,
-      trigger = PurgingTrigger(ProcessingTimeoutTrigger(CountTrigger(3), 100, resetTimerOnNewRecord = false, clearOnTimeout = true))
+      trigger = PurgingTrigger(
+        ProcessingTimeoutTrigger(CountTrigger(3), 100, resetTimerOnNewRecord = false, clearOnTimeout = true)
+      )
     )
     h.procTime(0).add("a", 1, 0).add("a", 2, 0).add("a", 3, 0)
     assertEquals[Any, Any](h.take().map(_.value), List(6L))
@@ -316,9 +319,15 @@ class WindowOperatorSuite extends munit.FunSuite {
     val h = harness(
       tumbling(10),
       aggregates = Seq(
-        A.Count("n", -1), A.Sum("s", 1, NumericKind.Integral), A.Avg("avg", 1),
-        A.Min("min", 1), A.Max("max", 1), A.First("first", 1), A.Last("last", 1),
-        A.CollectList("list", 1), A.CollectSet("set", 1)
+        A.Count("n", -1),
+        A.Sum("s", 1, NumericKind.Integral),
+        A.Avg("avg", 1),
+        A.Min("min", 1),
+        A.Max("max", 1),
+        A.First("first", 1),
+        A.Last("last", 1),
+        A.CollectList("list", 1),
+        A.CollectSet("set", 1)
       )
     )
     h.add("a", 5, 3).add("a", 2, 1).add("a", 5, 8).add("a", 9, 2)

@@ -17,7 +17,8 @@ class BeamTriggerSuite extends munit.FunSuite {
     def acc[A](a: A, d: A): A = if (mode == Accumulating) a else d
 
     test(s"early every 2, late every element, lateness 5 ($mode)") {
-      val h = harness(fixed10, trigger = earlyLate, lateness = 5, aggregates = Seq(collectValues), mode = mode)
+      val h =
+        harness(fixed10, trigger = earlyLate, lateness = 5, aggregates = Seq(collectValues), mode = mode)
       h.watermark(0).add("k", 1, 1)
       assertEquals(h.take(), Nil)
       h.add("k", 2, 3)
@@ -46,7 +47,13 @@ class BeamTriggerSuite extends munit.FunSuite {
     }
 
     test(s"a repeated count trigger still gets on-time and late labels ($mode)") {
-      val h = harness(fixed10, trigger = Repeatedly(AfterPane(2)), lateness = 5, aggregates = Seq(collectValues), mode = mode)
+      val h = harness(
+        fixed10,
+        trigger = Repeatedly(AfterPane(2)),
+        lateness = 5,
+        aggregates = Seq(collectValues),
+        mode = mode
+      )
       h.watermark(0).add("k", 1, 1).add("k", 2, 3)
       assertEquals[Any, Any](panes(h), List((p(Early, 0), Seq(1L, 2L))))
       h.add("k", 3, 5).watermark(12)
@@ -69,7 +76,10 @@ class BeamTriggerSuite extends munit.FunSuite {
       )
       h.watermark(0).add("k", 1, 1).add("k", 2, 2) // [1,11) + [2,12) -> [1,12): counts 1 + 1
       val first = h.take()
-      assertEquals[Any, Any](first.map(o => (o.start, o.end, o.pane, o.value)), List((1L, 12L, p(Early, 0), Seq(1L, 2L))))
+      assertEquals[Any, Any](
+        first.map(o => (o.start, o.end, o.pane, o.value)),
+        List((1L, 12L, p(Early, 0), Seq(1L, 2L)))
+      )
       h.add("k", 3, 20) // [20,30)
       h.add("k", 4, 11) // [11,21) bridges both: [1,30)
       assertEquals[Any, Any](
@@ -89,7 +99,12 @@ class BeamTriggerSuite extends munit.FunSuite {
   }
 
   test("a window whose data all arrived late gets a LATE first pane") {
-    val h = harness(fixed10, trigger = AfterWatermark(None, Some(AfterPane(1))), lateness = 10, aggregates = Seq(collectValues))
+    val h = harness(
+      fixed10,
+      trigger = AfterWatermark(None, Some(AfterPane(1))),
+      lateness = 10,
+      aggregates = Seq(collectValues)
+    )
     h.watermark(12).add("k", 1, 5)
     assertEquals[Any, Any](panes(h), List((p(Late, 0), Seq(1L))))
   }
@@ -109,7 +124,12 @@ class BeamTriggerSuite extends munit.FunSuite {
   }
 
   test("afterEach runs its triggers in order and finishes after the last") {
-    val h = harness(GlobalWindows, trigger = AfterEach(Seq(AfterPane(2), AfterPane(3))), aggregates = Seq(collectValues), mode = Discarding)
+    val h = harness(
+      GlobalWindows,
+      trigger = AfterEach(Seq(AfterPane(2), AfterPane(3))),
+      aggregates = Seq(collectValues),
+      mode = Discarding
+    )
     (1L to 6L).foreach(v => h.add("k", v, v))
     val out = h.take()
     assertEquals[Any, Any](out.map(_.value), List(Seq(1L, 2L), Seq(3L, 4L, 5L)))
@@ -118,7 +138,12 @@ class BeamTriggerSuite extends munit.FunSuite {
   }
 
   test("afterFirst fires on whichever comes first, processing-time delay or count") {
-    val h = harness(GlobalWindows, trigger = Repeatedly(AfterFirst(Seq(AfterPane(3), AfterProcessingTime(100)))), aggregates = Seq(collectValues), mode = Discarding)
+    val h = harness(
+      GlobalWindows,
+      trigger = Repeatedly(AfterFirst(Seq(AfterPane(3), AfterProcessingTime(100)))),
+      aggregates = Seq(collectValues),
+      mode = Discarding
+    )
     h.procTime(0).add("k", 1, 1).add("k", 2, 2)
     h.procTime(99)
     assertEquals(h.take(), Nil)
@@ -131,7 +156,11 @@ class BeamTriggerSuite extends munit.FunSuite {
   }
 
   test("afterAll fires once both the count and the delay are satisfied") {
-    val h = harness(GlobalWindows, trigger = AfterAll(Seq(AfterPane(2), AfterProcessingTime(100))), aggregates = Seq(collectValues))
+    val h = harness(
+      GlobalWindows,
+      trigger = AfterAll(Seq(AfterPane(2), AfterProcessingTime(100))),
+      aggregates = Seq(collectValues)
+    )
     h.procTime(0).add("k", 1, 1)
     h.procTime(100)
     assertEquals(h.take(), Nil) // the delay is satisfied, the count is not
@@ -160,7 +189,11 @@ class BeamTriggerSuite extends munit.FunSuite {
   }
 
   test("Beam triggers work on sessions: counts merge by summing") {
-    val h = harness(SessionWindows(10, -1, isEventTime = true), trigger = Repeatedly(AfterPane(3)), aggregates = Seq(countAll))
+    val h = harness(
+      SessionWindows(10, -1, isEventTime = true),
+      trigger = Repeatedly(AfterPane(3)),
+      aggregates = Seq(countAll)
+    )
     h.add("k", 1, 0).add("k", 1, 20) // two sessions, one element each
     h.add("k", 1, 10) // bridges: merged count 2, plus this element: 3
     assertEquals[Any, Any](h.take().map(o => (o.start, o.end, o.value)), List((0L, 30L, 3L)))
@@ -182,7 +215,12 @@ class BeamTriggerSuite extends munit.FunSuite {
   }
 
   test("the window's end fires the on-time pane while early firings are pending") {
-    val h = harness(fixed10, trigger = AfterWatermark(Some(AfterPane(2)), Some(AfterPane(1))), lateness = 5, aggregates = Seq(countAll))
+    val h = harness(
+      fixed10,
+      trigger = AfterWatermark(Some(AfterPane(2)), Some(AfterPane(1))),
+      lateness = 5,
+      aggregates = Seq(countAll)
+    )
     h.add("k", 1, 1).watermark(9)
     assertEquals[Any, Any](panes(h), List((p(OnTime, 0), 1L)))
   }

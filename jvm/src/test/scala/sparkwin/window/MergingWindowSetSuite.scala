@@ -50,7 +50,12 @@ class MergingWindowSetSuite extends munit.FunSuite {
     val set = new MergingWindowSet()
     add(set, TimeWindow(0, 5))
     intercept[IllegalStateException] {
-      set.addWindow(TimeWindow(3, 8), sessions, (_, _, _, _) => (), _ => throw new IllegalStateException("no"))
+      set.addWindow(
+        TimeWindow(3, 8),
+        sessions,
+        (_, _, _, _) => (),
+        _ => throw new IllegalStateException("no")
+      )
     }
     assertEquals(set.mapping.toMap, Map(TimeWindow(0, 5) -> TimeWindow(0, 5)))
   }
