@@ -5,6 +5,8 @@ Only classpath and configuration live here; talking to the JVM is `_jvm`'s job.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +73,8 @@ def session(appName: str = "sparkwin", master: str = "local[2]", **conf: Any) ->
 
     Extra Spark settings go in as keyword arguments with their usual names, e.g.
     ``**{"spark.sql.shuffle.partitions": "8"}``. Local sessions default to 4 shuffle partitions
-    and no UI. The jar and JVM versions are checked against this package.
+    and no UI, and run Python workers with this interpreter (unless ``PYSPARK_PYTHON`` is
+    set). The jar and JVM versions are checked against this package.
 
     Example::
 
@@ -85,6 +88,10 @@ def session(appName: str = "sparkwin", master: str = "local[2]", **conf: Any) ->
         raise TypeError("master must be a non-empty string such as 'local[2]'")
     builder = SparkSession.builder.appName(appName).master(master)
     settings: dict[str, Any] = dict(_LOCAL_DEFAULTS) if master.startswith("local") else {}
+    if master.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
+        # Python workers (process functions) need this interpreter's packages, not PATH's
+        # python3; PySpark reads the variable, not the conf, when it starts the context.
+        os.environ["PYSPARK_PYTHON"] = sys.executable
     settings.update(conf)
     for key, value in settings.items():
         builder = builder.config(key, str(value))

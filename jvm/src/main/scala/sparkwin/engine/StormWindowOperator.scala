@@ -101,7 +101,8 @@ final class StormWindowOperator(
       } else {
         st.previousWindow = java.util.Collections.emptyList()
         val next = earliestAfter(st, end)
-        if (next > watermark) going = false
+        // Long.MaxValue: nothing queued after this end (the watermark may be +infinity).
+        if (next == Long.MaxValue || next > watermark) going = false
         else end = alignUp(next, slide)
       }
     }
@@ -214,7 +215,7 @@ final class StormWindowOperator(
 
   private def alignUp(t: Long, slide: Long): Long = {
     val r = java.lang.Math.floorMod(t, slide)
-    if (r == 0) t else t + (slide - r)
+    if (r == 0) t else if (t > Long.MaxValue - (slide - r)) Long.MaxValue else t + (slide - r)
   }
 
   /** One timer per key brings it back when the watermark reaches its next possible window. */

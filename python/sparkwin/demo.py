@@ -1,0 +1,140 @@
+"""A real streaming job on local Spark: ``python -m sparkwin.demo``.
+
+A generated clickstream (out of order, with a few very late clicks) lands as JSON files in a
+directory; one streaming query reads it file by file and keeps per-user session windows
+(5 minutes of inactivity) that fire early every 5 clicks, on time when the session closes,
+and late for clicks within 2 minutes of allowed lateness. Clicks later than that go to the
+late side output. Results, late clicks and the query's counters are written to parquet and
+printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+
+from pyspark.sql import functions as F  # noqa: N812
+
+import sparkwin as sw
+
+START = datetime(2026, 11, 22, 9, 0, tzinfo=UTC)
+PAGES = ["home", "search", "product", "cart", "checkout", "help"]
+
+
+def generateClicks(users: int, seed: int) -> list[dict[str, object]]:
+    """Clicks in arrival order: sessions per user, jittered up to 20 s out of order, and a
+    few clicks that arrive minutes late."""
+    rng = random.Random(seed)
+    clicks: list[tuple[float, dict[str, object]]] = []
+    for u in range(users):
+        t = START + timedelta(seconds=rng.randint(0, 120))
+        for _session in range(rng.randint(1, 3)):
+            for _ in range(rng.randint(2, 12)):
+                t += timedelta(seconds=rng.randint(5, 90))
+                click = {"user": f"user{u:02d}", "page": rng.choice(PAGES), "ts": t.isoformat()}
+                arrival = t.timestamp() + rng.uniform(0, 20)
+                if rng.random() < 0.04:  # a phone that was offline for a while
+                    arrival += rng.uniform(300, 900)
+                clicks.append((arrival, click))
+            t += timedelta(minutes=rng.randint(8, 30))
+    clicks.sort(key=lambda c: c[0])
+    return [c for _, c in clicks]
+
+
+def writeFiles(clicks: list[dict[str, object]], directory: str, files: int) -> None:
+    """One JSON file per micro-batch, with increasing modification times (arrival order)."""
+    os.makedirs(directory, exist_ok=True)
+    size = -(-len(clicks) // files)
+    base = time.time() - 3600
+    for i in range(files):
+        path = os.path.join(directory, f"clicks-{i:03d}.json")
+        with open(path, "w") as f:
+            for click in clicks[i * size : (i + 1) * size]:
+                f.write(json.dumps(click) + "\n")
+        os.utime(path, (base + i, base + i))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=12)
+    parser.add_argument("--files", type=int, default=8, help="micro-batches")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", default=None, help="output directory (default: a temp dir)")
+    args = parser.parse_args(argv)
+
+    out = args.out or tempfile.mkdtemp(prefix="sparkwin-demo-")
+    for sub in ("clicks", "checkpoint", "sessions", "late", "errors"):
+        shutil.rmtree(os.path.join(out, sub), ignore_errors=True)
+    clicks = generateClicks(args.users, args.seed)
+    writeFiles(clicks, os.path.join(out, "clicks"), args.files)
+
+    spark = sw.session("sparkwin-demo", **{"spark.sql.session.timeZone": "UTC"})
+    spark.sparkContext.setLogLevel("ERROR")
+    source = (
+        spark.readStream.schema("user string, page string, ts timestamp")
+        .option("maxFilesPerTrigger", 1)
+        .json(os.path.join(out, "clicks"))
+    )
+    early = sw.AfterPane.elementCountAtLeast(5)
+    late = sw.AfterPane.elementCountAtLeast(1)
+    pipeline = (
+        sw.stream(
+            source,
+            "ts",
+            watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(timedelta(seconds=30)),
+        )
+        .keyBy("user")
+        .window(sw.EventTimeSessionWindows.withGap(timedelta(minutes=5)))
+        .trigger(sw.AfterWatermark.pastEndOfWindow().withEarlyFirings(early).withLateFirings(late))
+        .allowedLateness(timedelta(minutes=2))
+        .sideOutputLateData("late")
+        .aggregate(sw.agg.count().alias("clicks"), sw.agg.collectSet("page").alias("pages"))
+    )
+    paths = {
+        t: os.path.join(out, d)
+        for t, d in (("main", "sessions"), ("late", "late"), ("errors", "errors"))
+    }
+    query = pipeline.writeStream(os.path.join(out, "checkpoint"), paths)
+    query.processAllAvailable()
+    query.stop()
+
+    counters: dict[str, int] = {}
+    for progress in query.recentProgress:
+        for k, v in progress["observedMetrics"].get("sparkwin", {}).asDict().items():
+            counters[k] = counters.get(k, 0) + int(v)
+    print(
+        f"\n{len(clicks)} clicks from {args.users} users in {args.files} micro-batches -> {out}\n"
+    )
+    sessions = spark.read.parquet(paths["main"]).orderBy("user", "window_start", "pane_index")
+    print(
+        "Session panes (EARLY every 5 clicks, ON_TIME when the session ends, LATE for late clicks):"
+    )
+    sessions.select(
+        "user",
+        F.date_format("window_start", "HH:mm:ss").alias("start"),
+        F.date_format("window_end", "HH:mm:ss").alias("end"),
+        "clicks",
+        F.array_join(F.array_sort("pages"), ",").alias("pages"),
+        "pane_timing",
+        "pane_index",
+        "pane_is_last",
+    ).show(30, truncate=False)
+    lateClicks = spark.read.parquet(paths["late"]) if os.path.exists(paths["late"]) else None
+    print("Clicks too late for their session (late side output):")
+    if lateClicks is None:
+        print("(none)\n")
+    else:
+        lateClicks.drop("batch_id").orderBy("ts").show(truncate=False)
+    print("Counters (observedMetrics['sparkwin'], summed over micro-batches):")
+    print("  " + ", ".join(f"{k}={v}" for k, v in counters.items()))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

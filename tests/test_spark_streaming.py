@@ -1,0 +1,316 @@
+"""The Spark runtime against the harness: a streaming query over several micro-batches (out of
+order, late and very late data) must produce exactly what the harness produces when fed the
+same rows and the same watermarks; bounded DataFrames must equal the harness fed everything
+then +infinity; a restarted query must equal an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import sparkwin as sw
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F  # noqa: N812
+from sparkstreams import canonical, replayInHarness, runStream, writeBatches
+from sparkwin.testing import WindowHarness
+
+SCHEMA = "user string, amount long, ts long"
+BOUND = 2000
+
+
+def _r(user: str, amount: int, ts: int | None) -> dict:
+    return {"user": user, "amount": amount, "ts": ts}
+
+
+# Watermarks (bound 2 s): after batch 0: 1999, 1: 9999, 2: 18999, 3: 32999, 5: 97999.
+SCRIPT = [
+    [_r("a", 1, 1000), _r("b", 2, 2000), _r("a", 3, 4000)],
+    [_r("a", 4, 12000), _r("b", 5, 9000), _r("a", 99, None)],
+    [_r("a", 6, 3000), _r("b", 7, 21000), _r("c", 8, 15000)],  # a@3000: late, within lateness
+    [_r("a", 9, 8000), _r("a", 10, 35000)],  # a@8000: beyond lateness
+    [_r("b", 11, 11000), _r("c", 12, 2000)],  # both beyond lateness
+    [_r("z", 0, 100000)],  # moves the watermark past every window above
+]
+
+
+def _source(df: DataFrame) -> sw.DataStream:
+    return sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND))
+
+
+def tumbling(df: DataFrame) -> sw.Pipeline:
+    return (
+        _source(df)
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10_000))
+        .allowedLateness(5_000)
+        .sideOutputLateData("late")
+        .aggregate(sw.agg.sum("amount"), sw.agg.count())
+    )
+
+
+def sliding(df: DataFrame) -> sw.Pipeline:
+    return (
+        _source(df)
+        .keyBy("user")
+        .window(sw.SlidingEventTimeWindows.of(10_000, 5_000))
+        .sideOutputLateData("late")
+        .aggregate(sw.agg.sum("amount"), sw.agg.max("ts"))
+    )
+
+
+def sessions(df: DataFrame) -> sw.Pipeline:
+    return (
+        _source(df)
+        .keyBy("user")
+        .window(sw.EventTimeSessionWindows.withGap(5_000))
+        .allowedLateness(3_000)
+        .sideOutputLateData("late")
+        .aggregate(sw.agg.count(), sw.agg.sum("amount"), sw.agg.min("ts"))
+    )
+
+
+def countWindows(df: DataFrame) -> sw.Pipeline:
+    return _source(df).keyBy("user").countWindow(2).aggregate(sw.agg.collectList("amount"))
+
+
+def continuous(df: DataFrame) -> sw.Pipeline:
+    return (
+        _source(df)
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(20_000))
+        .trigger(sw.ContinuousEventTimeTrigger.of(4_000))
+        .aggregate(sw.agg.sum("amount"))
+    )
+
+
+def beamEarlyLate(df: DataFrame) -> sw.Pipeline:
+    trigger = (
+        sw.AfterWatermark.pastEndOfWindow()
+        .withEarlyFirings(sw.AfterPane.elementCountAtLeast(2))
+        .withLateFirings(sw.AfterPane.elementCountAtLeast(1))
+    )
+    return (
+        _source(df)
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10_000))
+        .trigger(trigger)
+        .allowedLateness(5_000)
+        .accumulationMode("discarding")
+        .sideOutputLateData("late")
+        .aggregate(sw.agg.collectList("amount"))
+    )
+
+
+def evicting(df: DataFrame) -> sw.Pipeline:
+    return (
+        _source(df)
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(20_000))
+        .evictor(sw.CountEvictor.of(2))
+        .aggregate(sw.agg.collectList("amount"))
+    )
+
+
+def storm(df: DataFrame) -> sw.Pipeline:
+    return (
+        sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forStormLag(1_000))
+        .keyBy("user")
+        .window(sw.StormWindows.of(10_000, 5_000).withLag(1_000))
+        .sideOutputLateData("late")
+        .aggregate(sw.agg.collectList("amount"))
+    )
+
+
+PIPELINES = [tumbling, sliding, sessions, countWindows, continuous, beamEarlyLate, evicting, storm]
+
+
+@pytest.mark.parametrize("build", PIPELINES, ids=lambda b: b.__name__)
+def test_stream_matches_harness_fed_the_same_watermarks(spark, tmp_path: Path, build) -> None:
+    result = runStream(spark, tmp_path, SCHEMA, build, SCRIPT)
+    batch = spark.createDataFrame([], SCHEMA)
+    expected = replayInHarness(build(batch), result, SCRIPT)
+    assert expected["main"], "the script must fire windows"
+    for tag, rows in expected.items():
+        assert canonical(result.outputs.get(tag, [])) == canonical(rows), tag
+    # The null timestamp is never lost: it is the error output, in Spark and in the harness.
+    assert [r["amount"] for r in result.outputs["errors"]] == [99]
+
+
+def test_late_rows_reach_the_side_output_instead_of_being_dropped_by_spark(
+    spark, tmp_path: Path
+) -> None:
+    result = runStream(spark, tmp_path, SCHEMA, tumbling, SCRIPT)
+    late = sorted((r["user"], r["ts"]) for r in result.outputs["late"])
+    assert late == [("a", 8000), ("b", 11000), ("c", 2000)]
+    refired = [
+        r
+        for r in result.outputs["main"]
+        if r["user"] == "a" and r["window_start"] == 0 and r["pane_timing"] == "LATE"
+    ]
+    assert [(r["sum_amount"], r["count"]) for r in refired] == [(10, 3)]
+
+
+def test_every_input_row_is_accounted_for(spark, tmp_path: Path) -> None:
+    result = runStream(spark, tmp_path, SCHEMA, tumbling, SCRIPT)
+    data = [r for batch in SCRIPT for r in batch if r["user"] != "z"]
+    lastPane: dict[tuple, int] = {}
+    for r in result.outputs["main"]:
+        if r["user"] != "z":
+            key = (r["user"], r["window_start"])
+            lastPane[key] = max(lastPane.get(key, 0), r["count"])
+    counted = sum(lastPane.values()) + len(result.outputs["late"]) + len(result.outputs["errors"])
+    dropped = sum(p["observedMetrics"]["sparkwin"]["droppedLate"] for p in result.progress)
+    assert counted + dropped == len(data)
+
+
+def test_state_store_holds_no_window_state_after_windows_expire(spark, tmp_path: Path) -> None:
+    runStream(spark, tmp_path, SCHEMA, tumbling, SCRIPT)
+    state = (
+        spark.read.format("statestore")
+        .option("path", str(tmp_path / "checkpoint"))
+        .option("stateVarName", "sparkwin")
+        .load()
+    )
+    # Only the flush key's window, still open at watermark 97999, keeps state.
+    assert sorted(r["key"]["user"] for r in state.collect()) == ["z"]
+
+
+def test_restarted_query_equals_an_uninterrupted_run(spark, tmp_path: Path) -> None:
+    def run(dirs: Path, parts: list[list[list[dict]]]) -> dict[str, list]:
+        source, outputs = dirs / "source", dirs / "out"
+        paths = {t: str(outputs / t) for t in ("main", "late", "errors")}
+        start = 0
+        for part in parts:
+            writeBatches(source, part, start=start)
+            start += len(part)
+            df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(source))
+            q = tumbling(df).writeStream(str(dirs / "checkpoint"), paths)
+            try:
+                q.processAllAvailable()
+            finally:
+                q.stop()
+        return {
+            t: [r.asDict() for r in spark.read.parquet(p).drop("batch_id").collect()]
+            for t, p in paths.items()
+        }
+
+    whole = run(tmp_path / "whole", [SCRIPT])
+    restarted = run(tmp_path / "restarted", [SCRIPT[:3], SCRIPT[3:]])
+    assert whole["main"] and whole["late"]
+    for tag in whole:
+        assert canonical(restarted[tag]) == canonical(whole[tag]), tag
+
+
+def test_write_stream_reports_observed_metrics(spark, tmp_path: Path) -> None:
+    result = runStream(spark, tmp_path, SCHEMA, tumbling, SCRIPT)
+    totals = {
+        k: sum(p["observedMetrics"]["sparkwin"][k] for p in result.progress)
+        for k in ("panesFired", "lateSideOutput", "errorRows", "windowsOpened", "windowsCleaned")
+    }
+    assert totals["panesFired"] == len(result.outputs["main"])
+    assert totals["lateSideOutput"] == 3
+    assert totals["errorRows"] == 1
+    assert totals["windowsOpened"] - totals["windowsCleaned"] == 1  # the flush key's window
+
+
+@pytest.mark.parametrize("build", PIPELINES, ids=lambda b: b.__name__)
+def test_bounded_dataframe_equals_the_harness_fed_everything_then_infinity(spark, build) -> None:
+    rows = [r for batch in SCRIPT for r in batch]
+    df = spark.createDataFrame(rows, SCHEMA)
+    pipeline = build(df)
+    h = WindowHarness(pipeline)
+    h.processElements(sorted((r for r in rows if r["ts"] is not None), key=lambda r: r["ts"]))
+    h.processElements([r for r in rows if r["ts"] is None])
+    h.endOfInput()
+    got = [
+        r.asDict(recursive=True)
+        for r in pipeline.toDF()
+        .select(
+            *[
+                F.unix_millis(F.col(c)).alias(c)
+                if c in ("window_start", "window_end")
+                else F.col(c)
+                for c in pipeline.toDF().columns
+            ]
+        )
+        .collect()
+    ]
+    assert got and canonical(got) == canonical(h.extractOutput())
+    errors = pipeline.getSideOutput("errors").collect()
+    assert [(e["amount"], e["error"]) for e in errors] == [(99, "the timestamp is null")]
+
+
+def _processPipeline(df: DataFrame) -> sw.Pipeline:
+    # Defined here, not at module level, so Spark's Python workers get it by value.
+    def paneSummary(key, window, pdf: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "user": [key[0]],
+                "timing": [window.paneTiming],
+                "n": [len(pdf)],
+                "total": [int(pdf["amount"].sum())],
+            }
+        )
+
+    return (
+        _source(df)
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10_000))
+        .allowedLateness(5_000)
+        .process(paneSummary, "user string, timing string, n long, total long")
+    )
+
+
+def test_process_function_on_a_stream_matches_the_harness(spark, tmp_path: Path) -> None:
+    result = runStream(spark, tmp_path, SCHEMA, _processPipeline, SCRIPT)
+    expected = replayInHarness(_processPipeline(spark.createDataFrame([], SCHEMA)), result, SCRIPT)
+    assert expected["main"]
+    assert canonical(result.outputs["main"]) == canonical(expected["main"])
+
+
+def test_process_function_on_a_bounded_dataframe(spark) -> None:
+    rows = [r for batch in SCRIPT for r in batch if r["ts"] is not None]
+    got = _processPipeline(spark.createDataFrame(rows, SCHEMA)).toDF().collect()
+    summary = sorted((r["user"], r["timing"], r["n"], r["total"]) for r in got)
+    # Bounded input: everything, then +infinity; nothing is late, every window fires on time.
+    assert summary == [
+        ("a", "ON_TIME", 1, 4),
+        ("a", "ON_TIME", 1, 10),
+        ("a", "ON_TIME", 4, 19),
+        ("b", "ON_TIME", 1, 7),
+        ("b", "ON_TIME", 1, 11),
+        ("b", "ON_TIME", 2, 7),
+        ("c", "ON_TIME", 1, 8),
+        ("c", "ON_TIME", 1, 12),
+        ("z", "ON_TIME", 1, 0),
+    ]
+
+
+def test_timestamp_columns_and_java8_time_api(spark) -> None:
+    rows = [("a", 1, "1970-01-01 00:00:01"), ("a", 2, "1970-01-01 00:00:09")]
+    df = spark.createDataFrame(rows, "user string, amount long, t string").select(
+        "user", "amount", F.to_timestamp("t").alias("ts")
+    )
+    pipeline = (
+        sw.stream(df, "ts")
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10_000))
+        .aggregate(sw.agg.sum("amount"), sw.agg.max("ts"))
+    )
+    for java8 in ("false", "true"):
+        spark.conf.set("spark.sql.datetime.java8API.enabled", java8)
+        try:
+            out = (
+                pipeline.toDF()
+                .select(
+                    F.unix_millis("window_start").alias("s"),
+                    F.unix_millis("max_ts").alias("m"),
+                    "sum_amount",
+                )
+                .collect()
+            )
+        finally:
+            spark.conf.set("spark.sql.datetime.java8API.enabled", "false")
+        assert [tuple(r) for r in out] == [(0, 9000, 3)], java8
