@@ -39,8 +39,8 @@ def generateClicks(users: int, seed: int) -> list[dict[str, object]]:
                 t += timedelta(seconds=rng.randint(5, 90))
                 click = {"user": f"user{u:02d}", "page": rng.choice(PAGES), "ts": t.isoformat()}
                 arrival = t.timestamp() + rng.uniform(0, 20)
-                if rng.random() < 0.04:  # a phone that was offline for a while
-                    arrival += rng.uniform(300, 900)
+                if rng.random() < 0.05:  # a phone that was offline for a while
+                    arrival += rng.uniform(900, 2400)
                 clicks.append((arrival, click))
             t += timedelta(minutes=rng.randint(8, 30))
     clicks.sort(key=lambda c: c[0])
@@ -63,7 +63,7 @@ def writeFiles(clicks: list[dict[str, object]], directory: str, files: int) -> N
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=12)
-    parser.add_argument("--files", type=int, default=8, help="micro-batches")
+    parser.add_argument("--files", type=int, default=16, help="micro-batches")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--out", default=None, help="output directory (default: a temp dir)")
     args = parser.parse_args(argv)
@@ -133,6 +133,8 @@ def main(argv: list[str] | None = None) -> None:
         lateClicks.drop("batch_id").orderBy("ts").show(truncate=False)
     print("Counters (observedMetrics['sparkwin'], summed over micro-batches):")
     print("  " + ", ".join(f"{k}={v}" for k, v in counters.items()))
+    open_ = counters.get("windowsOpened", 0) - counters.get("windowsCleaned", 0)
+    print(f"  {open_} session windows are still open: the watermark has not passed them yet.")
     spark.stop()
 
 

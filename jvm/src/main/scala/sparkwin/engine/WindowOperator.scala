@@ -368,6 +368,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
       for (m <- mergedWindows) {
         val meta = keyState.meta.remove(m)
         if (meta != null) {
+          metrics.windowsCleaned += 1 // its state is gone: merged into `merged`
           ctx.bind(m, meta)
           ctx.clearing = true
           try trigger.clear(m, ctx)

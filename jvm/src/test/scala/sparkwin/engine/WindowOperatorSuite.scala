@@ -120,6 +120,8 @@ class WindowOperatorSuite extends munit.FunSuite {
     assertEquals[Any, Any](out.map(_.short), List(("a", 0L, 18L, 3L)))
     assertEquals[Any, Any](h.metrics.windowsMerged, 1L)
     assertEquals[Any, Any](h.stateEntries, 0)
+    // Opened: [0,10), [0,18); cleaned: [0,10) by the merge, [0,18) at expiry.
+    assertEquals[Any, Any]((h.metrics.windowsOpened, h.metrics.windowsCleaned), (2L, 2L))
   }
 
   test("sessions: touching windows merge") {
