@@ -35,6 +35,7 @@ from sparkwin.assigners import (
 )
 from sparkwin.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
 from sparkwin.pipeline import Pipeline
+from sparkwin.replay import Replay
 from sparkwin.stream import DataStream, KeyedStream, WindowedStream, stream
 from sparkwin.triggers import (
     AfterAll,
@@ -88,6 +89,7 @@ __all__ = [
     "ProcessingTimeoutTrigger",
     "PurgingTrigger",
     "Repeatedly",
+    "Replay",
     "SlidingEventTimeWindows",
     "SlidingProcessingTimeWindows",
     "StormWindows",

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
 from sparkwin import _runtime
+
+if TYPE_CHECKING:
+    from sparkwin.replay import Replay
 
 __all__ = ["Pipeline"]
 
@@ -126,6 +129,28 @@ class Pipeline:
         if not isinstance(tag, str):
             raise TypeError(f"tag must be a string, got {type(tag).__name__}")
         return _runtime.sideOutput(self._union(), tag, self.lateOutputTag)
+
+    def replay(self, endOfInput: bool = False) -> Replay:
+        """Runs a bounded DataFrame as the live stream that delivered it would have run.
+
+        Needs ``sw.stream(df, ..., arrival="column", channel="column", watermark=...)``: the
+        arrival column (epoch milliseconds or a timestamp) orders the input and is the clock of
+        periodic watermark emission and idleness; the channel column splits it into input
+        channels whose watermarks meet in a valve. Results carry ``fired_at``. With
+        ``endOfInput`` the watermark finally jumps to +infinity, as when a stream ends.
+
+        Example::
+
+            replayed = (sw.stream(history, "ts", arrival="offset", channel="partition",
+                                  watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(5000))
+                        .keyBy("user").window(sw.TumblingEventTimeWindows.of(60000))
+                        .sideOutputLateData("late").aggregate(sw.agg.count())
+                        .replay())
+            replayed.toDF().show()
+        """
+        from sparkwin.replay import replay
+
+        return replay(self, endOfInput)
 
     def writeStream(
         self,

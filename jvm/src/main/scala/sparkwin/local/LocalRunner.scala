@@ -1,7 +1,7 @@
 package sparkwin.local
 
 import sparkwin.engine.{Emitter, Operator, OperatorSpec, Record}
-import sparkwin.time.{StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
+import sparkwin.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
 
 /** Drives the engine over in-memory input channels with a real watermark valve.
   *
@@ -29,15 +29,18 @@ final class LocalRunner(
       )
     case None => null
   }
-  private val interval = strategy.map(_.interval).getOrElse(Long.MaxValue)
-  private var nextTick = startProcessingTime + interval
+  private val ticks = strategy.map(s => new PeriodicTicks(s.interval, startProcessingTime, channels, s.idleTimeout))
   operator.setProcessingTime(startProcessingTime)
 
   def processElement(record: Record, timestamp: Long, channel: Int = 0): Unit = {
     checkChannel(channel)
     backend.setCurrentKey(keyOf(record))
     operator.processElement(record, timestamp)
-    if (generators != null) generators(channel).onEvent(record, timestamp, operator.currentProcessingTime)
+    if (generators != null) {
+      val now = operator.currentProcessingTime
+      generators(channel).onEvent(record, timestamp, now)
+      ticks.foreach(_.onElement(channel, now))
+    }
   }
 
   def processWatermark(watermark: Long, channel: Int = 0): Unit =
@@ -47,20 +50,19 @@ final class LocalRunner(
 
   def markActive(channel: Int): Unit = valve.markActive(channel)
 
-  /** Moves processing time to `time`: periodic watermark emissions and processing-time timers
-    * happen in time order along the way. Ticks with nothing in between are equivalent to the
-    * last of them, so a long jump costs one emission per timer, not one per interval.
+  /** Moves processing time to `time`: periodic watermark emissions (at the ticks where they
+    * can change something, see [[PeriodicTicks]]) and processing-time timers happen in time
+    * order along the way; a tick and a timer at the same instant: the tick first.
     */
   def setProcessingTime(time: Long): Unit = {
     var done = false
     while (!done) {
       val timerAt = backend.processingTimers.peek.map(_.timestamp).filter(_ <= time)
-      val limit = timerAt.getOrElse(time)
-      if (generators != null && nextTick <= limit) {
-        val tick = nextTick + ((limit - nextTick) / interval) * interval
+      val tick = ticks.map(_.next(timerAt.getOrElse(time))).getOrElse(Long.MaxValue)
+      if (tick != Long.MaxValue) {
         operator.setProcessingTime(tick)
         generators.foreach(_.onPeriodicEmit(tick))
-        nextTick = tick + interval
+        ticks.foreach(_.visited(tick))
       } else if (timerAt.isDefined) operator.advanceProcessingTime(timerAt.get)
       else done = true
     }

@@ -17,8 +17,12 @@ import sparkwin.window.{GlobalWindow, StormWindow, TimeWindow, Window}
   *
   * Python splits the union into the main output and the side outputs.
   */
-final class OutputLayout(val plan: Plan, val java8Time: Boolean) extends Serializable {
+final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType: Option[DataType] = None)
+    extends Serializable {
   import OutputLayout._
+
+  // Replay results say where each pane fired: the arrival value of that moment.
+  private def firedAtFields: Seq[StructField] = firedAtType.map(t => StructField("fired_at", t)).toSeq
 
   private def windowFields: Seq[StructField] =
     Seq(StructField("window_start", TimestampType), StructField("window_end", TimestampType))
@@ -32,7 +36,7 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean) extends Seriali
 
   /** The main output of an aggregating pipeline (docs/plan.md). */
   val resultSchema: StructType =
-    StructType(plan.keyFields ++ windowFields ++ plan.aggregateFields ++ paneFields)
+    StructType(plan.keyFields ++ windowFields ++ plan.aggregateFields ++ paneFields ++ firedAtFields)
 
   /** What a Python process function learns about its pane; `pane_seq` tells panes apart. */
   val paneSchema: StructType =
@@ -68,15 +72,21 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean) extends Seriali
 
   private def pane(p: PaneInfo): Seq[Any] = Seq(p.timing.name, p.index, p.isFirst, p.isLast)
 
-  def resultRow(key: Any, window: Window, p: PaneInfo, values: Array[Any]): Row = {
+  private def firedAt(at: Long): Seq[Any] = firedAtType match {
+    case None                => Nil
+    case Some(TimestampType) => Seq(ts(at))
+    case Some(_)             => Seq(at)
+  }
+
+  def resultRow(key: Any, window: Window, p: PaneInfo, values: Array[Any], at: Long = 0L): Row = {
     val (start, end) = bounds(window)
-    val inner = Row.fromSeq(keyValues(key) ++ Seq(start, end) ++ values.toSeq ++ pane(p))
+    val inner = Row.fromSeq(keyValues(key) ++ Seq(start, end) ++ values.toSeq ++ pane(p) ++ firedAt(at))
     Row(ResultKind, inner, null, null, null, null)
   }
 
-  def paneRow(key: Any, window: Window, p: PaneInfo, seq: Long, element: Record): Row = {
+  def paneRow(key: Any, window: Window, p: PaneInfo, seq: Long, element: Record, at: Long = 0L): Row = {
     val (start, end) = bounds(window)
-    val info = Row.fromSeq(keyValues(key) ++ Seq(start, end) ++ pane(p) :+ seq)
+    val info = Row.fromSeq(keyValues(key) ++ Seq(start, end) ++ pane(p) ++ firedAt(at) :+ seq)
     Row(PaneKind, null, info, Rows.toRow(element, plan.inputSchema), null, null)
   }
 
@@ -123,16 +133,19 @@ object OutputLayout {
   )
 }
 
-/** Collects the operator's output as union rows for one handler call. */
-final class RowCollector(layout: OutputLayout) extends Emitter {
+/** Collects the operator's output as union rows for one handler call. `firedAt` (replay) is
+  * the arrival time of the moment the output happens.
+  */
+final class RowCollector(layout: OutputLayout, firedAt: () => Long = () => 0L) extends Emitter {
   val rows = new ArrayBuffer[Row]()
 
   def emitResult(key: Any, window: Window, pane: PaneInfo, values: Array[Any]): Unit =
-    rows += layout.resultRow(key, window, pane, values)
+    rows += layout.resultRow(key, window, pane, values, firedAt())
 
   def emitElements(key: Any, window: Window, pane: PaneInfo, elements: java.util.List[Element]): Unit = {
     val seq = RowCollector.nextPaneSeq()
-    elements.forEach(e => rows += layout.paneRow(key, window, pane, seq, e.record))
+    val at = firedAt()
+    elements.forEach(e => rows += layout.paneRow(key, window, pane, seq, e.record, at))
   }
 
   def emitLate(key: Any, record: Record, timestamp: Long): Unit = rows += layout.lateRow(record)

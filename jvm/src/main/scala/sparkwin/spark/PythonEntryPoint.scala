@@ -40,6 +40,10 @@ object PythonEntryPoint {
   def windowed(df: Dataset[Row], planJson: String): DataFrame =
     SparkRuntime.windowed(df.toDF(), PlanDecoder.decode(planJson))
 
+  /** Replays a bounded DataFrame with live-stream semantics (see [[ReplayRuntime]]). */
+  def replay(df: Dataset[Row], planJson: String, endOfInput: Boolean): ReplayHandle =
+    ReplayRuntime.replay(df.toDF(), PlanDecoder.decode(planJson), endOfInput)
+
   /** A test harness for the plan (sparkwin.testing.WindowHarness). */
   def harness(planJson: String, channels: Int, generateWatermarks: Boolean): Harness =
     new Harness(planJson, channels, generateWatermarks)
