@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 import sparkwin
 
 # Every column type the builder's checks care about, in one schema.

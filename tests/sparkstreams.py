@@ -18,10 +18,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import sparkwin as sw
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import StructType, TimestampType
+
+import sparkwin as sw
 from sparkwin import _runtime
 from sparkwin.testing import WindowHarness
 

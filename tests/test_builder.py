@@ -7,9 +7,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-import sparkwin as sw
 from conftest import planOf
 from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+import sparkwin as sw
 from sparkwin import (
     AfterPane,
     AfterWatermark,

@@ -9,6 +9,7 @@ import dataclasses
 from datetime import timedelta
 
 import pytest
+
 import sparkwin as sw
 from sparkwin import (
     AfterAll,

@@ -8,8 +8,8 @@ import pytest
 from pyspark.sql import functions as F  # noqa: N812
 
 import sparkwin as sw
-from sparkwin.testing import WindowHarness
 from sparkwin.stream import DataStream
+from sparkwin.testing import WindowHarness
 
 SCHEMA = "user string, amount long, ts long, arrival long, part int, marker boolean"
 

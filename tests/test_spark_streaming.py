@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import sparkwin as sw
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812
 from sparkstreams import canonical, replayInHarness, runStream, writeBatches
+
+import sparkwin as sw
 from sparkwin.testing import WindowHarness
 
 SCHEMA = "user string, amount long, ts long"
