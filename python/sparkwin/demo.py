@@ -37,7 +37,11 @@ def generateClicks(users: int, seed: int) -> list[dict[str, object]]:
         for _session in range(rng.randint(1, 3)):
             for _ in range(rng.randint(2, 12)):
                 t += timedelta(seconds=rng.randint(5, 90))
-                click = {"user": f"user{u:02d}", "page": rng.choice(PAGES), "ts": t.isoformat()}
+                click: dict[str, object] = {
+                    "user": f"user{u:02d}",
+                    "page": rng.choice(PAGES),
+                    "ts": t.isoformat(),
+                }
                 arrival = t.timestamp() + rng.uniform(0, 20)
                 if rng.random() < 0.05:  # a phone that was offline for a while
                     arrival += rng.uniform(900, 2400)
