@@ -26,8 +26,8 @@ __all__ = ["Replay"]
 class Replay:
     """The outputs of a replay. Results have a ``fired_at`` column: the arrival value at which
     the pane fired (an element's arrival, a periodic watermark tick, or a processing-time
-    timer). Call ``unpersist()`` when done: the replay caches its input so both passes see the
-    same arrival order.
+    timer). Call ``unpersist()`` when done: the replay caches its input (so both passes see the
+    same arrival order) and its outputs (so every output reads one per-key pass).
 
     Example::
 
@@ -41,7 +41,8 @@ class Replay:
         self._pipeline = pipeline
         self._handle = handle
         spark = pipeline.df.sparkSession
-        self._union = DataFrame(handle.union(), spark)
+        # Every output reads the same per-key pass: compute it once.
+        self._union = DataFrame(handle.union(), spark).persist()
 
     @property
     def watermarkPassSeconds(self) -> float:
@@ -70,7 +71,8 @@ class Replay:
         return _runtime.sideOutput(self._union, tag, self._pipeline.lateOutputTag)
 
     def unpersist(self) -> None:
-        """Releases the cached input."""
+        """Releases the cached input and outputs."""
+        self._union.unpersist()
         self._handle.unpersist()
 
 
