@@ -6,12 +6,14 @@ touches `spark._jvm`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 from sparkwin._version import __version__
-from sparkwin.errors import JarNotFoundError, VersionMismatchError
+from sparkwin.errors import JarNotFoundError, PlanError, VersionMismatchError, WindowMergeError
 
 ENTRY_CLASS = "sparkwin.spark.PythonEntryPoint"
 _checked: set[int] = set()
@@ -74,3 +76,36 @@ def jvm_version(spark: SparkSession | None = None) -> str:
         sparkwin.session(); print(sparkwin.jvm_version())
     """
     return str(entryPoint(spark).version())
+
+
+# JVM exception classes that become sparkwin's own Python exceptions.
+_TRANSLATED: dict[str, type[Exception]] = {
+    "sparkwin.spark.PlanException": PlanError,
+    "sparkwin.engine.WindowOperator$WindowMergeException": WindowMergeError,
+}
+
+
+def _javaException(exc: BaseException) -> Any:
+    # Py4J raises Py4JJavaError (java_exception); PySpark converts some into captured
+    # exceptions that keep the original as _origin.
+    return getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """Turns the JVM's sparkwin exceptions into ``sparkwin.errors`` ones, message kept."""
+    try:
+        yield
+    except Exception as exc:
+        java = _javaException(exc)
+        if java is None:
+            raise
+        try:
+            name = str(java.getClass().getName())
+            message = str(java.getMessage())
+        except Exception:  # not a live Java object: leave the error as it is
+            raise exc from None
+        target = _TRANSLATED.get(name)
+        if target is None:
+            raise
+        raise target(message) from exc

@@ -19,7 +19,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import StructType
 
-from sparkwin._jvm import entryPoint
+from sparkwin._jvm import entryPoint, translated
 
 KIND = "__sw_kind"
 RESULT, LATE, ERROR, PANE, METRICS = 0, 1, 2, 3, 4
@@ -54,7 +54,8 @@ class PaneWindow:
 def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
     """The JVM's view of a plan: output schemas (StructType) and the timer domains it uses."""
     java8 = spark.conf.get("spark.sql.datetime.java8API.enabled", "false") == "true"
-    raw = json.loads(entryPoint(spark).describe(planJson, java8))
+    with translated():
+        raw = json.loads(entryPoint(spark).describe(planJson, java8))
     out: dict[str, Any] = {
         k: StructType.fromJson(raw[k]) for k in ("result", "pane", "errors", "union")
     }
@@ -65,7 +66,8 @@ def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
 def union(df: DataFrame, planJson: str) -> DataFrame:
     """Every output of the pipeline in one DataFrame (streaming if `df` is)."""
     spark = df.sparkSession
-    jdf = entryPoint(spark).windowed(df._jdf, planJson)
+    with translated():
+        jdf = entryPoint(spark).windowed(df._jdf, planJson)
     return DataFrame(jdf, spark)
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import DataFrame
 
 from sparkwin import _runtime
-from sparkwin._jvm import entryPoint
+from sparkwin._jvm import entryPoint, translated
 
 if TYPE_CHECKING:
     from sparkwin.pipeline import Pipeline
@@ -91,5 +91,6 @@ def replay(pipeline: Pipeline, endOfInput: bool) -> Replay:
     if not isinstance(endOfInput, bool):
         raise TypeError("endOfInput must be a bool")
     spark = pipeline.df.sparkSession
-    handle = entryPoint(spark).replay(pipeline.df._jdf, pipeline.planJson(), endOfInput)
+    with translated():
+        handle = entryPoint(spark).replay(pipeline.df._jdf, pipeline.planJson(), endOfInput)
     return Replay(pipeline, handle)

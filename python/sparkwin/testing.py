@@ -18,7 +18,7 @@ import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, DateType, DecimalType, StructType, TimestampType
 
-from sparkwin._jvm import entryPoint
+from sparkwin._jvm import entryPoint, translated
 from sparkwin._runtime import PaneWindow, describe
 from sparkwin.pipeline import Pipeline
 
@@ -102,9 +102,10 @@ class WindowHarness:
         self._channels = channels
         self._schemas = describe(self._spark, pipeline.planJson())
         self._input: StructType = self._pipeline.df.schema
-        self._handle = entryPoint(self._spark).harness(
-            pipeline.planJson(), channels, generateWatermarks
-        )
+        with translated():
+            self._handle = entryPoint(self._spark).harness(
+                pipeline.planJson(), channels, generateWatermarks
+            )
 
     def _checkChannel(self, channel: int) -> int:
         if isinstance(channel, bool) or not isinstance(channel, int):
@@ -117,7 +118,14 @@ class WindowHarness:
         """Feeds one element (a dict of input columns; missing columns are null)."""
         if not isinstance(row, Mapping):
             raise TypeError(f"row must be a dict of column values, got {type(row).__name__}")
-        self._handle.processElement(json.dumps(_toJson(dict(row))), self._checkChannel(channel))
+        unknown = sorted(set(row) - set(self._input.fieldNames()))
+        if unknown:
+            raise ValueError(
+                f"row has unknown columns {unknown}; the pipeline's input has "
+                f"{self._input.fieldNames()}"
+            )
+        with translated():
+            self._handle.processElement(json.dumps(_toJson(dict(row))), self._checkChannel(channel))
 
     def processElements(self, rows: Iterable[Mapping[str, Any]], channel: int = 0) -> None:
         """Feeds elements in order."""

@@ -1,0 +1,89 @@
+"""The package carries its jar, finds it, and explains what is wrong when it cannot."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import sparkwin
+from sparkwin import _jvm
+from sparkwin.errors import JarNotFoundError, PlanError, VersionMismatchError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_jar_path_is_the_jar_inside_the_package() -> None:
+    jar = Path(sparkwin.jarPath())
+    assert jar.is_file()
+    assert jar.parent == Path(sparkwin.__file__).resolve().parent / "jars"
+    assert jar.name == f"sparkwin-core_2.13-{sparkwin.__version__}.jar"
+
+
+def test_the_jvm_reports_the_package_version(spark) -> None:
+    assert sparkwin.jvm_version(spark) == sparkwin.__version__
+
+
+def test_a_wheel_carries_the_jar(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("sparkwin-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert f"sparkwin/jars/sparkwin-core_2.13-{sparkwin.__version__}.jar" in names
+    assert "sparkwin/py.typed" in names
+
+
+def test_a_session_without_the_jar_says_how_to_fix_it() -> None:
+    script = (
+        "from pyspark.sql import SparkSession\n"
+        "import sparkwin\n"
+        "spark = SparkSession.builder.master('local[1]').getOrCreate()\n"
+        "try:\n"
+        "    sparkwin.jvm_version(spark)\n"
+        "except sparkwin.errors.JarNotFoundError as e:\n"
+        "    print('ERROR:', e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    ).stdout
+    assert "ERROR: this SparkSession was started without the sparkwin jar" in out
+    assert "sparkwin.configure(SparkSession.builder)" in out
+
+
+def test_a_jar_of_another_version_is_refused(spark, monkeypatch) -> None:
+    monkeypatch.setattr(_jvm, "__version__", "0.0.0-other")
+    monkeypatch.setattr(_jvm, "_checked", set())
+    with pytest.raises(VersionMismatchError, match="jar on the JVM is version"):
+        _jvm.entryPoint(spark)
+
+
+def test_a_plan_the_jvm_rejects_raises_plan_error(spark) -> None:
+    with pytest.raises(PlanError, match="plan version 99"):
+        with _jvm.translated():
+            _jvm.entryPoint(spark).describe('{"planVersion": 99}', False)
+
+
+def test_configure_rejects_what_is_not_a_builder() -> None:
+    with pytest.raises(TypeError, match="SparkSession.Builder"):
+        sparkwin.configure("not a builder")  # type: ignore[arg-type]
+
+
+def test_jar_not_found_error_is_a_sparkwin_error() -> None:
+    assert issubclass(JarNotFoundError, sparkwin.errors.SparkwinError)
