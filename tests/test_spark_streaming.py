@@ -51,6 +51,25 @@ def tumbling(df: DataFrame) -> sw.Pipeline:
     )
 
 
+def tumblingPreaggregated(df: DataFrame) -> sw.Pipeline:
+    # No lateness, no late output, default trigger: Spark pre-aggregates before the shuffle.
+    return (
+        _source(df)
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10_000))
+        .aggregate(sw.agg.sum("amount"), sw.agg.count(), sw.agg.avg("amount"), sw.agg.max("ts"))
+    )
+
+
+def slidingPreaggregated(df: DataFrame) -> sw.Pipeline:
+    return (
+        _source(df)
+        .keyBy("user")
+        .window(sw.SlidingEventTimeWindows.of(10_000, 4_000))
+        .aggregate(sw.agg.sum("amount"), sw.agg.min("ts"))
+    )
+
+
 def sliding(df: DataFrame) -> sw.Pipeline:
     return (
         _source(df)
@@ -124,7 +143,18 @@ def storm(df: DataFrame) -> sw.Pipeline:
     )
 
 
-PIPELINES = [tumbling, sliding, sessions, countWindows, continuous, beamEarlyLate, evicting, storm]
+PIPELINES = [
+    tumbling,
+    tumblingPreaggregated,
+    sliding,
+    slidingPreaggregated,
+    sessions,
+    countWindows,
+    continuous,
+    beamEarlyLate,
+    evicting,
+    storm,
+]
 
 
 @pytest.mark.parametrize("build", PIPELINES, ids=lambda b: b.__name__)
@@ -202,6 +232,20 @@ def test_restarted_query_equals_an_uninterrupted_run(spark, tmp_path: Path) -> N
     assert whole["main"] and whole["late"]
     for tag in whole:
         assert canonical(restarted[tag]) == canonical(whole[tag]), tag
+
+
+def test_preaggregated_pipelines_count_their_late_drops(spark, tmp_path: Path) -> None:
+    result = runStream(spark, tmp_path, SCHEMA, tumblingPreaggregated, SCRIPT)
+    dropped = sum(p["observedMetrics"]["sparkwin"]["droppedLate"] for p in result.progress)
+    h = WindowHarness(tumblingPreaggregated(spark.createDataFrame([], SCHEMA)))
+    files = iter(SCRIPT)
+    for batchId, wm in result.watermarks():
+        if wm > 0:
+            h.processWatermark(wm)
+        if result.rowsByBatch[batchId] > 0:
+            h.processElements(next(files))
+    # a@3000, a@8000, b@11000 and c@2000 arrive after their windows closed.
+    assert dropped == h.numLateRecordsDropped() == 4
 
 
 def test_write_stream_reports_observed_metrics(spark, tmp_path: Path) -> None:

@@ -43,6 +43,35 @@ final case class OperatorSpec(
   /** Elements are buffered when an evictor or a process function needs them. */
   val keepsElements: Boolean = evictor.isDefined || function == WindowFunction.ProcessElements
 
+  /** Whether elements may be pre-aggregated before they reach the operator (Spark's map side):
+    * only when no element is ever seen on its own. Tumbling or sliding event-time windows
+    * with the default event-time trigger (which ignores the element), order-blind aggregates
+    * (count, sum, avg, min, max) without an evictor, and no allowed lateness and no late side
+    * output (so an element in a late window is only counted, and a late window never fires
+    * per element).
+    */
+  lazy val combinable: Boolean = {
+    val fixedWindows = assigner match {
+      case t: sparkwin.window.TumblingWindows => t.isEventTime
+      case s: sparkwin.window.SlidingWindows => s.isEventTime
+      case _ => false
+    }
+    // Grouping reorders elements within a window, so only aggregates blind to order qualify
+    // (first/last break ties by arrival; collected lists and sets keep arrival order).
+    val orderBlind = function match {
+      case WindowFunction.Aggregates(aggs) =>
+        aggs.forall {
+          case _: Aggregate.Count | _: Aggregate.Sum | _: Aggregate.Avg | _: Aggregate.Min |
+              _: Aggregate.Max =>
+            true
+          case _ => false
+        }
+      case _ => false
+    }
+    fixedWindows && trigger == sparkwin.trigger.EventTimeTrigger && evictor.isEmpty && orderBlind &&
+    allowedLateness == 0 && !lateOutput
+  }
+
   /** Trigger state slots per window, numbered once here. */
   val triggerSlots: Int = trigger.bind(0)
 }

@@ -101,6 +101,42 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
     backend.stateTouched()
   }
 
+  /** Many elements at once, pre-aggregated: `count` elements whose windows are those of `ts`
+    * (every element of the group has the same windows), folded into `partial`. Only for
+    * pipelines where individual elements are indistinguishable to the trigger and to lateness:
+    * see [[OperatorSpec.combinable]].
+    */
+  def processPartial(ts: Long, partial: Array[Accumulator], count: Long): Unit = {
+    require(spec.combinable, s"processPartial needs a combinable pipeline, got $spec")
+    keyState = backend.state
+    paneClock = watermark
+    metrics.elementsIn += count
+    val windows = assigner.assignWindows(null, ts, ctx)
+    var accepted = false
+    val it = windows.iterator
+    while (it.hasNext) {
+      val w = it.next()
+      if (!isWindowLate(w)) {
+        accepted = true
+        val meta = metaOf(w)
+        var c = keyState.contents.get(w)
+        if (c == null) {
+          c = new WindowContents(partial.map(_.copy()), null)
+          keyState.contents.put(w, c)
+        } else {
+          var i = 0
+          while (i < partial.length) { c.accumulators(i).merge(partial(i)); i += 1 }
+        }
+        meta.sinceLastPane += count
+        ctx.bind(w, meta)
+        act(trigger.onElement(null, ts, w, ctx), w, w, meta, cleanup = false)
+        registerCleanupTimer(w)
+      }
+    }
+    if (!accepted) metrics.droppedLate += count
+    backend.stateTouched()
+  }
+
   private def add(stateWindow: Window, record: Record, ts: Long): Unit = {
     var c = keyState.contents.get(stateWindow)
     if (c == null) {

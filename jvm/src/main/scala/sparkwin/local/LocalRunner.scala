@@ -29,7 +29,8 @@ final class LocalRunner(
       )
     case None => null
   }
-  private val ticks = strategy.map(s => new PeriodicTicks(s.interval, startProcessingTime, channels, s.idleTimeout))
+  private val ticks =
+    strategy.map(s => new PeriodicTicks(s.interval, startProcessingTime, channels, s.idleTimeout))
   operator.setProcessingTime(startProcessingTime)
 
   def processElement(record: Record, timestamp: Long, channel: Int = 0): Unit = {

@@ -25,7 +25,8 @@ object Position {
   val Element = 2
   def tick(time: Long): Position = Position(time, Tick, -1, -1L)
   def timer(time: Long): Position = Position(time, ProcessingTimer, -1, -1L)
-  def element(arrival: Long, channel: Int, ordinal: Long): Position = Position(arrival, Element, channel, ordinal)
+  def element(arrival: Long, channel: Int, ordinal: Long): Position =
+    Position(arrival, Element, channel, ordinal)
   val End: Position = Position(Long.MaxValue, Int.MaxValue, Int.MaxValue, Long.MaxValue)
 }
 
@@ -90,7 +91,8 @@ object Activity {
 /** The valve's output over a replayed input: watermark `watermarks(i)` holds from
   * `positions(i)` on. Both arrays ascend.
   */
-final class WatermarkTimeline(val positions: Array[Position], val watermarks: Array[Long]) extends Serializable {
+final class WatermarkTimeline(val positions: Array[Position], val watermarks: Array[Long])
+    extends Serializable {
   def size: Int = positions.length
 
   /** The first entry at or after `from` whose watermark reaches `ts`, or -1. */
@@ -136,7 +138,7 @@ object WatermarkTimeline {
     // What a punctuated generator reads from an element: the marker flag, at its column.
     val markerColumn = strategy.kind match {
       case WatermarkStrategy.Punctuated(col, _) => col
-      case _                                    => 0
+      case _ => 0
     }
     val record = (marker: Boolean) => {
       val values = new Array[Any](markerColumn + 1)
@@ -147,7 +149,8 @@ object WatermarkTimeline {
       if (positions.nonEmpty && positions.last == at) marks(marks.size - 1) = wm
       else { positions += at; marks += wm }
     }
-    val chans = Array.tabulate(channels)(i => new WatermarkChannel(i, strategy.newGenerator(start), valve, onAdvance))
+    val chans =
+      Array.tabulate(channels)(i => new WatermarkChannel(i, strategy.newGenerator(start), valve, onAdvance))
     val ticks = new PeriodicTicks(strategy.interval, start, channels, strategy.idleTimeout)
 
     def ticksUpTo(limit: Long): Unit = {
@@ -213,11 +216,15 @@ object ReplayDriver {
       var going = true
       while (going) {
         val before = timeline.countBefore(limit)
-        val event = backend.eventTimers.peek.map(t => timeline.firstReaching(t.timestamp, next)).filter(i => i >= 0 && i < before)
-        val proc = backend.processingTimers.peek.map(_.timestamp).filter(p => p <= timerLimit && Position.timer(p) < limit)
+        val event = backend.eventTimers.peek
+          .map(t => timeline.firstReaching(t.timestamp, next))
+          .filter(i => i >= 0 && i < before)
+        val proc = backend.processingTimers.peek
+          .map(_.timestamp)
+          .filter(p => p <= timerLimit && Position.timer(p) < limit)
         (event, proc) match {
           case (Some(i), Some(p)) if timeline.positions(i) < Position.timer(p) => applyUpTo(i + 1)
-          case (Some(i), None)                                                  => applyUpTo(i + 1)
+          case (Some(i), None) => applyUpTo(i + 1)
           case (_, Some(p)) =>
             applyUpTo(timeline.countBefore(Position.timer(p)))
             clock.firedAt = p

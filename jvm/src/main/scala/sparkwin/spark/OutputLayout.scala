@@ -73,9 +73,9 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
   private def pane(p: PaneInfo): Seq[Any] = Seq(p.timing.name, p.index, p.isFirst, p.isLast)
 
   private def firedAt(at: Long): Seq[Any] = firedAtType match {
-    case None                => Nil
+    case None => Nil
     case Some(TimestampType) => Seq(ts(at))
-    case Some(_)             => Seq(at)
+    case Some(_) => Seq(at)
   }
 
   def resultRow(key: Any, window: Window, p: PaneInfo, values: Array[Any], at: Long = 0L): Row = {

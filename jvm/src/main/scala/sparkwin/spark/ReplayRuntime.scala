@@ -64,26 +64,39 @@ object ReplayRuntime {
 
     val arrivalMs = arrivalField.dataType match {
       case TimestampType => unix_millis(col(s"`${arrivalField.name}`"))
-      case _             => col(s"`${arrivalField.name}`").cast(LongType)
+      case _ => col(s"`${arrivalField.name}`").cast(LongType)
     }
     // Channels: the distinct values, sorted, numbered from 0.
     val (withChannel, channelValues) = plan.channelColumn match {
       case None => (df.withColumn(Channel, org.apache.spark.sql.functions.lit(0)), Array("0"))
       case Some(c) =>
         val name = plan.inputSchema.fields(c).name
-        val values = df.select(col(s"`$name`")).where(col(s"`$name`").isNotNull).distinct().orderBy(col(s"`$name`")).collect()
+        val values = df
+          .select(col(s"`$name`"))
+          .where(col(s"`$name`").isNotNull)
+          .distinct()
+          .orderBy(col(s"`$name`"))
+          .collect()
         val mapping = spark.createDataFrame(
           java.util.Arrays.asList(values.zipWithIndex.map { case (r, i) => Row(r.get(0), i) }: _*),
-          StructType(Seq(StructField("__sw_value", plan.inputSchema.fields(c).dataType), StructField(Channel, IntegerType)))
+          StructType(
+            Seq(
+              StructField("__sw_value", plan.inputSchema.fields(c).dataType),
+              StructField(Channel, IntegerType)
+            )
+          )
         )
         (
-          df.join(broadcast(mapping), df.col(s"`$name`") <=> mapping.col("__sw_value"), "left").drop("__sw_value"),
+          df.join(broadcast(mapping), df.col(s"`$name`") <=> mapping.col("__sw_value"), "left")
+            .drop("__sw_value"),
           values.map(r => String.valueOf(r.get(0)))
         )
     }
     val inputCols = plan.inputSchema.fields.map(f => col(s"`${f.name}`"))
     val prepared = withChannel
-      .select(inputCols ++ Seq(arrivalMs.as(Arrival), col(Channel), monotonically_increasing_id().as(Ordinal)): _*)
+      .select(
+        inputCols ++ Seq(arrivalMs.as(Arrival), col(Channel), monotonically_increasing_id().as(Ordinal)): _*
+      )
       .persist(StorageLevel.MEMORY_AND_DISK)
     val n = plan.inputSchema.length // arrival, channel, ordinal follow the input's columns
 
@@ -92,7 +105,7 @@ object ReplayRuntime {
     val ts = plan.timestampColumn
     val marker = strategy.kind match {
       case WatermarkStrategy.Punctuated(c, _) => c
-      case _                                  => -1
+      case _ => -1
     }
     val interval = strategy.interval
     val summaries = prepared
@@ -111,16 +124,35 @@ object ReplayRuntime {
           }
         )
         def p(x: Position) = Seq(x.time, x.channel.toLong, x.ordinal)
-        Row(s.channel, s.bucket, p(s.first), s.lastArrival, s.maxTimestamp, s.markers.map { case (pos, _, max) => p(pos) :+ max })
+        Row(
+          s.channel,
+          s.bucket,
+          p(s.first),
+          s.lastArrival,
+          s.maxTimestamp,
+          s.markers.map { case (pos, _, max) => p(pos) :+ max }
+        )
       }(Encoders.row(SummarySchema))
       .collect()
       .map { r =>
         def pos(s: scala.collection.Seq[Long]) = Position.element(s(0), s(1).toInt, s(2))
         val markers = r.getSeq[scala.collection.Seq[Long]](5).map(m => (pos(m), m(0), m(3)))
-        BucketSummary(r.getInt(0), r.getLong(1), pos(r.getSeq[Long](2)), r.getLong(3), r.getLong(4), markers.toSeq)
+        BucketSummary(
+          r.getInt(0),
+          r.getLong(1),
+          pos(r.getSeq[Long](2)),
+          r.getLong(3),
+          r.getLong(4),
+          markers.toSeq
+        )
       }
     val punctuated = marker >= 0
-    val timeline = WatermarkTimeline.compute(strategy, channelValues.length, Activity.merge(summaries.toSeq, punctuated), 0L)
+    val timeline = WatermarkTimeline.compute(
+      strategy,
+      channelValues.length,
+      Activity.merge(summaries.toSeq, punctuated),
+      0L
+    )
     val lastArrival = if (summaries.isEmpty) Long.MinValue else summaries.map(_.lastArrival).max
     val passMillis = (System.nanoTime() - started) / 1000000
 
@@ -137,7 +169,16 @@ object ReplayRuntime {
       .groupBy(keys: _*)
       .as[Row, Row](Encoders.row(keySchema), Encoders.row(prepared.schema))
       .flatMapGroups { (key: Row, rows: Iterator[Row]) =>
-        replayKey(PlanDecoder.decode(planJson), java8, firedAtType, shared.value, lastArrival, endOfInput, key, rows)
+        replayKey(
+          PlanDecoder.decode(planJson),
+          java8,
+          firedAtType,
+          shared.value,
+          lastArrival,
+          endOfInput,
+          key,
+          rows
+        )
       }(Encoders.row(layout.unionSchema))
     new ReplayHandle(union, timeline, passMillis, channelValues, prepared)
   }
@@ -165,7 +206,12 @@ object ReplayRuntime {
       if (r.isNullAt(ts)) collector.emitError(input, "the timestamp is null")
       else if (r.isNullAt(n)) collector.emitError(input, "the arrival is null")
       else if (r.isNullAt(n + 1)) collector.emitError(input, "the channel is null")
-      else valid += ((Position.element(r.getLong(n), r.getInt(n + 1), r.getLong(n + 2)), r, Rows.millis(r.get(ts))))
+      else
+        valid += ((
+          Position.element(r.getLong(n), r.getInt(n + 1), r.getLong(n + 2)),
+          r,
+          Rows.millis(r.get(ts))
+        ))
     }
     val elements = valid.result().sortBy(_._1).iterator.map { case (p, r, t) =>
       (p, new RowRecord(Row.fromSeq(r.toSeq.take(n))): sparkwin.engine.Record, t)

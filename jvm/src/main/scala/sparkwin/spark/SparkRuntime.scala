@@ -56,19 +56,38 @@ object SparkRuntime {
   private def plainColumns(df: DataFrame): Seq[Column] =
     df.schema.fields.toSeq.map(f => col(s"`${f.name}`").as(f.name, Metadata.empty))
 
+  private val allKeyField = StructField(AllKey, IntegerType, nullable = false)
+
+  /** The grouping key's fields: the key columns, or one constant column for windowAll. */
+  private def keyFields(plan: Plan): Seq[StructField] =
+    if (plan.keyColumns.isEmpty) Seq(allKeyField) else plan.keyFields
+
   private def grouped(input: DataFrame, plan: Plan) = {
     val inputEncoder = Encoders.row(plan.inputSchema)
     if (plan.keyColumns.isEmpty)
       input
         .groupBy(lit(0).as(AllKey))
-        .as[Row, Row](
-          Encoders.row(StructType(Seq(StructField(AllKey, IntegerType, nullable = false)))),
-          inputEncoder
-        )
+        .as[Row, Row](Encoders.row(StructType(Seq(allKeyField))), inputEncoder)
     else
       input
         .groupBy(plan.keyFields.map(f => col(s"`${f.name}`")): _*)
         .as[Row, Row](Encoders.row(StructType(plan.keyFields)), inputEncoder)
+  }
+
+  /** Pre-aggregated input (see [[Combiner]]), grouped by the key columns that lead it. */
+  private def combinedGroups(input: DataFrame, plan: Plan) = {
+    val planJson = plan.json
+    val fields = keyFields(plan)
+    val schema = Combiner.partialSchema(plan, fields)
+    val keys = plan.keyColumns
+    val partials = input.mapPartitions { rows =>
+      val p = PlanDecoder.decode(planJson)
+      val keyOf: Row => Seq[Any] = if (keys.isEmpty) _ => Seq(0) else r => keys.map(r.get)
+      Combiner.combine(p, keyOf, rows)
+    }(Encoders.row(schema))
+    partials
+      .groupBy(fields.map(f => col(s"`${f.name}`")): _*)
+      .as[Row, Row](Encoders.row(StructType(fields)), Encoders.row(schema))
   }
 
   private def streaming(df: DataFrame, plan: Plan, layout: OutputLayout): DataFrame = {
@@ -89,8 +108,10 @@ object SparkRuntime {
       case TimerDomains.ProcessingOnly | TimerDomains.Both => TimeMode.ProcessingTime()
       case TimerDomains.Neither => TimeMode.None()
     }
-    grouped(input, plan).transformWithState(
-      new WindowProcessor(plan.json, layout.java8Time, domains),
+    val combined = plan.spec.combinable
+    val groups = if (combined) combinedGroups(input, plan) else grouped(input, plan)
+    groups.transformWithState(
+      new WindowProcessor(plan.json, layout.java8Time, domains, combined),
       timeMode,
       OutputMode.Append()
     )(Encoders.row(layout.unionSchema))

@@ -27,7 +27,7 @@ object TimerDomains {
   * It holds the plan as JSON and decodes it on the executor, so nothing of the engine needs to
   * be serialisable.
   */
-final class WindowProcessor(planJson: String, java8Time: Boolean, domains: TimerDomains)
+final class WindowProcessor(planJson: String, java8Time: Boolean, domains: TimerDomains, combined: Boolean)
     extends StatefulProcessor[Row, Row, Row] {
 
   @transient private var value: ValueState[Array[Byte]] = _
@@ -36,10 +36,13 @@ final class WindowProcessor(planJson: String, java8Time: Boolean, domains: Timer
   @transient private var collector: RowCollector = _
   @transient private var layout: OutputLayout = _
   @transient private var tsColumn: Int = _
+  @transient private var plan: Plan = _
+  @transient private var partialFields: Int = _ // combined input: key columns come first
   @transient private var reported: Array[Long] = _
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
-    val plan = PlanDecoder.decode(planJson)
+    plan = PlanDecoder.decode(planJson)
+    partialFields = math.max(plan.keyColumns.size, 1)
     layout = new OutputLayout(plan, java8Time)
     val aggregates = plan.spec.function match {
       case sparkwin.engine.WindowFunction.Aggregates(a) => a
@@ -55,14 +58,31 @@ final class WindowProcessor(planJson: String, java8Time: Boolean, domains: Timer
 
   override def handleInputRows(key: Row, rows: Iterator[Row], timers: TimerValues): Iterator[Row] = {
     begin(key, timers)
-    rows.foreach { row =>
-      val record = new RowRecord(row)
-      if (row.isNullAt(tsColumn)) collector.emitError(record, "the timestamp is null")
-      else
-        try operator.processElement(record, Rows.millis(row.get(tsColumn)))
-        catch { case e: RecordError => collector.emitError(record, e.getMessage) }
-    }
+    if (combined) rows.foreach(partial)
+    else
+      rows.foreach { row =>
+        val record = new RowRecord(row)
+        if (row.isNullAt(tsColumn)) collector.emitError(record, "the timestamp is null")
+        else
+          try operator.processElement(record, Rows.millis(row.get(tsColumn)))
+          catch { case e: RecordError => collector.emitError(record, e.getMessage) }
+      }
     finish(timers)
+  }
+
+  /** A pre-aggregated row from [[Combiner]]: a group of elements, or a row without timestamp. */
+  private def partial(row: Row): Unit = {
+    val k = partialFields
+    if (!row.isNullAt(k + 3))
+      collector.emitError(new RowRecord(row.getStruct(k + 3)), "the timestamp is null")
+    else
+      operator
+        .asInstanceOf[sparkwin.engine.WindowOperator]
+        .processPartial(
+          row.getLong(k),
+          Combiner.decode(plan.spec, row.getAs[Array[Byte]](k + 2)),
+          row.getLong(k + 1)
+        )
   }
 
   override def handleExpiredTimer(key: Row, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] = {

@@ -49,7 +49,8 @@ final class PeriodicTicks(val interval: Long, start: Long, channels: Int, idleTi
     nextTick = time + interval
   }
 
-  private def firstTickAfter(t: Long): Long = start + (java.lang.Math.floorDiv(t - start, interval) + 1) * interval
+  private def firstTickAfter(t: Long): Long =
+    start + (java.lang.Math.floorDiv(t - start, interval) + 1) * interval
 
   private def ceilTick(t: Long): Long = {
     val k = java.lang.Math.floorDiv(t - start + interval - 1, interval)

@@ -85,7 +85,7 @@ class ReferenceModelSuite extends munit.ScalaCheckSuite {
 
   private def engine(steps: Seq[Step], h: Harness): Seq[Output] = {
     for (step <- steps) step match {
-      case Add(k, v, ts)  => h.add(k, v, ts)
+      case Add(k, v, ts) => h.add(k, v, ts)
       case Watermark(w) => h.watermark(w)
     }
     h.take().map(o => (o.key, o.start, o.end, o.values(0), o.values(1), o.pane.timing.name)) ++
@@ -133,7 +133,8 @@ class ReferenceModelSuite extends munit.ScalaCheckSuite {
     Prop.forAll(steps) { s =>
       val h = harness(TumblingWindows(10, 0, isEventTime = true), lateness = 5, aggregates = aggs)
       val out = engine(s :+ Watermark(Long.MaxValue - 1), h)
-      val lastCounts = out.collect { case (k, a, _, _, n: Long, _) => ((k, a), n) }.groupMapReduce(_._1)(_._2)(math.max)
+      val lastCounts =
+        out.collect { case (k, a, _, _, n: Long, _) => ((k, a), n) }.groupMapReduce(_._1)(_._2)(math.max)
       val late = out.count { case ("late", _, _, _) => true; case _ => false }
       assertEquals(lastCounts.values.sum + late, s.count(_.isInstanceOf[Add]).toLong)
       assertEquals(h.stateEntries, 0)

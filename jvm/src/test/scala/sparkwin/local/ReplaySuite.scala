@@ -16,7 +16,15 @@ import sparkwin.window._
 class ReplaySuite extends munit.FunSuite {
 
   /** An element: (key, value, ts, marker) arriving at `arrival` on `channel`. */
-  final case class Event(arrival: Long, channel: Int, ordinal: Long, key: String, value: Long, ts: Long, marker: Boolean) {
+  final case class Event(
+      arrival: Long,
+      channel: Int,
+      ordinal: Long,
+      key: String,
+      value: Long,
+      ts: Long,
+      marker: Boolean
+  ) {
     def record: Record = new ArrayRecord(Array(key, value, ts, marker))
     def position: Position = Position.element(arrival, channel, ordinal)
   }
@@ -41,7 +49,15 @@ class ReplaySuite extends munit.FunSuite {
         (SlidingWindows(120, 60, 0, isEventTime = true), t, 40L)
       case 3 => (TumblingWindows(200, 0, isEventTime = true), ContinuousEventTimeTrigger(50), 0L)
     }
-    OperatorSpec(assigner, trigger, None, lateness, lateOutput = true, WindowFunction.Aggregates(IndexedSeq(sum)), AccumulationMode.Accumulating)
+    OperatorSpec(
+      assigner,
+      trigger,
+      None,
+      lateness,
+      lateOutput = true,
+      WindowFunction.Aggregates(IndexedSeq(sum)),
+      AccumulationMode.Accumulating
+    )
   }
 
   private def strategy(kind: Int): WatermarkStrategy = kind match {
@@ -56,7 +72,15 @@ class ReplaySuite extends munit.FunSuite {
       t += (if (rnd.nextInt(15) == 0) 100 + rnd.nextInt(300) else rnd.nextInt(12))
       val ch = rnd.nextInt(channels)
       val disorder = if (rnd.nextInt(12) == 0) 150 + rnd.nextInt(150) else rnd.nextInt(30)
-      Event(t, ch, i.toLong, s"k${rnd.nextInt(4)}", 1L + rnd.nextInt(9), t - disorder - ch * 7L, rnd.nextInt(6) == 0)
+      Event(
+        t,
+        ch,
+        i.toLong,
+        s"k${rnd.nextInt(4)}",
+        1L + rnd.nextInt(9),
+        t - disorder - ch * 7L,
+        rnd.nextInt(6) == 0
+      )
     }
   }
 
@@ -74,7 +98,9 @@ class ReplaySuite extends munit.FunSuite {
   private def replayed(kind: Int, w: WatermarkStrategy, channels: Int, in: Seq[Event]): Seq[Any] = {
     val summaries = in
       .groupBy(e => (e.channel, Activity.bucket(e.arrival, w.interval)))
-      .map { case ((c, b), es) => Activity.summarize(c, b, es.iterator.map(e => (e.position, e.ts, e.marker))) }
+      .map { case ((c, b), es) =>
+        Activity.summarize(c, b, es.iterator.map(e => (e.position, e.ts, e.marker)))
+      }
       .toSeq
     val punctuated = w.kind.isInstanceOf[WatermarkStrategy.Punctuated]
     val timeline = WatermarkTimeline.compute(w, channels, Activity.merge(summaries, punctuated), 0L)
@@ -104,7 +130,9 @@ class ReplaySuite extends munit.FunSuite {
         if (actual != expected) {
           val missing = expected.diff(actual).take(4)
           val extra = actual.diff(expected).take(4)
-          fail(s"seed $seed, $channels channels\nmissing ${missing.mkString("\n  ")}\nextra ${extra.mkString("\n  ")}")
+          fail(
+            s"seed $seed, $channels channels\nmissing ${missing.mkString("\n  ")}\nextra ${extra.mkString("\n  ")}"
+          )
         }
       }
     }
@@ -122,7 +150,9 @@ class ReplaySuite extends munit.FunSuite {
       2,
       Activity.merge(
         in.groupBy(e => (e.channel, Activity.bucket(e.arrival, 10)))
-          .map { case ((c, b), es) => Activity.summarize(c, b, es.iterator.map(e => (e.position, e.ts, false))) }
+          .map { case ((c, b), es) =>
+            Activity.summarize(c, b, es.iterator.map(e => (e.position, e.ts, false)))
+          }
           .toSeq,
         punctuated = false
       ),
