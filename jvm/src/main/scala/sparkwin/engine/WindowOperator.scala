@@ -87,7 +87,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
           ctx.bind(actual, meta)
           val result = trigger.onElement(record, timestamp, actual, ctx)
           act(result, actual, stateWindow, meta, cleanup = false)
-          registerCleanupTimer(actual)
+          registerCleanupTimer(actual, meta)
         }
       }
     }
@@ -130,7 +130,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
         meta.sinceLastPane += count
         ctx.bind(w, meta)
         act(trigger.onElement(null, ts, w, ctx), w, w, meta, cleanup = false)
-        registerCleanupTimer(w)
+        registerCleanupTimer(w, meta)
       }
     }
     if (!accepted) metrics.droppedLate += count
@@ -207,6 +207,9 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
       }
     }
     if (meta != null) {
+      // This timer left the queue: the caches must not claim it is still there.
+      if (eventTime && meta.queuedEventTimer == timer.timestamp) meta.queuedEventTimer = Long.MinValue
+      if (cleanup) meta.queuedCleanupTimer = false
       paneClock =
         if (eventTime == usesWatermark) timer.timestamp
         else if (usesWatermark) watermark
@@ -359,12 +362,14 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
     if (t == Long.MaxValue) null else Timer(t, backend.currentKeyId, window)
   }
 
-  private def registerCleanupTimer(window: Window): Unit = {
-    val timer = cleanupTimer(window)
-    if (timer != null) {
-      if (isEventTime) backend.eventTimers.add(timer) else backend.processingTimers.add(timer)
+  private def registerCleanupTimer(window: Window, meta: WindowMeta): Unit =
+    if (!meta.queuedCleanupTimer) {
+      val timer = cleanupTimer(window)
+      if (timer != null) {
+        if (isEventTime) backend.eventTimers.add(timer) else backend.processingTimers.add(timer)
+      }
+      meta.queuedCleanupTimer = true
     }
-  }
 
   private def deleteCleanupTimer(window: Window): Unit = {
     val timer = cleanupTimer(window)
@@ -449,16 +454,21 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
     def currentWatermark: Long = watermark
     def currentProcessingTime: Long = processingTime
 
-    def registerEventTimeTimer(time: Long): Unit = {
-      metrics.timersRegistered += 1
-      backend.eventTimers.add(Timer(time, backend.currentKeyId, w))
-    }
+    def registerEventTimeTimer(time: Long): Unit =
+      if (meta == null || meta.queuedEventTimer != time) {
+        metrics.timersRegistered += 1
+        backend.eventTimers.add(Timer(time, backend.currentKeyId, w))
+        if (meta != null) meta.queuedEventTimer = time
+      }
 
     // The window's cleanup timer is the operator's: a trigger clearing its own timer at the
     // same instant must not cancel the cleanup while the window lives.
     def deleteEventTimeTimer(time: Long): Unit =
-      if (clearing || !(isEventTime && time == cleanupTime(w)))
+      if (clearing || !(isEventTime && time == cleanupTime(w))) {
         backend.eventTimers.remove(Timer(time, backend.currentKeyId, w))
+        if (meta != null && meta.queuedEventTimer == time) meta.queuedEventTimer = Long.MinValue
+        if (meta != null && isEventTime && time == cleanupTime(w)) meta.queuedCleanupTimer = false
+      }
 
     def registerProcessingTimeTimer(time: Long): Unit = {
       metrics.timersRegistered += 1
@@ -466,8 +476,10 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
     }
 
     def deleteProcessingTimeTimer(time: Long): Unit =
-      if (clearing || !(!isEventTime && time == cleanupTime(w)))
+      if (clearing || !(!isEventTime && time == cleanupTime(w))) {
         backend.processingTimers.remove(Timer(time, backend.currentKeyId, w))
+        if (meta != null && !isEventTime && time == cleanupTime(w)) meta.queuedCleanupTimer = false
+      }
 
     def getState(slot: Int): Any = meta.triggerState(slot)
     def setState(slot: Int, value: Any): Unit = meta.triggerState(slot) = value

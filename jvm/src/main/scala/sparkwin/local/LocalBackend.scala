@@ -1,48 +1,62 @@
 package sparkwin.local
 
-import scala.collection.mutable
-
 import sparkwin.engine.{KeyedBackend, Record}
 import sparkwin.state.KeyState
 import sparkwin.timer.TimerQueue
 
 /** In-memory keyed state for the local runtime: one state object per key, one timer queue per
   * time domain for all keys (so timers of different keys fire in global timestamp order).
+  *
+  * Keys get a stable id on first sight; a key's slot holds its id and state, so making a key
+  * current is one hash lookup.
   */
 final class LocalBackend extends KeyedBackend {
-  private val ids = mutable.HashMap.empty[Any, Long]
-  private val keys = mutable.ArrayBuffer.empty[Any]
-  private val states = mutable.LongMap.empty[KeyState]
-  private var current = -1L
-  private var currentState: KeyState = _
+  private final class Slot(val id: Long, val key: Any) {
+    var state: KeyState = _
+  }
+
+  private val slots = new java.util.HashMap[Any, Slot]()
+  private val byId = new java.util.ArrayList[Slot]()
+  private var current: Slot = _
+  private var live = 0 // keys that hold state
 
   val eventTimers = new TimerQueue
   val processingTimers = new TimerQueue
 
   /** Makes `key` current, giving it a stable id on first sight. */
-  def setCurrentKey(key: Any): Unit = {
-    val id = ids.getOrElseUpdate(key, { keys += key; (keys.size - 1).toLong })
-    if (id != current) { current = id; currentState = null }
-  }
+  def setCurrentKey(key: Any): Unit =
+    if (current == null || current.key != key) {
+      var slot = slots.get(key)
+      if (slot == null) {
+        slot = new Slot(byId.size.toLong, key)
+        slots.put(key, slot)
+        byId.add(slot)
+      }
+      current = slot
+    }
 
-  def currentKey: Any = keys(current.toInt)
-  def currentKeyId: Long = current
+  def currentKey: Any = current.key
+  def currentKeyId: Long = current.id
 
-  def switchTo(keyId: Long): Unit = if (keyId != current) { current = keyId; currentState = null }
+  def switchTo(keyId: Long): Unit =
+    if (current == null || current.id != keyId) current = byId.get(keyId.toInt)
 
   def state: KeyState = {
-    if (currentState == null) currentState = states.getOrElseUpdate(current, new KeyState)
-    currentState
+    if (current.state == null) { current.state = new KeyState; live += 1 }
+    current.state
   }
 
   def stateTouched(): Unit =
-    if (currentState != null && currentState.isEmpty) { states.remove(current); currentState = null }
+    if (current.state != null && current.state.isEmpty) { current.state = null; live -= 1 }
 
   def retain(record: Record): Record = record
 
   /** Window contents, window metadata, merging mappings and timers, over all keys. */
-  def numStateEntries: Int =
-    states.valuesIterator.map(_.numEntries).sum + eventTimers.size + processingTimers.size
+  def numStateEntries: Int = {
+    var n = eventTimers.size + processingTimers.size
+    byId.forEach(s => if (s.state != null) n += s.state.numEntries)
+    n
+  }
 
-  def numKeysWithState: Int = states.size
+  def numKeysWithState: Int = live
 }

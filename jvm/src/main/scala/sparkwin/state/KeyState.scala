@@ -23,6 +23,11 @@ final class WindowMeta(val triggerState: Array[Any]) {
   var createdLate: Boolean = false
   var closed: Boolean = false
   var sinceLastPane: Long = 0L // elements added since the last firing: is a pane "new"?
+
+  // Not persisted: the latest event-time timer known to be queued for this window, so the
+  // per-element re-registration of the same timer (triggers and cleanup) is a field compare.
+  @transient var queuedEventTimer: Long = Long.MinValue
+  @transient var queuedCleanupTimer: Boolean = false
 }
 
 /** Storm's per-key window manager state: queued tuples in arrival order and the policies'

@@ -41,6 +41,17 @@ final class MergingWindowSet(val mapping: mutable.HashMap[TimeWindow, TimeWindow
   ): TimeWindow = {
     // Equal to a live window: it is that window (live windows never overlap each other).
     if (mapping.contains(newWindow)) return newWindow
+    // The common cases without sorting: the new window touches no live window, or lies
+    // inside the one it touches.
+    var touching = 0
+    var only: TimeWindow = null
+    val it = mapping.keysIterator
+    while (it.hasNext) {
+      val w = it.next()
+      if (w.intersects(newWindow)) { touching += 1; only = w }
+    }
+    if (touching == 0) { mapping(newWindow) = newWindow; return newWindow }
+    if (touching == 1 && only.start <= newWindow.start && only.end >= newWindow.end) return only
     val all = mapping.keys.toVector :+ newWindow
     val groups = assigner.mergeWindows(all)
     // Refuse a bad merge before anything changes, so the set stays consistent.

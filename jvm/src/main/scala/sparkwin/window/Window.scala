@@ -23,6 +23,18 @@ final case class TimeWindow(start: Long, end: Long) extends Window {
     TimeWindow(math.min(start, other.start), math.max(end, other.end))
 
   override def toString: String = s"TimeWindow[$start, $end)"
+
+  // Windows key hash maps on the hot path; the generic product hash boxes both fields.
+  // Windows sit on a regular grid, so a linear combination of the bounds collides: mix them.
+  override def hashCode: Int = {
+    var h = start * 0x9e3779b97f4a7c15L + end
+    h = (h ^ (h >>> 32)) * 0xd6e8feb86659fd93L
+    (h ^ (h >>> 32)).toInt
+  }
+  override def equals(o: Any): Boolean = o match {
+    case w: TimeWindow => w.start == start && w.end == end
+    case _ => false
+  }
 }
 
 /** A window of Storm's windowing: `(start, end]`, data-aligned. `start` is Long.MinValue for
@@ -41,18 +53,29 @@ case object GlobalWindow extends Window {
 
 object Window {
   val ordering: Ordering[Window] = new Ordering[Window] {
-    def compare(a: Window, b: Window): Int = (a, b) match {
-      case (x: TimeWindow, y: TimeWindow) =>
-        val c = java.lang.Long.compare(x.start, y.start)
-        if (c != 0) c else java.lang.Long.compare(x.end, y.end)
-      case (x: StormWindow, y: StormWindow) =>
-        val c = java.lang.Long.compare(x.end, y.end)
-        if (c != 0) c else java.lang.Long.compare(x.start, y.start)
-      case (_: TimeWindow, _) => -1
-      case (_, _: TimeWindow) => 1
-      case (_: StormWindow, _) => -1
-      case (_, _: StormWindow) => 1
-      case (GlobalWindow, GlobalWindow) => 0
+    // Timers compare windows on every queue operation: no tuples, no boxing.
+    private def rank(w: Window): Int = w match {
+      case _: TimeWindow => 0
+      case _: StormWindow => 1
+      case _ => 2
+    }
+
+    def compare(a: Window, b: Window): Int = a match {
+      case x: TimeWindow =>
+        b match {
+          case y: TimeWindow =>
+            val c = java.lang.Long.compare(x.start, y.start)
+            if (c != 0) c else java.lang.Long.compare(x.end, y.end)
+          case _ => -1
+        }
+      case x: StormWindow =>
+        b match {
+          case y: StormWindow =>
+            val c = java.lang.Long.compare(x.end, y.end)
+            if (c != 0) c else java.lang.Long.compare(x.start, y.start)
+          case _ => Integer.compare(1, rank(b))
+        }
+      case _ => Integer.compare(2, rank(b))
     }
   }
 
