@@ -13,13 +13,20 @@ import sparkwin.window._
   * `bound` ms of disorder; the watermark (max - bound - 1) advances every 1000 events.
   */
 object EngineBench {
-  final class Counting extends Emitter {
+  /** Counts results and fingerprints them like benchmarks/run.py does for every system:
+    * (windows, sum of values, sum of window start in seconds times value), flush key excluded.
+    */
+  final class Counting(excluded: Any) extends Emitter {
     var results = 0L
     var checksum = 0L
-    def emitResult(key: Any, window: Window, pane: PaneInfo, values: Array[Any]): Unit = {
-      results += 1
-      checksum += values(0).asInstanceOf[Long]
-    }
+    var weighted = 0L
+    def emitResult(key: Any, window: Window, pane: PaneInfo, values: Array[Any]): Unit =
+      if (key != excluded) {
+        val v = values(0).asInstanceOf[Long]
+        results += 1
+        checksum += v
+        weighted += (window.asInstanceOf[TimeWindow].start / 1000) * v
+      }
     def emitElements(key: Any, window: Window, pane: PaneInfo, elements: java.util.List[Element]): Unit = ()
     def emitLate(key: Any, record: Record, timestamp: Long): Unit = ()
   }
@@ -42,7 +49,26 @@ object EngineBench {
     )
   }
 
-  def main(args: Array[String]): Unit = {
+  def main(args: Array[String]): Unit =
+    if (args(0) == "file") fromFile(args(1), args(2).toLong, args.drop(3).toSeq)
+    else generated(args)
+
+  /** Events from benchmarks/run.py: little-endian int32 key, int64 ts, int64 amount per event. */
+  private def fromFile(path: String, bound: Long, workloads: Seq[String]): Unit = {
+    val bytes = java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(path))
+    val buf = java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+    val n = bytes.length / 20
+    val keyOf = new Array[Int](n)
+    val ts = new Array[Long](n)
+    val amount = new Array[Long](n)
+    for (i <- 0 until n) { keyOf(i) = buf.getInt(); ts(i) = buf.getLong(); amount(i) = buf.getLong() }
+    val keys = keyOf.max + 1
+    val keyNames = Array.tabulate(keys)(i => s"k$i")
+    val records = Array.tabulate(n)(i => new ArrayRecord(Array[Any](keyNames(keyOf(i)), amount(i), ts(i))))
+    measure(workloads, keyNames, keyOf, ts, records, n, bound, excluded = keyNames(keys - 1))
+  }
+
+  private def generated(args: Array[String]): Unit = {
     val n = args(0).toInt
     val keys = args(1).toInt
     val seed = args(2).toLong
@@ -53,17 +79,30 @@ object EngineBench {
     val keyOf = Array.fill(n)(rnd.nextInt(keys))
     val ts = Array.tabulate(n)(i => i.toLong - rnd.nextInt(bound.toInt))
     val records = Array.tabulate(n)(i => new ArrayRecord(Array[Any](keyNames(keyOf(i)), (i % 100).toLong, ts(i))))
+    measure(workloads, keyNames, keyOf, ts, records, n, bound, excluded = null)
+  }
+
+  private def measure(
+      workloads: Seq[String],
+      keyNames: Array[String],
+      keyOf: Array[Int],
+      ts: Array[Long],
+      records: Array[ArrayRecord],
+      n: Int,
+      bound: Long,
+      excluded: Any
+  ): Unit =
     for (w <- workloads) {
-      // Warm up on a prefix, then measure the best of three runs.
-      run(spec(w), keyNames, keyOf, ts, records, math.min(n, 500000), bound)
-      val times = (1 to 3).map(_ => run(spec(w), keyNames, keyOf, ts, records, n, bound))
+      // Warm up on a prefix, then take the best of three runs.
+      run(spec(w), keyNames, keyOf, ts, records, math.min(n, 500000), bound, excluded)
+      val times = (1 to 3).map(_ => run(spec(w), keyNames, keyOf, ts, records, n, bound, excluded))
       val (seconds, out) = times.minBy(_._1)
       println(
         s"""{"workload":"$w","system":"engine","events":$n,"seconds":$seconds,""" +
-          s""""events_per_s":${(n / seconds).toLong},"results":${out.results},"checksum":${out.checksum}}"""
+          s""""events_per_s":${(n / seconds).toLong},"windows":${out.results},"sum":${out.checksum},""" +
+          s""""weighted":${out.weighted}}"""
       )
     }
-  }
 
   private def run(
       spec: OperatorSpec,
@@ -72,9 +111,10 @@ object EngineBench {
       ts: Array[Long],
       records: Array[ArrayRecord],
       n: Int,
-      bound: Long
+      bound: Long,
+      excluded: Any
   ): (Double, Counting) = {
-    val out = new Counting
+    val out = new Counting(excluded)
     val backend = new LocalBackend
     val op = Operator(spec, backend, out)
     val start = System.nanoTime()

@@ -1,0 +1,117 @@
+"""What a Python user writes today: the benchmark windows with `applyInPandasWithState`.
+
+Per key, the state holds the open windows (fixed windows: start and running value; sessions:
+start, end and count). Each call folds the new events in with pandas/numpy, emits the windows
+the watermark has passed, and sets an event-time timeout at the earliest open window's end.
+Correct for the benchmark's input (nothing arrives behind the watermark).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import DataFrame
+from pyspark.sql.streaming.state import GroupStateTimeout
+
+from benchmarks.workloads import Workload
+
+OUTPUT = "key string, start long, end long, value long"
+FIXED_STATE = "starts array<long>, values array<long>"
+SESSION_STATE = "starts array<long>, ends array<long>, values array<long>"
+
+
+def _millis(pdf: pd.DataFrame) -> np.ndarray:
+    return pdf["ts"].astype("datetime64[ms]").astype(np.int64).to_numpy()
+
+
+def fixed_windows(w: Workload):
+    size, slide = w.size_ms, w.slide_ms
+    per_event = size // slide
+
+    def fn(key: Any, pdfs: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
+        open_ = {}
+        if state.exists:
+            starts, values = state.get
+            open_ = dict(zip(starts, values, strict=True))
+        if not state.hasTimedOut:
+            for pdf in pdfs:
+                ts = _millis(pdf)
+                value = (
+                    pdf["amount"].to_numpy()
+                    if w.aggregate == "sum"
+                    else np.ones(len(pdf), np.int64)
+                )
+                last = ts - np.mod(ts, slide)
+                starts = np.concatenate([last - j * slide for j in range(per_event)])
+                values = np.tile(value, per_event)
+                inside = starts > np.tile(ts, per_event) - size
+                sums = pd.Series(values[inside]).groupby(starts[inside]).sum()
+                for s, v in sums.items():
+                    open_[int(s)] = open_.get(int(s), 0) + int(v)
+        wm = state.getCurrentWatermarkMs()
+        done = sorted(s for s in open_ if s + size - 1 <= wm)
+        if done:
+            yield pd.DataFrame(
+                {
+                    "key": key[0],
+                    "start": done,
+                    "end": [s + size for s in done],
+                    "value": [open_.pop(s) for s in done],
+                }
+            )
+        if open_:
+            state.update((list(open_), list(open_.values())))
+            state.setTimeoutTimestamp(min(open_) + size)
+        else:
+            state.remove()
+
+    return fn
+
+
+def sessions(w: Workload):
+    gap = w.gap_ms
+
+    def fn(key: Any, pdfs: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
+        starts, ends, values = (list(x) for x in state.get) if state.exists else ([], [], [])
+        if not state.hasTimedOut:
+            for pdf in pdfs:
+                ts = _millis(pdf)
+                starts += ts.tolist()
+                ends += (ts + gap).tolist()
+                values += [1] * len(ts)
+        s, e, v = np.array(starts, np.int64), np.array(ends, np.int64), np.array(values, np.int64)
+        order = np.argsort(s, kind="stable")
+        s, e, v = s[order], e[order], v[order]
+        # Touching or overlapping intervals merge: a new session starts after a gap.
+        reach = np.maximum.accumulate(e)
+        group = np.concatenate([[0], np.cumsum(s[1:] > reach[:-1])]) if len(s) else s
+        merged = (
+            pd.DataFrame({"g": group, "s": s, "e": e, "v": v})
+            .groupby("g")
+            .agg(start=("s", "min"), end=("e", "max"), value=("v", "sum"))
+        )
+        wm = state.getCurrentWatermarkMs()
+        done = merged[merged["end"] - 1 <= wm]
+        if len(done):
+            yield pd.DataFrame(
+                {"key": key[0], "start": done["start"], "end": done["end"], "value": done["value"]}
+            )
+        rest = merged[merged["end"] - 1 > wm]
+        if len(rest):
+            state.update((rest["start"].tolist(), rest["end"].tolist(), rest["value"].tolist()))
+            state.setTimeoutTimestamp(int(rest["end"].min()))
+        else:
+            state.remove()
+
+    return fn
+
+
+def windowed(df: DataFrame, w: Workload) -> DataFrame:
+    fn = sessions(w) if w.kind == "session" else fixed_windows(w)
+    state = SESSION_STATE if w.kind == "session" else FIXED_STATE
+    return df.groupBy("key").applyInPandasWithState(
+        fn, OUTPUT, state, "append", GroupStateTimeout.EventTimeTimeout
+    )

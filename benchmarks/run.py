@@ -1,0 +1,241 @@
+"""sparkwin's benchmarks: the engine alone, sparkwin on Spark, Spark's own windows and an
+applyInPandasWithState implementation, on the same events, in the same run.
+
+    python benchmarks/run.py [--quick] [--json PATH] [--systems engine,sparkwin,native,pandas]
+
+Results are checked equal across systems (windows, sum of values, sum of start x value)
+before timings are reported. Spark systems read the events as a stream of parquet files
+(one per micro-batch) on local[2] and run until all are processed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pyspark.sql import DataFrame, SparkSession  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402, N812
+
+import sparkwin as sw  # noqa: E402
+from benchmarks import pandas_windows  # noqa: E402
+from benchmarks.workloads import BOUND_MS, WORKLOADS, Events, Workload, generate  # noqa: E402
+
+SYSTEMS = ("engine", "sparkwin", "native", "pandas")
+
+
+def sparkwin_windows(df: DataFrame, w: Workload) -> DataFrame:
+    assigner = {
+        "tumbling": lambda: sw.TumblingEventTimeWindows.of(w.size_ms),
+        "sliding": lambda: sw.SlidingEventTimeWindows.of(w.size_ms, w.slide_ms),
+        "session": lambda: sw.EventTimeSessionWindows.withGap(w.gap_ms),
+    }[w.kind]()
+    agg = sw.agg.sum("amount") if w.aggregate == "sum" else sw.agg.count()
+    out = (
+        sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS))
+        .keyBy("key")
+        .window(assigner)
+        .aggregate(agg.alias("value"))
+        .toDF()
+    )
+    return out.select("key", F.unix_millis("window_start").alias("start"), "value")
+
+
+def native_windows(df: DataFrame, w: Workload) -> DataFrame:
+    watermarked = df.withWatermark("ts", f"{BOUND_MS + 1} milliseconds")
+    window = {
+        "tumbling": lambda: F.window("ts", f"{w.size_ms} milliseconds"),
+        "sliding": lambda: F.window(
+            "ts", f"{w.size_ms} milliseconds", f"{w.slide_ms} milliseconds"
+        ),
+        "session": lambda: F.session_window("ts", f"{w.gap_ms} milliseconds"),
+    }[w.kind]()
+    agg = F.sum("amount") if w.aggregate == "sum" else F.count(F.lit(1))
+    grouped = watermarked.groupBy(window.alias("w"), "key").agg(agg.alias("value"))
+    return grouped.select("key", F.unix_millis("w.start").alias("start"), "value")
+
+
+def pandas_impl(df: DataFrame, w: Workload) -> DataFrame:
+    watermarked = df.withWatermark("ts", f"{BOUND_MS + 1} milliseconds")
+    return pandas_windows.windowed(watermarked, w).select("key", "start", "value")
+
+
+def run_spark(spark: SparkSession, events: Events, w: Workload, system: str) -> dict:
+    """Streams the files through one system; returns seconds and the result fingerprint."""
+    source = (
+        spark.readStream.schema("key string, ts timestamp, amount long")
+        .option("maxFilesPerTrigger", 1)
+        .parquet(events.directory)
+    )
+    build = {"sparkwin": sparkwin_windows, "native": native_windows, "pandas": pandas_impl}[system]
+    results = build(source, w).where(F.col("key") != events.flush_key)
+    print_ = {"windows": 0, "sum": 0, "weighted": 0}
+
+    def fingerprint(batch: DataFrame, _: int) -> None:
+        row = batch.agg(
+            F.count(F.lit(1)).alias("windows"),
+            F.coalesce(F.sum("value"), F.lit(0)).alias("sum"),
+            F.coalesce(
+                F.sum(F.floor(F.col("start") / 1000).cast("long") * F.col("value")), F.lit(0)
+            ).alias("w"),
+        ).collect()[0]
+        print_["windows"] += row["windows"]
+        print_["sum"] += row["sum"]
+        print_["weighted"] += row["w"]
+
+    checkpoint = tempfile.mkdtemp(prefix=f"sparkwin-bench-{system}-")
+    started = time.perf_counter()
+    query = (
+        results.writeStream.foreachBatch(fingerprint)
+        .option("checkpointLocation", checkpoint)
+        .start()
+    )
+    query.processAllAvailable()
+    seconds = time.perf_counter() - started
+    query.stop()
+    return {
+        "seconds": seconds,
+        "windows": print_["windows"],
+        "sum": print_["sum"],
+        "weighted": print_["weighted"],
+    }
+
+
+def run_engine(events: Events, workloads: list[Workload]) -> dict[str, dict]:
+    """The Scala engine alone, single thread, on the same events (sbt's bench project)."""
+    classpath = (
+        subprocess.run(
+            [str(ROOT / "bin" / "sbt"), "-error", "export bench/Runtime/fullClasspath"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    names = {"tumbling": "tumbling", "sliding": "sliding", "session": "session"}
+    out = subprocess.run(
+        [
+            "java",
+            "-Xmx6g",
+            "-XX:+UseParallelGC",
+            "-cp",
+            classpath,
+            "sparkwin.bench.EngineBench",
+            "file",
+            events.binary,
+            str(BOUND_MS),
+            *[names[w.kind] for w in workloads],
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    results = {}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            results[r["workload"]] = r
+    return {w.name: results[names[w.kind]] for w in workloads}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="about 1M events instead of 10M")
+    parser.add_argument("--events", type=int, default=None)
+    parser.add_argument("--keys", type=int, default=10_000)
+    parser.add_argument("--json", default=None, help="write the cases to this file")
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument(
+        "--workloads", default=None, help="comma-separated: tumbling,sliding,session"
+    )
+    args = parser.parse_args()
+    n = args.events or (1_000_000 if args.quick else 10_000_000)
+    systems = [s for s in args.systems.split(",") if s]
+    workloads = [w for w in WORKLOADS if not args.workloads or w.kind in args.workloads.split(",")]
+
+    events = generate(
+        tempfile.mkdtemp(prefix="sparkwin-bench-"), n, args.keys, 20 if n >= 5_000_000 else 10, 7
+    )
+    cases: list[dict] = []
+    if "engine" in systems:
+        for name, r in run_engine(events, workloads).items():
+            cases.append(
+                {
+                    "workload": name,
+                    "system": "engine",
+                    "events": n,
+                    "seconds": r["seconds"],
+                    "fingerprint": [r["windows"], r["sum"], r["weighted"]],
+                }
+            )
+    spark_systems = [s for s in systems if s != "engine"]
+    if spark_systems:
+        spark = sw.session(
+            "sparkwin-bench", master="local[2]", **{"spark.sql.shuffle.partitions": "4"}
+        )
+        spark.sparkContext.setLogLevel("ERROR")
+        for w in workloads:
+            for system in spark_systems:
+                r = run_spark(spark, events, w, system)
+                cases.append(
+                    {
+                        "workload": w.name,
+                        "system": system,
+                        "events": n,
+                        "seconds": r["seconds"],
+                        "fingerprint": [r["windows"], r["sum"], r["weighted"]],
+                    }
+                )
+                print(f"  {w.name:22} {system:9} {r['seconds']:8.1f} s", file=sys.stderr)
+        spark.stop()
+
+    # Same results everywhere, or no timings.
+    for w in workloads:
+        prints = {c["system"]: tuple(c["fingerprint"]) for c in cases if c["workload"] == w.name}
+        if len(set(prints.values())) > 1:
+            raise SystemExit(f"results differ for {w.name}: {prints}")
+    for c in cases:
+        c["events_per_s"] = round(c["events"] / c["seconds"])
+        native = next(
+            (x for x in cases if x["workload"] == c["workload"] and x["system"] == "native"), None
+        )
+        c["ratio_to_native"] = (
+            round(c["events_per_s"] / native["events_per_s"], 2) if native else None
+        )
+
+    header = ("workload", "system", "events", "seconds", "events/s", "x native")
+    print("\n{:22} {:9} {:>10} {:>8} {:>11} {:>8}".format(*header))
+    for c in cases:
+        ratio = f"{c['ratio_to_native']:.2f}" if c["ratio_to_native"] is not None else "-"
+        print(
+            f"{c['workload']:22} {c['system']:9} {c['events']:>10} {c['seconds']:>8.1f} "
+            f"{c['events_per_s']:>11,} {ratio:>8}"
+        )
+    machine = {
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "spark": __import__("pyspark").__version__,
+        "java": subprocess.run(
+            ["java", "-version"], capture_output=True, text=True
+        ).stderr.splitlines()[0],
+        "platform": platform.platform(),
+    }
+    print(f"\nmachine: {machine}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": machine, "cases": cases}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

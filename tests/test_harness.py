@@ -1,0 +1,658 @@
+"""Every engine feature through the public Python harness (``sparkwin.testing.WindowHarness``):
+the same JVM engine Spark runs, driven by hand. Expected values follow docs/DESIGN.md."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pandas as pd
+import pytest
+
+import sparkwin as sw
+from sparkwin.testing import WindowHarness
+
+SCHEMA = "user string, amount long, ts long"
+
+
+@pytest.fixture(scope="module")
+def df(spark):
+    return spark.createDataFrame([], SCHEMA)
+
+
+def src(df, bound: int = 0) -> sw.DataStream:
+    return sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(bound))
+
+
+def row(user: str, amount: int, ts: int) -> dict:
+    return {"user": user, "amount": amount, "ts": ts}
+
+
+def short(out: list[dict], *extra: str) -> list[tuple]:
+    return [(o["user"], o["window_start"], o["window_end"], *(o[e] for e in extra)) for o in out]
+
+
+def tumbling(df, size: int = 10, **kw) -> sw.WindowedStream:
+    w = src(df).keyBy("user").window(sw.TumblingEventTimeWindows.of(size))
+    for name, value in kw.items():
+        w = getattr(w, name)(value)
+    return w
+
+
+# ---------------------------------------------------------------------------------------------
+# Windows, watermarks at the boundary, negative time
+
+
+def test_element_at_a_window_end_belongs_to_the_next_window(df) -> None:
+    h = WindowHarness(tumbling(df).aggregate(sw.agg.sum("amount")))
+    h.processElements([row("a", 1, 9), row("a", 2, 10)])
+    h.processWatermark(9)  # watermark == maxTimestamp of [0, 10)
+    assert short(h.extractOutput(), "sum_amount") == [("a", 0, 10, 1)]
+    h.processWatermark(18)
+    assert h.extractOutput() == []
+    h.processWatermark(19)
+    assert short(h.extractOutput(), "sum_amount") == [("a", 10, 20, 2)]
+
+
+def test_negative_timestamps_fall_in_windows_before_the_epoch(df) -> None:
+    h = WindowHarness(tumbling(df).aggregate(sw.agg.count()))
+    h.processElements([row("a", 1, -1), row("a", 1, -10), row("a", 1, -11)])
+    h.processWatermark(0)
+    assert sorted(short(h.extractOutput(), "count")) == [("a", -20, -10, 1), ("a", -10, 0, 2)]
+
+
+def test_sliding_windows_count_an_element_in_every_window_that_holds_it(df) -> None:
+    p = (
+        src(df)
+        .keyBy("user")
+        .window(sw.SlidingEventTimeWindows.of(10, 5))
+        .aggregate(sw.agg.sum("amount"))
+    )
+    h = WindowHarness(p)
+    h.processElements([row("a", 1, 7), row("a", 10, 12)])
+    h.processWatermark(100)
+    assert sorted(short(h.extractOutput(), "sum_amount")) == [
+        ("a", 0, 10, 1),
+        ("a", 5, 15, 11),
+        ("a", 10, 20, 10),
+    ]
+    assert h.numStateEntries() == 0
+
+
+def test_window_all_and_global_windows_have_no_bounds(df) -> None:
+    p = (
+        src(df)
+        .windowAll(sw.GlobalWindows.create())
+        .trigger(sw.CountTrigger.of(2))
+        .aggregate(sw.agg.count())
+    )
+    h = WindowHarness(p)
+    h.processElements([row("a", 1, 1), row("b", 1, 2)])
+    assert h.extractOutput() == [
+        {
+            "window_start": None,
+            "window_end": None,
+            "count": 2,
+            "pane_timing": "EARLY",
+            "pane_index": 0,
+            "pane_is_first": True,
+            "pane_is_last": False,
+        }
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Lateness
+
+
+def test_late_element_within_lateness_fires_again_with_the_whole_window(df) -> None:
+    p = tumbling(df, allowedLateness=5, sideOutputLateData="late").aggregate(sw.agg.sum("amount"))
+    h = WindowHarness(p)
+    h.processElements([row("a", 1, 1), row("a", 5, 5)])
+    h.processWatermark(9)
+    h.processElement(row("a", 3, 3))
+    out = h.extractOutput()
+    assert [(o["sum_amount"], o["pane_timing"], o["pane_index"]) for o in out] == [
+        (6, "ON_TIME", 0),
+        (9, "LATE", 1),
+    ]
+    h.processWatermark(14)  # cleanup at maxTimestamp + lateness
+    assert h.numStateEntries() == 0
+    h.processElement(row("a", 7, 3))  # beyond lateness
+    assert h.extractSideOutput("late") == [{"user": "a", "amount": 7, "ts": 3}]
+    assert h.extractOutput() == []
+
+
+def test_late_elements_are_counted_when_there_is_no_side_output(df) -> None:
+    h = WindowHarness(tumbling(df).aggregate(sw.agg.count()))
+    h.processElement(row("a", 1, 1))
+    h.processWatermark(20)
+    h.processElement(row("a", 1, 2))
+    assert h.numLateRecordsDropped() == 1
+    with pytest.raises(ValueError, match="no side output 'late'"):
+        h.extractSideOutput("late")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sessions
+
+
+def test_a_bridging_element_joins_two_sessions(df) -> None:
+    p = (
+        src(df)
+        .keyBy("user")
+        .window(sw.EventTimeSessionWindows.withGap(5))
+        .aggregate(sw.agg.sum("amount"))
+    )
+    h = WindowHarness(p)
+    h.processElements([row("a", 1, 0), row("a", 2, 12), row("a", 4, 6), row("a", 8, 9)])
+    h.processWatermark(100)
+    assert sorted(short(h.extractOutput(), "sum_amount")) == [("a", 0, 5, 1), ("a", 6, 17, 14)]
+    assert h.numStateEntries() == 0
+
+
+def test_a_merge_while_a_timer_is_pending_fires_only_the_merged_session(df) -> None:
+    p = (
+        src(df)
+        .keyBy("user")
+        .window(sw.EventTimeSessionWindows.withGap(10))
+        .aggregate(sw.agg.count())
+    )
+    h = WindowHarness(p)
+    h.processElements([row("a", 1, 0), row("a", 1, 8)])  # [0,10) timer at 9 is dropped
+    h.processWatermark(9)
+    assert h.extractOutput() == []
+    h.processWatermark(17)
+    assert short(h.extractOutput(), "count", "pane_index") == [("a", 0, 18, 2, 0)]
+
+
+def test_dynamic_gaps_and_bad_gaps_go_to_the_error_output(spark) -> None:
+    gdf = spark.createDataFrame([], "user string, gap long, ts long")
+    p = (
+        sw.stream(gdf, "ts", watermark=sw.WatermarkStrategy.forMonotonousTimestamps())
+        .keyBy("user")
+        .window(sw.EventTimeSessionWindows.withDynamicGap("gap"))
+        .aggregate(sw.agg.count())
+    )
+    h = WindowHarness(p)
+    h.processElements([{"user": "a", "gap": 10, "ts": 0}, {"user": "a", "gap": 3, "ts": 12}])
+    h.processElement({"user": "a", "gap": 0, "ts": 13})
+    h.processWatermark(100)
+    assert sorted((o["window_start"], o["window_end"]) for o in h.extractOutput()) == [
+        (0, 10),
+        (12, 15),
+    ]
+    assert h.extractSideOutput("errors") == [
+        {
+            "user": "a",
+            "gap": 0,
+            "ts": 13,
+            "error": "a dynamic session gap must be positive, got 0 ms",
+        }
+    ]
+
+
+def test_null_timestamps_go_to_the_error_output(df) -> None:
+    h = WindowHarness(tumbling(df).aggregate(sw.agg.count()))
+    h.processElement({"user": "a", "amount": 1, "ts": None})
+    assert h.extractSideOutput("errors") == [
+        {"user": "a", "amount": 1, "ts": None, "error": "the timestamp is null"}
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Flink triggers and evictors
+
+
+def test_count_trigger_fires_every_n_and_purging_clears(df) -> None:
+    acc = WindowHarness(
+        tumbling(df, 100).trigger(sw.CountTrigger.of(2)).aggregate(sw.agg.sum("amount"))
+    )
+    pur = WindowHarness(
+        tumbling(df, 100)
+        .trigger(sw.PurgingTrigger.of(sw.CountTrigger.of(2)))
+        .aggregate(sw.agg.sum("amount"))
+    )
+    for h in (acc, pur):
+        h.processElements([row("a", v, v) for v in (1, 2, 3, 4)])
+    assert [o["sum_amount"] for o in acc.extractOutput()] == [3, 10]
+    assert [o["sum_amount"] for o in pur.extractOutput()] == [3, 7]
+
+
+def test_continuous_event_time_trigger_fires_every_interval(df) -> None:
+    h = WindowHarness(
+        tumbling(df, 100).trigger(sw.ContinuousEventTimeTrigger.of(30)).aggregate(sw.agg.count())
+    )
+    h.processElement(row("a", 1, 5))
+    h.processWatermark(120)
+    out = h.extractOutput()
+    assert [(o["pane_index"], o["pane_timing"]) for o in out] == [
+        (0, "EARLY"),
+        (1, "EARLY"),
+        (2, "EARLY"),
+        (3, "ON_TIME"),
+    ]
+
+
+def test_delta_trigger_fires_when_an_element_moves_more_than_the_threshold(df) -> None:
+    p = (
+        src(df)
+        .keyBy("user")
+        .window(sw.GlobalWindows.create())
+        .trigger(sw.DeltaTrigger.of(5.0, "amount"))
+    )
+    h = WindowHarness(p.aggregate(sw.agg.collectList("amount")))
+    h.processElements([row("a", v, i) for i, v in enumerate([1, 3, 7, 8, 13])])
+    assert [o["collect_list_amount"] for o in h.extractOutput()] == [[1, 3, 7], [1, 3, 7, 8, 13]]
+
+
+def test_processing_time_windows_and_timeout_triggers(df) -> None:
+    p = (
+        src(df)
+        .keyBy("user")
+        .window(sw.TumblingProcessingTimeWindows.of(100))
+        .aggregate(sw.agg.count())
+    )
+    h = WindowHarness(p)
+    h.setProcessingTime(10)
+    h.processElement(row("a", 1, 999))
+    h.setProcessingTime(98)
+    assert h.extractOutput() == []
+    h.setProcessingTime(99)
+    assert short(h.extractOutput(), "count") == [("a", 0, 100, 1)]
+
+    timeout = sw.PurgingTrigger.of(sw.ProcessingTimeoutTrigger.of(sw.CountTrigger.of(3), 100))
+    g = WindowHarness(
+        src(df)
+        .keyBy("user")
+        .window(sw.GlobalWindows.create())
+        .trigger(timeout)
+        .aggregate(sw.agg.count())
+    )
+    g.setProcessingTime(0)
+    g.processElements([row("a", 1, 0)] * 4)
+    assert [o["count"] for o in g.extractOutput()] == [3]
+    g.setProcessingTime(99)
+    assert g.extractOutput() == []
+    g.setProcessingTime(100)
+    assert [o["count"] for o in g.extractOutput()] == [1]
+
+
+def test_count_windows_tumbling_and_sliding(df) -> None:
+    keyed = src(df).keyBy("user")
+    tumbling_ = WindowHarness(keyed.countWindow(3).aggregate(sw.agg.collectList("amount")))
+    sliding = WindowHarness(keyed.countWindow(3, 2).aggregate(sw.agg.collectList("amount")))
+    for h in (tumbling_, sliding):
+        h.processElements([row("a", v, v) for v in range(1, 7)])
+    assert [o["collect_list_amount"] for o in tumbling_.extractOutput()] == [[1, 2, 3], [4, 5, 6]]
+    assert [o["collect_list_amount"] for o in sliding.extractOutput()] == [
+        [1, 2],
+        [2, 3, 4],
+        [4, 5, 6],
+    ]
+
+
+def test_evictors_before_and_after_the_function(df) -> None:
+    before = tumbling(df, 100).evictor(sw.TimeEvictor.of(10)).aggregate(sw.agg.sum("amount"))
+    h = WindowHarness(before)
+    h.processElements(
+        [row("a", 1, 5), row("a", 2, 50), row("a", 4, 45), row("a", 8, 41), row("a", 16, 40)]
+    )
+    h.processWatermark(99)
+    assert [o["sum_amount"] for o in h.extractOutput()] == [14]
+
+    after = (
+        tumbling(df, 100)
+        .trigger(sw.CountTrigger.of(2))
+        .evictor(sw.CountEvictor.of(1, doEvictAfter=True))
+        .aggregate(sw.agg.collectList("amount"))
+    )
+    g = WindowHarness(after)
+    g.processElements([row("a", v, v) for v in (1, 2, 3, 4)])
+    assert [o["collect_list_amount"] for o in g.extractOutput()] == [[1, 2], [2, 3, 4]]
+
+    delta = (
+        tumbling(df, 100)
+        .evictor(sw.DeltaEvictor.of(5.0, "amount"))
+        .aggregate(sw.agg.collectList("amount"))
+    )
+    d = WindowHarness(delta)
+    d.processElements([row("a", 1, 1), row("a", 9, 2), row("a", 4, 3), row("a", 7, 4)])
+    d.processWatermark(99)
+    assert [o["collect_list_amount"] for o in d.extractOutput()] == [[9, 4, 7]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Beam triggers, panes and accumulation modes
+
+
+def _early_late(df, mode: str, lateness: int) -> sw.Pipeline:
+    trigger = (
+        sw.AfterWatermark.pastEndOfWindow()
+        .withEarlyFirings(sw.AfterPane.elementCountAtLeast(2))
+        .withLateFirings(sw.AfterPane.elementCountAtLeast(1))
+    )
+    return (
+        tumbling(df, trigger=trigger, allowedLateness=lateness, sideOutputLateData="late")
+        .accumulationMode(mode)
+        .aggregate(sw.agg.collectList("amount"))
+    )
+
+
+@pytest.mark.parametrize("mode", ["accumulating", "discarding"])
+def test_beam_pane_sequence_early_on_time_late(df, mode: str) -> None:
+    h = WindowHarness(_early_late(df, mode, lateness=5))
+    h.processWatermark(0)
+    h.processElements([row("a", 1, 1), row("a", 2, 3), row("a", 3, 5)])
+    h.processWatermark(12)
+    h.processElements([row("a", 4, 7), row("a", 5, 9)])
+    h.processWatermark(15)
+    acc = mode == "accumulating"
+    panes = [
+        (
+            o["pane_timing"],
+            o["pane_index"],
+            o["pane_is_first"],
+            o["pane_is_last"],
+            o["collect_list_amount"],
+        )
+        for o in h.extractOutput()
+    ]
+    assert panes == [
+        ("EARLY", 0, True, False, [1, 2]),
+        ("ON_TIME", 1, False, False, [1, 2, 3] if acc else [3]),
+        ("LATE", 2, False, False, [1, 2, 3, 4] if acc else [4]),
+        ("LATE", 3, False, False, [1, 2, 3, 4, 5] if acc else [5]),
+    ]
+
+
+@pytest.mark.parametrize("mode", ["accumulating", "discarding"])
+def test_beam_on_time_pane_is_last_and_always_emitted_without_lateness(df, mode: str) -> None:
+    h = WindowHarness(_early_late(df, mode, lateness=0))
+    h.processElements([row("a", 1, 1), row("a", 2, 3)])
+    h.processWatermark(12)
+    out = h.extractOutput()
+    last = out[-1]
+    assert (last["pane_timing"], last["pane_is_last"]) == ("ON_TIME", True)
+    assert last["collect_list_amount"] == ([1, 2] if mode == "accumulating" else [])
+
+
+@pytest.mark.parametrize("mode", ["accumulating", "discarding"])
+def test_beam_sessions_merged_window_restarts_pane_numbering(df, mode: str) -> None:
+    trigger = sw.AfterWatermark.pastEndOfWindow().withEarlyFirings(
+        sw.AfterPane.elementCountAtLeast(2)
+    )
+    p = (
+        src(df)
+        .keyBy("user")
+        .window(sw.EventTimeSessionWindows.withGap(10))
+        .trigger(trigger)
+        .accumulationMode(mode)
+        .aggregate(sw.agg.collectList("amount"))
+    )
+    h = WindowHarness(p)
+    h.processWatermark(0)
+    h.processElements([row("a", 1, 1), row("a", 2, 2), row("a", 3, 20), row("a", 4, 11)])
+    h.processWatermark(31)
+    acc = mode == "accumulating"
+    assert [
+        (
+            o["window_start"],
+            o["window_end"],
+            o["pane_timing"],
+            o["pane_index"],
+            o["collect_list_amount"],
+        )
+        for o in h.extractOutput()
+    ] == [
+        (1, 12, "EARLY", 0, [1, 2]),
+        (1, 30, "EARLY", 0, [1, 2, 3, 4] if acc else [3, 4]),
+        (1, 30, "ON_TIME", 1, [1, 2, 3, 4] if acc else []),
+    ]
+
+
+def test_composite_triggers_or_finally_and_after_each(df) -> None:
+    keyed = src(df).keyBy("user").window(sw.GlobalWindows.create())
+    until = sw.Repeatedly.forever(sw.AfterPane.elementCountAtLeast(2)).orFinally(
+        sw.AfterPane.elementCountAtLeast(5)
+    )
+    h = WindowHarness(
+        keyed.trigger(until).accumulationMode("discarding").aggregate(sw.agg.collectList("amount"))
+    )
+    h.processElements([row("a", v, v) for v in range(1, 7)])
+    out = h.extractOutput()
+    assert [(o["collect_list_amount"], o["pane_is_last"]) for o in out] == [
+        ([1, 2], False),
+        ([3, 4], False),
+        ([5], True),
+    ]
+    assert h.metrics()["droppedClosedWindow"] == 1
+    each = sw.AfterEach.inOrder(
+        sw.AfterPane.elementCountAtLeast(2), sw.AfterPane.elementCountAtLeast(3)
+    )
+    g = WindowHarness(keyed.trigger(each).accumulationMode("discarding").aggregate(sw.agg.count()))
+    g.processElements([row("a", 1, v) for v in range(6)])
+    assert [o["count"] for o in g.extractOutput()] == [2, 3]
+
+
+def test_after_first_and_after_all_with_processing_time(df) -> None:
+    keyed = src(df).keyBy("user").window(sw.GlobalWindows.create())
+    first = sw.Repeatedly.forever(
+        sw.AfterFirst.of(
+            sw.AfterPane.elementCountAtLeast(3),
+            sw.AfterProcessingTime.pastFirstElementInPane().plusDelayOf(100),
+        )
+    )
+    h = WindowHarness(keyed.trigger(first).accumulationMode("discarding").aggregate(sw.agg.count()))
+    h.setProcessingTime(0)
+    h.processElements([row("a", 1, 1), row("a", 1, 2)])
+    h.setProcessingTime(100)
+    assert [o["count"] for o in h.extractOutput()] == [2]
+    both = sw.AfterAll.of(
+        sw.AfterPane.elementCountAtLeast(2),
+        sw.AfterProcessingTime.pastFirstElementInPane().plusDelayOf(100),
+    )
+    g = WindowHarness(keyed.trigger(both).aggregate(sw.agg.count()))
+    g.setProcessingTime(0)
+    g.processElement(row("a", 1, 1))
+    g.setProcessingTime(100)
+    assert g.extractOutput() == []
+    g.processElement(row("a", 1, 2))
+    assert [(o["count"], o["pane_is_last"]) for o in g.extractOutput()] == [(2, True)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Storm
+
+
+def test_storm_documented_example(spark) -> None:
+    tdf = spark.createDataFrame([], "id string, ts timestamp")
+    p = (
+        sw.stream(tdf, "ts", watermark=sw.WatermarkStrategy.forStormLag(5000))
+        .windowAll(
+            sw.StormWindows.of(dt.timedelta(seconds=20), dt.timedelta(seconds=10)).withLag(5000)
+        )
+        .aggregate(sw.agg.collectList("id"))
+    )
+    h = WindowHarness(p)
+    six = dt.datetime(2026, 1, 1, 6, 0, 0, tzinfo=dt.UTC)
+
+    def at(seconds: int) -> dt.datetime:
+        return six + dt.timedelta(seconds=seconds)
+
+    for i, s in enumerate([3, 5, 7, 18, 26, 36], start=1):
+        h.processElement({"id": f"e{i}", "ts": at(s)})
+    h.processWatermark(at(31))
+    ms = int(six.timestamp() * 1000)
+    assert [
+        (o["window_start"] - ms, o["window_end"] - ms, o["collect_list_id"])
+        for o in h.extractOutput()
+    ] == [
+        (-10_000, 10_000, ["e1", "e2", "e3"]),
+        (0, 20_000, ["e1", "e2", "e3", "e4"]),
+        (10_000, 30_000, ["e4", "e5"]),
+    ]  # e6 waits for the window ending at 6:00:40
+
+
+# ---------------------------------------------------------------------------------------------
+# Channels, the valve and generated watermarks
+
+
+def test_a_lagging_channel_holds_back_every_key_until_it_goes_idle(df) -> None:
+    h = WindowHarness(tumbling(df).aggregate(sw.agg.count()), channels=2)
+    h.processElements([row("a", 1, 1), row("b", 1, 2)], channel=0)
+    h.processWatermark(50, channel=0)
+    h.processWatermark(5, channel=1)
+    assert h.currentWatermark() == 5 and h.extractOutput() == []
+    h.markIdle(1)
+    assert h.currentWatermark() == 50
+    assert sorted(o["user"] for o in h.extractOutput()) == ["a", "b"]
+
+
+def test_an_idle_channel_rejoins_only_once_it_catches_up(df) -> None:
+    h = WindowHarness(tumbling(df).aggregate(sw.agg.count()), channels=2)
+    h.processWatermark(5, channel=0)
+    h.processWatermark(5, channel=1)
+    h.markIdle(1)
+    h.processWatermark(20, channel=0)
+    h.markActive(1)
+    h.processWatermark(12, channel=1)  # behind the output: does not pull it back
+    assert h.currentWatermark() == 20
+    h.processWatermark(25, channel=0)  # channel 1 is not aligned yet
+    assert h.currentWatermark() == 25
+    h.processWatermark(30, channel=1)  # caught up: now it holds the valve back
+    h.processWatermark(40, channel=0)
+    assert h.currentWatermark() == 30
+
+
+def test_generated_watermarks_are_periodic_in_processing_time(df) -> None:
+    p = (
+        sw.stream(
+            df,
+            "ts",
+            watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(3).withAutoWatermarkInterval(
+                200
+            ),
+        )
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10))
+        .aggregate(sw.agg.count())
+    )
+    h = WindowHarness(p, generateWatermarks=True)
+    h.processElement(row("a", 1, 15))
+    assert h.currentWatermark() is None  # no tick yet
+    h.setProcessingTime(199)
+    assert h.currentWatermark() is None
+    h.setProcessingTime(200)
+    assert h.currentWatermark() == 11  # 15 - 3 - 1
+
+
+def test_punctuated_watermarks_and_idleness(spark) -> None:
+    mdf = spark.createDataFrame([], "user string, ts long, mark boolean")
+    punctuated = (
+        sw.stream(mdf, "ts", watermark=sw.WatermarkStrategy.forPunctuated("mark"))
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10))
+        .aggregate(sw.agg.count())
+    )
+    h = WindowHarness(punctuated, generateWatermarks=True)
+    h.processElement({"user": "a", "ts": 5, "mark": False})
+    assert h.currentWatermark() is None
+    h.processElement({"user": "a", "ts": 12, "mark": True})
+    assert h.currentWatermark() == 11
+    assert [o["count"] for o in h.extractOutput()] == [1]
+
+    idle = (
+        sw.WatermarkStrategy.forMonotonousTimestamps()
+        .withAutoWatermarkInterval(100)
+        .withIdleness(500)
+    )
+    two = (
+        sw.stream(mdf, "ts", watermark=idle)
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10))
+        .aggregate(sw.agg.count())
+    )
+    g = WindowHarness(two, channels=2, generateWatermarks=True)
+    g.processElement({"user": "a", "ts": 5, "mark": False}, channel=1)
+    g.setProcessingTime(100)
+    g.processElement({"user": "a", "ts": 50, "mark": False}, channel=0)
+    g.setProcessingTime(200)
+    assert g.currentWatermark() == 4  # channel 1 holds the valve at 5 - 1
+    g.setProcessingTime(600)  # channel 1's last element was at 0: idle from the tick at 500
+    assert g.currentWatermark() == 49
+
+
+# ---------------------------------------------------------------------------------------------
+# Process functions, types, state, arguments
+
+
+def test_process_function_gets_the_panes_elements(df) -> None:
+    def summary(key, window, pdf: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"user": [key[0]], "n": [len(pdf)], "timing": [window.paneTiming], "end": [window.end]}
+        )
+
+    p = tumbling(df).process(summary, "user string, n long, timing string, end timestamp")
+    h = WindowHarness(p)
+    h.processElements([row("a", 1, 1), row("a", 2, 3)])
+    h.processWatermark(9)
+    out = h.extractOutput()
+    assert out == [
+        {
+            "user": "a",
+            "n": 2,
+            "timing": "ON_TIME",
+            "end": pd.Timestamp(dt.datetime(1970, 1, 1, 0, 0, 0, 10000)),
+        }
+    ]
+
+
+def test_timestamp_decimal_and_date_columns(spark) -> None:
+    tdf = spark.createDataFrame([], "user string, price decimal(10,2), day date, ts timestamp")
+    p = (
+        sw.stream(tdf, "ts", watermark=sw.WatermarkStrategy.forMonotonousTimestamps())
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(dt.timedelta(seconds=10)))
+        .aggregate(sw.agg.sum("price"), sw.agg.min("day"), sw.agg.max("ts"))
+    )
+    h = WindowHarness(p)
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    h.processElement({"user": "a", "price": Decimal("1.25"), "day": dt.date(2026, 1, 2), "ts": t0})
+    h.processElement(
+        {
+            "user": "a",
+            "price": Decimal("2.50"),
+            "day": dt.date(2026, 1, 1),
+            "ts": t0 + dt.timedelta(seconds=3),
+        }
+    )
+    h.processWatermark(t0 + dt.timedelta(seconds=20))
+    (out,) = h.extractOutput()
+    assert out["sum_price"] == Decimal("3.75")
+    assert out["min_day"] == dt.date(2026, 1, 1)
+    assert out["max_ts"] == int(t0.timestamp() * 1000) + 3000
+
+
+def test_state_is_empty_once_every_window_is_cleaned_up(df) -> None:
+    p = tumbling(df, allowedLateness=5).aggregate(sw.agg.count())
+    h = WindowHarness(p)
+    h.processElements([row(u, 1, t) for u in "abc" for t in (1, 11, 21)])
+    assert h.numStateEntries() > 0
+    h.processWatermark(1_000)
+    assert h.numStateEntries() == 0
+
+
+def test_harness_rejects_bad_arguments(df) -> None:
+    p = tumbling(df).aggregate(sw.agg.count())
+    with pytest.raises(TypeError, match="pipeline must be"):
+        WindowHarness("not a pipeline")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="channels must be a positive int"):
+        WindowHarness(p, channels=0)
+    h = WindowHarness(p, channels=2)
+    with pytest.raises(ValueError, match="channel must be in"):
+        h.processElement(row("a", 1, 1), channel=2)
+    with pytest.raises(ValueError, match="unknown columns \\['amout'\\]"):
+        h.processElement({"user": "a", "amout": 1, "ts": 1})
+    with pytest.raises(TypeError, match="watermark must be an int"):
+        h.processWatermark("soon")  # type: ignore[arg-type]
