@@ -15,12 +15,17 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming.state import GroupStateTimeout
+from pyspark.sql.types import ArrayType, LongType, StructField, StructType
 
 from benchmarks.workloads import Workload
 
 OUTPUT = "key string, start long, end long, value long"
-FIXED_STATE = "starts array<long>, values array<long>"
-SESSION_STATE = "starts array<long>, ends array<long>, values array<long>"
+def _longs(*names: str) -> StructType:
+    return StructType([StructField(n, ArrayType(LongType())) for n in names])
+
+
+FIXED_STATE = _longs("starts", "values")
+SESSION_STATE = _longs("starts", "ends", "values")
 
 
 def _millis(pdf: pd.DataFrame) -> np.ndarray:

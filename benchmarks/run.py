@@ -115,6 +115,7 @@ def run_engine(events: Events, workloads: list[Workload]) -> dict[str, dict]:
     classpath = (
         subprocess.run(
             [str(ROOT / "bin" / "sbt"), "-error", "export bench/Runtime/fullClasspath"],
+            env={**os.environ, "SPARKWIN_PYTHON": sys.executable},
             cwd=ROOT,
             capture_output=True,
             text=True,

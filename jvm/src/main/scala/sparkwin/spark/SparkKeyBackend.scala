@@ -13,19 +13,22 @@ import sparkwin.timer.TimerQueue
 final class SparkKeyBackend(codec: KeyStateCodec) extends KeyedBackend {
   private var key: Any = _
   private var stored: codec.Stored = _
-  private var touched = false
+  private var loaded: Array[Byte] = _ // the bytes read, to skip writing back an unchanged state
 
-  /** Loads `k`'s state (or a fresh one) from `value`. */
+  /** Loads `k`'s state (or a fresh one) from `value`: one read. */
   def load(k: Any, value: ValueState[Array[Byte]]): Unit = {
     key = k
-    stored = if (value.exists()) codec.decode(value.get()) else codec.empty()
-    touched = false
+    loaded = value.get() // null when the key has no state
+    stored = if (loaded != null) codec.decode(loaded) else codec.empty()
   }
 
-  /** Writes the key's state back; an empty state is removed from the store. */
+  /** Writes the key's state back, if it changed; an empty state is removed from the store. */
   def save(value: ValueState[Array[Byte]]): Unit =
-    if (isEmpty) { if (value.exists()) value.clear() }
-    else value.update(codec.encode(stored))
+    if (isEmpty) { if (loaded != null) value.clear() }
+    else {
+      val bytes = codec.encode(stored)
+      if (loaded == null || !java.util.Arrays.equals(bytes, loaded)) value.update(bytes)
+    }
 
   def isEmpty: Boolean =
     stored.state.isEmpty && stored.eventTimers.isEmpty && stored.processingTimers.isEmpty
@@ -37,7 +40,7 @@ final class SparkKeyBackend(codec: KeyStateCodec) extends KeyedBackend {
   def currentKeyId: Long = 0L
   def switchTo(keyId: Long): Unit = ()
   def state: KeyState = stored.state
-  def stateTouched(): Unit = touched = true
+  def stateTouched(): Unit = ()
   def retain(record: Record): Record = record match {
     case r: RowRecord => new ArrayRecord(Rows.toEngine(r.row))
     case other => other

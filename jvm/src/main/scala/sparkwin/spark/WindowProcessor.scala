@@ -39,6 +39,7 @@ final class WindowProcessor(planJson: String, java8Time: Boolean, domains: Timer
   @transient private var plan: Plan = _
   @transient private var partialFields: Int = _ // combined input: key columns come first
   @transient private var reported: Array[Long] = _
+  @transient private var firingTimer: Boolean = false
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     plan = PlanDecoder.decode(planJson)
@@ -57,6 +58,7 @@ final class WindowProcessor(planJson: String, java8Time: Boolean, domains: Timer
   }
 
   override def handleInputRows(key: Row, rows: Iterator[Row], timers: TimerValues): Iterator[Row] = {
+    firingTimer = false
     begin(key, timers)
     if (combined) rows.foreach(partial)
     else
@@ -86,6 +88,7 @@ final class WindowProcessor(planJson: String, java8Time: Boolean, domains: Timer
   }
 
   override def handleExpiredTimer(key: Row, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] = {
+    firingTimer = true
     begin(key, timers)
     finish(timers)
   }
@@ -138,7 +141,9 @@ final class WindowProcessor(planJson: String, java8Time: Boolean, domains: Timer
     val current = registered(0)
     val wanted = next.getOrElse(Long.MinValue)
     if (wanted != current) {
-      if (current != Long.MinValue && current > now) handle.deleteTimer(current)
+      // A timer already due is deleted too when the key's rows got here first (the engine has
+      // fired what it stood for), sparing a second handler call; never the one firing now.
+      if (current != Long.MinValue && (current > now || !firingTimer)) handle.deleteTimer(current)
       if (wanted != Long.MinValue) handle.registerTimer(wanted)
       registered(0) = wanted // saved with the key's state
     }
