@@ -15,21 +15,34 @@ import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming.state import GroupStateTimeout
-from pyspark.sql.types import ArrayType, LongType, StructField, StructType
+from pyspark.sql.types import BinaryType, StructField, StructType
 
 from benchmarks.workloads import Workload
 
 OUTPUT = "key string, start long, end long, value long"
-def _longs(*names: str) -> StructType:
-    return StructType([StructField(n, ArrayType(LongType())) for n in names])
+# The state is one binary column of packed int64 columns (PySpark 4.3 fails to read array
+# fields of an applyInPandasWithState state schema: KeyError 'elementType').
+STATE = StructType([StructField("packed", BinaryType())])
 
 
-FIXED_STATE = _longs("starts", "values")
-SESSION_STATE = _longs("starts", "ends", "values")
+def _pack(*columns: list[int]) -> tuple[bytes]:
+    return (np.array([len(columns[0]), *[v for c in columns for v in c]], np.int64).tobytes(),)
+
+
+def _unpack(state: Any, width: int) -> list[list[int]]:
+    if not state.exists:
+        return [[] for _ in range(width)]
+    flat = np.frombuffer(state.get[0], np.int64)
+    n = int(flat[0])
+    return [flat[1 + i * n : 1 + (i + 1) * n].tolist() for i in range(width)]
 
 
 def _millis(pdf: pd.DataFrame) -> np.ndarray:
-    return pdf["ts"].astype("datetime64[ms]").astype(np.int64).to_numpy()
+    """Epoch milliseconds; Spark hands naive UTC timestamps (the session time zone is UTC)."""
+    ts = pdf["ts"]
+    if getattr(ts.dt, "tz", None) is not None:
+        ts = ts.dt.tz_convert("UTC").dt.tz_localize(None)
+    return ts.astype("datetime64[ms]").astype(np.int64).to_numpy()
 
 
 def fixed_windows(w: Workload):
@@ -37,10 +50,8 @@ def fixed_windows(w: Workload):
     per_event = size // slide
 
     def fn(key: Any, pdfs: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
-        open_ = {}
-        if state.exists:
-            starts, values = state.get
-            open_ = dict(zip(starts, values, strict=True))
+        starts, values = _unpack(state, 2)
+        open_ = dict(zip(starts, values, strict=True))
         if not state.hasTimedOut:
             for pdf in pdfs:
                 ts = _millis(pdf)
@@ -68,7 +79,7 @@ def fixed_windows(w: Workload):
                 }
             )
         if open_:
-            state.update((list(open_), list(open_.values())))
+            state.update(_pack(list(open_), list(open_.values())))
             state.setTimeoutTimestamp(min(open_) + size)
         else:
             state.remove()
@@ -80,7 +91,7 @@ def sessions(w: Workload):
     gap = w.gap_ms
 
     def fn(key: Any, pdfs: Iterator[pd.DataFrame], state: Any) -> Iterator[pd.DataFrame]:
-        starts, ends, values = (list(x) for x in state.get) if state.exists else ([], [], [])
+        starts, ends, values = _unpack(state, 3)
         if not state.hasTimedOut:
             for pdf in pdfs:
                 ts = _millis(pdf)
@@ -106,7 +117,9 @@ def sessions(w: Workload):
             )
         rest = merged[merged["end"] - 1 > wm]
         if len(rest):
-            state.update((rest["start"].tolist(), rest["end"].tolist(), rest["value"].tolist()))
+            state.update(
+                _pack(rest["start"].tolist(), rest["end"].tolist(), rest["value"].tolist())
+            )
             state.setTimeoutTimestamp(int(rest["end"].min()))
         else:
             state.remove()
@@ -116,7 +129,6 @@ def sessions(w: Workload):
 
 def windowed(df: DataFrame, w: Workload) -> DataFrame:
     fn = sessions(w) if w.kind == "session" else fixed_windows(w)
-    state = SESSION_STATE if w.kind == "session" else FIXED_STATE
     return df.groupBy("key").applyInPandasWithState(
-        fn, OUTPUT, state, "append", GroupStateTimeout.EventTimeTimeout
+        fn, OUTPUT, STATE, "append", GroupStateTimeout.EventTimeTimeout
     )

@@ -183,7 +183,9 @@ def main() -> None:
     spark_systems = [s for s in systems if s != "engine"]
     if spark_systems:
         spark = sw.session(
-            "sparkwin-bench", master="local[2]", **{"spark.sql.shuffle.partitions": "4"}
+            "sparkwin-bench",
+            master="local[2]",
+            **{"spark.sql.shuffle.partitions": "4", "spark.sql.session.timeZone": "UTC"},
         )
         spark.sparkContext.setLogLevel("ERROR")
         for w in workloads:

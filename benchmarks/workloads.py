@@ -71,7 +71,7 @@ def generate(directory: str, n: int, keys: int, files: int, seed: int) -> Events
     table = pa.table(
         {
             "key": names,
-            "ts": pa.array(ts).cast(pa.timestamp("ms")),
+            "ts": pa.array(ts).cast(pa.timestamp("ms", tz="UTC")),
             "amount": pa.array(amount),
         }
     )

@@ -1,0 +1,82 @@
+"""The benchmark's pieces are right on a few hundred events (no timings here): the generator
+keeps its promises, and the applyInPandasWithState implementation computes the same windows
+as sparkwin."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import functions as F  # noqa: N812
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import pandas_windows  # noqa: E402
+from benchmarks.run import sparkwin_windows  # noqa: E402
+from benchmarks.workloads import BOUND_MS, GRANULE, WORKLOADS, generate  # noqa: E402
+
+
+class FakeState:
+    """Just enough of GroupState for one call that sees everything, then +infinity."""
+
+    def __init__(self) -> None:
+        self.value: Any = None
+        self.hasTimedOut = False
+
+    @property
+    def exists(self) -> bool:
+        return self.value is not None
+
+    @property
+    def get(self) -> Any:
+        return self.value
+
+    def update(self, value: Any) -> None:
+        self.value = value
+
+    def remove(self) -> None:
+        self.value = None
+
+    def getCurrentWatermarkMs(self) -> int:
+        return 2**62
+
+    def setTimeoutTimestamp(self, ts: int) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory):
+    return generate(str(tmp_path_factory.mktemp("bench")), 400, 7, 3, seed=3)
+
+
+def test_generated_events_keep_the_promises(events) -> None:
+    table = pq.read_table(events.directory).to_pandas()
+    ts = pandas_windows._millis(table)
+    assert (ts % GRANULE == 0).all()  # never exactly a session gap apart
+    real = ts[:-1]
+    running_max = np.maximum.accumulate(real)
+    assert (running_max - real <= BOUND_MS).all()  # disorder within the watermark bound
+    assert table["key"].iloc[-1] == events.flush_key and ts[-1] > real.max()
+
+
+@pytest.mark.parametrize("workload", WORKLOADS, ids=lambda w: w.kind)
+def test_pandas_implementation_matches_sparkwin(spark, events, workload) -> None:
+    df = spark.read.parquet(events.directory).where(F.col("key") != events.flush_key)
+    expected = sorted(
+        (r["key"], r["start"], r["value"]) for r in sparkwin_windows(df, workload).collect()
+    )
+    table = df.toPandas()
+    fn = (
+        pandas_windows.sessions(workload)
+        if workload.kind == "session"
+        else pandas_windows.fixed_windows(workload)
+    )
+    got = []
+    for key, pdf in table.groupby("key"):
+        for out in fn((key,), iter([pdf]), FakeState()):
+            got += [(r.key, int(r.start), int(r.value)) for r in out.itertuples()]
+    assert expected and sorted(got) == expected
