@@ -125,10 +125,8 @@ def runStream(
     return result
 
 
-def replayInHarness(
-    pipeline: sw.Pipeline, result: StreamResult, batches: list[Batch]
-) -> dict[str, list[dict[str, Any]]]:
-    """Feeds the harness the same watermarks and rows, batch by batch, as Spark saw them."""
+def harnessFed(pipeline: sw.Pipeline, result: StreamResult, batches: list[Batch]) -> WindowHarness:
+    """A harness fed the same watermarks and rows, batch by batch, as Spark saw them."""
     h = WindowHarness(pipeline)
     files = iter(batches)
     for batchId, wm in result.watermarks():
@@ -136,6 +134,14 @@ def replayInHarness(
             h.processWatermark(wm)
         if result.rowsByBatch[batchId] > 0:
             h.processElements(next(files))
+    return h
+
+
+def replayInHarness(
+    pipeline: sw.Pipeline, result: StreamResult, batches: list[Batch]
+) -> dict[str, list[dict[str, Any]]]:
+    """The harness's outputs for what Spark saw (see `harnessFed`)."""
+    h = harnessFed(pipeline, result, batches)
     out = {"main": h.extractOutput(), "errors": h.extractSideOutput("errors")}
     if pipeline.lateOutputTag:
         out[pipeline.lateOutputTag] = h.extractSideOutput(pipeline.lateOutputTag)

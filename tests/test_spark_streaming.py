@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812
-from sparkstreams import canonical, replayInHarness, runStream, writeBatches
+from sparkstreams import canonical, harnessFed, replayInHarness, runStream, writeBatches
 
 import sparkwin as sw
 from sparkwin.testing import WindowHarness
@@ -237,13 +237,7 @@ def test_restarted_query_equals_an_uninterrupted_run(spark, tmp_path: Path) -> N
 def test_preaggregated_pipelines_count_their_late_drops(spark, tmp_path: Path) -> None:
     result = runStream(spark, tmp_path, SCHEMA, tumblingPreaggregated, SCRIPT)
     dropped = sum(p["observedMetrics"]["sparkwin"]["droppedLate"] for p in result.progress)
-    h = WindowHarness(tumblingPreaggregated(spark.createDataFrame([], SCHEMA)))
-    files = iter(SCRIPT)
-    for batchId, wm in result.watermarks():
-        if wm > 0:
-            h.processWatermark(wm)
-        if result.rowsByBatch[batchId] > 0:
-            h.processElements(next(files))
+    h = harnessFed(tumblingPreaggregated(spark.createDataFrame([], SCHEMA)), result, SCRIPT)
     # a@3000, a@8000, b@11000 and c@2000 arrive after their windows closed.
     assert dropped == h.numLateRecordsDropped() == 4
 

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import StructType
 
 from sparkwin._jvm import entryPoint, translated
+from sparkwin.stream import OUTPUT_COLUMNS
 
 KIND = "__sw_kind"
 RESULT, LATE, ERROR, PANE, METRICS = 0, 1, 2, 3, 4
@@ -100,16 +101,8 @@ def mainOutput(
     plan = json.loads(planJson)
     inputNames = [f["name"] for f in plan["inputSchema"]["fields"]]
     keys = list(plan["keys"])
-    paneNames = [
-        *keys,
-        "window_start",
-        "window_end",
-        "pane_timing",
-        "pane_index",
-        "pane_is_first",
-        "pane_is_last",
-        "pane_seq",
-    ]
+    # What the JVM tells a process function about its pane (OutputLayout.paneSchema).
+    paneNames = [*keys, *OUTPUT_COLUMNS, "pane_seq"]
     flat = unioned.where(F.col(KIND) == PANE).select(
         *[F.col(f"pane.`{n}`").alias(_PANE_PREFIX + n) for n in paneNames],
         *[F.col(f"input.`{n}`").alias(n) for n in inputNames],
