@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -21,3 +22,40 @@ def test_readme_testing_example_prints_what_the_readme_shows(spark) -> None:
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {})
     assert out.getvalue() == expected
+
+
+def test_readme_replay_example_runs_on_a_history(spark) -> None:
+    text = README.read_text()
+    match = re.search(r"<!-- readme-replay -->\n```python\n(.*?)```", text, re.DOTALL)
+    assert match, "README lost its replay example"
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    rows = []
+    for i in range(1200):
+        arrival = base + timedelta(milliseconds=250 * i)
+        # every 40th event happened 8 minutes before it arrived: later than 5 s of disorder plus
+        # 5 minutes of lateness allow, so the live job sent it to "late"
+        behind = timedelta(minutes=8) if i % 40 == 39 else timedelta(seconds=i % 4)
+        rows.append((f"u{i % 2}", i, arrival - behind, arrival, i % 3))
+    history = spark.createDataFrame(
+        rows, "user string, amount long, ts timestamp, kafka_offset_time timestamp, partition int"
+    )
+    scope: dict = {"history": history}
+    prelude = "from datetime import timedelta as td\nimport sparkwin as sw\n"
+    exec(compile(prelude + match.group(1), "README.md", "exec"), scope)
+    results = scope["replayed"].toDF().collect()
+    late = {r["amount"] for r in scope["replayed"].getSideOutput("late").collect()}
+    assert late == {i for i in range(1200) if i % 40 == 39}
+    assert {r["pane_timing"] for r in results} == {"EARLY", "ON_TIME"}
+    assert all(r["fired_at"] is not None for r in results)
+    # accumulating panes: the last pane of a window holds all its events; only the newest
+    # minute is still open, as the live job would have it without a watermark past its end
+    expected: dict = {}
+    for row in history.collect():  # collected like the results: local, naive datetimes
+        if row["amount"] not in late:
+            start = row["ts"].replace(second=0, microsecond=0)
+            expected[(row["user"], start)] = expected.get((row["user"], start), 0) + row["amount"]
+    closed = {(r["user"], r["window_start"]): r["sum_amount"] for r in results if r["pane_is_last"]}
+    still_open = {k for k in expected if k not in closed}
+    newest = max(start for _, start in expected)
+    assert still_open == {("u0", newest), ("u1", newest)}
+    assert closed == {k: v for k, v in expected.items() if k not in still_open}
