@@ -84,4 +84,11 @@ def generate(directory: str, n: int, keys: int, files: int, seed: int) -> Events
         path = os.path.join(parquet, f"part-{i:04d}.parquet")
         pq.write_table(table.slice(lo, hi - lo), path)
         os.utime(path, (base + i, base + i))
+    # Spark moves its watermark after the batch that saw the flush event; one more batch with
+    # data (a second flush event) lets every system close its windows before the run ends,
+    # without depending on whether Spark runs a batch without data before processAllAvailable()
+    # returns.
+    path = os.path.join(parquet, f"part-{files:04d}.parquet")
+    pq.write_table(table.slice(n, 1), path)
+    os.utime(path, (base + files, base + files))
     return Events(parquet, binary, n, keys, f"k{keys}")

@@ -28,6 +28,9 @@ def spark():
             "spark.sql.shuffle.partitions": "2",
             "spark.sql.session.timeZone": "UTC",
             "spark.default.parallelism": "2",
+            # Two key groups: the streaming tests' keys share groups, as most keys do in
+            # production (the default is 128).
+            "spark.sparkwin.keyGroups": "2",
         },
     )
     yield session

@@ -15,6 +15,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from sparkstreams import canonical, harnessFed, replayInHarness, runStream, writeBatches
 
 import sparkwin as sw
+from sparkwin.errors import PlanError
 from sparkwin.testing import WindowHarness
 
 SCHEMA = "user string, amount long, ts long"
@@ -198,14 +199,59 @@ def test_every_input_row_is_accounted_for(spark, tmp_path: Path) -> None:
 
 def test_state_store_holds_no_window_state_after_windows_expire(spark, tmp_path: Path) -> None:
     runStream(spark, tmp_path, SCHEMA, tumbling, SCRIPT)
-    state = (
-        spark.read.format("statestore")
-        .option("path", str(tmp_path / "checkpoint"))
-        .option("stateVarName", "sparkwin")
-        .load()
-    )
-    # Only the flush key's window, still open at watermark 97999, keeps state.
-    assert sorted(r["key"]["user"] for r in state.collect()) == ["z"]
+
+    def stateOf(variable: str) -> list:
+        return (
+            spark.read.format("statestore")
+            .option("path", str(tmp_path / "checkpoint"))
+            .option("stateVarName", variable)
+            .load()
+            .collect()
+        )
+
+    # Only the flush key's window, still open at watermark 97999, keeps state: its engine state,
+    # its wake-up, and its key group's record (one key with state, a timer at the window's end).
+    engine, wakeups, groups = stateOf("sparkwin"), stateOf("wakeups"), stateOf("keyGroup")
+    assert [r["user_map_key"]["user"] for r in engine] == ["z"]
+    assert [(r["user_map_key"]["user"], r["user_map_value"]["value"]) for r in wakeups] == [
+        ("z", 109999)
+    ]
+    assert len(groups) == 1 and groups[0]["key"] == engine[0]["key"]
+    assert (groups[0]["value"]["_1"], groups[0]["value"]["_3"]) == (2, 1)
+
+
+def test_key_groups_are_fixed_for_the_life_of_a_checkpoint(spark, tmp_path: Path) -> None:
+    source, paths = tmp_path / "source", {t: str(tmp_path / t) for t in ("main", "late", "errors")}
+
+    def start():
+        df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(source))
+        return tumbling(df).writeStream(str(tmp_path / "checkpoint"), paths)
+
+    writeBatches(source, SCRIPT[:3])
+    q = start()
+    q.processAllAvailable()
+    q.stop()
+    # More data moves the watermark: every key group with state wakes up and sees the change.
+    writeBatches(source, SCRIPT[5:], start=3)
+    spark.conf.set("spark.sparkwin.keyGroups", "5")
+    try:
+        q = start()
+        with pytest.raises(Exception, match="written with 2 key groups.*set it back to 2"):
+            q.processAllAvailable()
+        q.stop()
+    finally:
+        spark.conf.set("spark.sparkwin.keyGroups", "2")
+
+
+@pytest.mark.parametrize("value", ["0", "many", "40000"])
+def test_key_groups_setting_is_checked(spark, tmp_path: Path, value: str) -> None:
+    df = spark.readStream.schema(SCHEMA).json(str(tmp_path))
+    spark.conf.set("spark.sparkwin.keyGroups", value)
+    try:
+        with pytest.raises(PlanError, match="spark.sparkwin.keyGroups must be a whole number"):
+            tumbling(df).toDF()
+    finally:
+        spark.conf.set("spark.sparkwin.keyGroups", "2")
 
 
 def test_restarted_query_equals_an_uninterrupted_run(spark, tmp_path: Path) -> None:

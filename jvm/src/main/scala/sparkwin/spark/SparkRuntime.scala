@@ -1,7 +1,7 @@
 package sparkwin.spark
 
 import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
-import org.apache.spark.sql.functions.{col, lit, timestamp_millis}
+import org.apache.spark.sql.functions.{col, hash, lit, pmod, timestamp_millis}
 import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
 import org.apache.spark.sql.types.{IntegerType, Metadata, StructField, StructType}
 
@@ -17,6 +17,11 @@ import sparkwin.window.GlobalWindows
 object SparkRuntime {
   private val EventTimeColumn = "__sw_event_time"
   private val AllKey = "__sw_all"
+  private val KeyGroup = "__sw_key_group"
+
+  /** The Spark conf that sets how many key groups a streaming query spreads its keys over. */
+  val KeyGroupsConf = "spark.sparkwin.keyGroups"
+  val DefaultKeyGroups = 128
 
   def windowed(df: DataFrame, plan: Plan): DataFrame = {
     val java8 = df.sparkSession.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
@@ -59,7 +64,7 @@ object SparkRuntime {
   private val allKeyField = StructField(AllKey, IntegerType, nullable = false)
 
   /** The grouping key's fields: the key columns, or one constant column for windowAll. */
-  private def keyFields(plan: Plan): Seq[StructField] =
+  def keyFields(plan: Plan): Seq[StructField] =
     if (plan.keyColumns.isEmpty) Seq(allKeyField) else plan.keyFields
 
   private def grouped(input: DataFrame, plan: Plan) = {
@@ -74,20 +79,39 @@ object SparkRuntime {
         .as[Row, Row](Encoders.row(StructType(plan.keyFields)), inputEncoder)
   }
 
-  /** Pre-aggregated input (see [[Combiner]]), grouped by the key columns that lead it. */
-  private def combinedGroups(input: DataFrame, plan: Plan) = {
+  /** Pre-aggregated input (see [[Combiner]]), led by the key columns. */
+  private def combinedInput(input: DataFrame, plan: Plan): DataFrame = {
     val planJson = plan.json
     val fields = keyFields(plan)
-    val schema = Combiner.partialSchema(plan, fields)
     val keys = plan.keyColumns
-    val partials = input.mapPartitions { rows =>
+    input.mapPartitions { rows =>
       val p = PlanDecoder.decode(planJson)
       val keyOf: Row => Seq[Any] = if (keys.isEmpty) _ => Seq(0) else r => keys.map(r.get)
       Combiner.combine(p, keyOf, rows)
-    }(Encoders.row(schema))
-    partials
-      .groupBy(fields.map(f => col(s"`${f.name}`")): _*)
-      .as[Row, Row](Encoders.row(StructType(fields)), Encoders.row(schema))
+    }(Encoders.row(Combiner.partialSchema(plan, fields)))
+  }
+
+  private val keyGroupField = StructField(KeyGroup, IntegerType, nullable = false)
+
+  /** A stream's rows grouped by key group: a hash of the key columns (windowAll: one group). */
+  private def keyGrouped(input: DataFrame, plan: Plan, groups: Int) = {
+    val keyGroup =
+      if (plan.keyColumns.isEmpty) lit(0)
+      else pmod(hash(plan.keyFields.map(f => col(s"`${f.name}`")): _*), lit(groups))
+    input
+      .groupBy(keyGroup.as(KeyGroup))
+      .as[Row, Row](Encoders.row(StructType(Seq(keyGroupField))), Encoders.row(input.schema))
+  }
+
+  /** The key groups of a streaming query: the session's setting, validated. */
+  def keyGroups(df: DataFrame): Int = {
+    val text = df.sparkSession.conf.get(KeyGroupsConf, DefaultKeyGroups.toString)
+    text.trim.toIntOption.filter(n => n >= 1 && n <= 32768).getOrElse {
+      throw new PlanException(
+        s"$KeyGroupsConf must be a whole number from 1 to 32768, got '$text': set it with " +
+          "spark.conf.set(\"" + KeyGroupsConf + "\", \"" + DefaultKeyGroups + "\")"
+      )
+    }
   }
 
   private def streaming(df: DataFrame, plan: Plan, layout: OutputLayout): DataFrame = {
@@ -109,9 +133,10 @@ object SparkRuntime {
       case TimerDomains.Neither => TimeMode.None()
     }
     val combined = plan.spec.combinable
-    val groups = if (combined) combinedGroups(input, plan) else grouped(input, plan)
+    val groupCount = keyGroups(df)
+    val groups = keyGrouped(if (combined) combinedInput(input, plan) else input, plan, groupCount)
     groups.transformWithState(
-      new WindowProcessor(plan.json, layout.java8Time, domains, combined),
+      new WindowProcessor(plan.json, layout.java8Time, domains, combined, groupCount),
       timeMode,
       OutputMode.Append()
     )(Encoders.row(layout.unionSchema))

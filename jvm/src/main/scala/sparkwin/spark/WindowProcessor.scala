@@ -1,7 +1,10 @@
 package sparkwin.spark
 
+import scala.collection.mutable.ArrayBuffer
+
 import org.apache.spark.sql.{Encoders, Row}
 import org.apache.spark.sql.streaming._
+import org.apache.spark.sql.types.StructType
 
 import sparkwin.engine.{Operator, RecordError}
 import sparkwin.state.KeyStateCodec
@@ -19,47 +22,157 @@ object TimerDomains {
   case object Neither extends TimerDomains
 }
 
-/** The engine inside Spark's `transformWithState`: per grouping key it loads the key's state,
-  * lets Spark's clocks catch the engine up (due timers fire before the batch's rows, as when a
-  * watermark precedes the elements that follow it), processes the rows, saves the state, and
-  * keeps one Spark timer per key at the key's next engine timer.
+/** The engine inside Spark's `transformWithState`, one call per key group.
+  *
+  * Spark's grouping key is a key group (a hash of the pipeline's key, as Flink's key groups),
+  * not the key itself: Spark's timers cost several state-store operations each, and one timer
+  * per key group instead of one per key is what makes the runtime keep up with Spark's own
+  * windows (DESIGN.md, "Key groups"). Within a group:
+  *   - `sparkwin` maps each key to its engine state (one read and at most one write per key
+  *     the call touches);
+  *   - `wakeups` maps each key with pending engine timers to the time it must wake;
+  *   - `keyGroup` holds the number of key groups the checkpoint was written with, the group's
+  *     one Spark timer (at the earliest wake-up), and how many of its keys hold state.
+  * A call processes every key with rows, and every key whose wake-up is due, as the per-key
+  * design did: due timers fire before the key's rows, as when a watermark precedes the
+  * elements that follow it.
   *
   * It holds the plan as JSON and decodes it on the executor, so nothing of the engine needs to
   * be serialisable.
   */
-final class WindowProcessor(planJson: String, java8Time: Boolean, domains: TimerDomains, combined: Boolean)
-    extends StatefulProcessor[Row, Row, Row] {
+final class WindowProcessor(
+    planJson: String,
+    java8Time: Boolean,
+    domains: TimerDomains,
+    combined: Boolean,
+    keyGroups: Int
+) extends StatefulProcessor[Row, Row, Row] {
 
-  @transient private var value: ValueState[Array[Byte]] = _
+  @transient private var keyStates: MapState[Row, Array[Byte]] = _
+  @transient private var wakeups: MapState[Row, Long] = _
+  @transient private var group: ValueState[(Int, Long, Long)] = _
+  @transient private var liveKeys: Long = _
   @transient private var backend: SparkKeyBackend = _
   @transient private var operator: Operator = _
   @transient private var collector: RowCollector = _
-  @transient private var layout: OutputLayout = _
   @transient private var tsColumn: Int = _
   @transient private var plan: Plan = _
-  @transient private var partialFields: Int = _ // combined input: key columns come first
+  @transient private var keyOf: Row => Row = _
   @transient private var reported: Array[Long] = _
-  @transient private var firingTimer: Boolean = false
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     plan = PlanDecoder.decode(planJson)
-    partialFields = math.max(plan.keyColumns.size, 1)
-    layout = new OutputLayout(plan, java8Time)
     val aggregates = plan.spec.function match {
       case sparkwin.engine.WindowFunction.Aggregates(a) => a
       case _ => IndexedSeq.empty
     }
-    value = getHandle.getValueState[Array[Byte]]("sparkwin", Encoders.BINARY, TTLConfig.NONE)
+    val keySchema = StructType(SparkRuntime.keyFields(plan))
+    val handle = getHandle
+    keyStates = handle.getMapState[Row, Array[Byte]](
+      "sparkwin",
+      Encoders.row(keySchema),
+      Encoders.BINARY,
+      TTLConfig.NONE
+    )
+    wakeups =
+      handle.getMapState[Row, Long]("wakeups", Encoders.row(keySchema), Encoders.scalaLong, TTLConfig.NONE)
+    group = handle.getValueState[(Int, Long, Long)](
+      "keyGroup",
+      Encoders.tuple(Encoders.scalaInt, Encoders.scalaLong, Encoders.scalaLong),
+      TTLConfig.NONE
+    )
     backend = new SparkKeyBackend(new KeyStateCodec(aggregates))
-    collector = new RowCollector(layout)
+    collector = new RowCollector(new OutputLayout(plan, java8Time))
     operator = Operator(plan.spec, backend, collector)
     tsColumn = plan.timestampColumn
+    keyOf = keyExtractor(keySchema.size)
     reported = OutputLayout.metricValues(operator.metrics)
   }
 
+  /** The pipeline's key of an input row: the key columns, or the constant of windowAll; a
+    * pre-aggregated row from [[Combiner]] leads with them.
+    */
+  private def keyExtractor(width: Int): Row => Row =
+    if (combined) row => Row.fromSeq((0 until width).map(row.get))
+    else if (plan.keyColumns.isEmpty) {
+      val all = Row(0)
+      _ => all
+    } else {
+      val columns = plan.keyColumns.toArray
+      row => Row.fromSeq(columns.toSeq.map(row.get))
+    }
+
   override def handleInputRows(key: Row, rows: Iterator[Row], timers: TimerValues): Iterator[Row] = {
-    firingTimer = false
-    begin(key, timers)
+    // A key's rows in arrival order; keys in the order they first appear.
+    val byKey = new java.util.LinkedHashMap[Row, ArrayBuffer[Row]]()
+    rows.foreach(row => byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row)
+    run(timers, byKey, firing = false)
+  }
+
+  override def handleExpiredTimer(key: Row, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] =
+    run(timers, new java.util.LinkedHashMap[Row, ArrayBuffer[Row]](), firing = true)
+
+  /** The clock Spark's timers run on, for this pipeline. */
+  private def timerClock(timers: TimerValues): Long = domains match {
+    case TimerDomains.EventOnly => timers.getCurrentWatermarkInMs()
+    case TimerDomains.ProcessingOnly | TimerDomains.Both => timers.getCurrentProcessingTimeInMs()
+    case TimerDomains.Neither => Long.MinValue
+  }
+
+  private def run(
+      timers: TimerValues,
+      byKey: java.util.LinkedHashMap[Row, ArrayBuffer[Row]],
+      firing: Boolean
+  ): Iterator[Row] = {
+    val clock = timerClock(timers)
+    val stored = if (group.exists()) Some(group.get()) else None
+    stored.foreach { case (groups, _, _) =>
+      if (groups != keyGroups)
+        throw new IllegalStateException(
+          s"this checkpoint was written with $groups key groups, but spark.sparkwin.keyGroups is " +
+            s"$keyGroups: set it back to $groups to resume the query (the number of key groups is " +
+            "fixed for the life of a checkpoint)"
+        )
+    }
+    liveKeys = stored.map(_._3).getOrElse(0L)
+    // Keys to wake: those with rows, then those whose wake-up is due.
+    val previous = new java.util.HashMap[Row, Long]()
+    val due = new ArrayBuffer[Row]()
+    var earliest = Long.MaxValue // among keys this call does not touch
+    val it = wakeups.iterator()
+    while (it.hasNext) {
+      val (k, at) = it.next()
+      if (byKey.containsKey(k)) previous.put(k, at)
+      else if (at <= clock) { previous.put(k, at); due += k }
+      else earliest = math.min(earliest, at)
+    }
+    byKey.forEach { (k, rows) => earliest = math.min(earliest, processKey(k, rows, timers, previous)) }
+    due.foreach(k => earliest = math.min(earliest, processKey(k, ArrayBuffer.empty, timers, previous)))
+    syncGroup(stored, earliest, clock, firing)
+    // Counters that no output row shows travel as a metrics row (observed, then dropped).
+    val now = OutputLayout.metricValues(operator.metrics)
+    if (!java.util.Arrays.equals(now, reported)) {
+      collector.addMetrics(now.indices.map(i => now(i) - reported(i)).toArray)
+      reported = now
+    }
+    collector.drain()
+  }
+
+  /** One key: load, catch its clocks up, its rows, save; returns its next wake-up. */
+  private def processKey(
+      key: Row,
+      rows: ArrayBuffer[Row],
+      timers: TimerValues,
+      previous: java.util.HashMap[Row, Long]
+  ): Long = {
+    val loaded = keyStates.getValue(key)
+    backend.load(key, loaded)
+    val now = timers.getCurrentProcessingTimeInMs()
+    operator.setProcessingTime(now)
+    if (domains != TimerDomains.EventOnly) operator.advanceProcessingTime(now)
+    val wm = timers.getCurrentWatermarkInMs()
+    // Spark's watermark starts at 0 before any data; the engine's "no watermark yet" is -inf.
+    if (wm > 0) operator.advanceWatermark(wm)
     if (combined) rows.foreach(partial)
     else
       rows.foreach { row =>
@@ -69,12 +182,34 @@ final class WindowProcessor(planJson: String, java8Time: Boolean, domains: Timer
           try operator.processElement(record, Rows.millis(row.get(tsColumn)))
           catch { case e: RecordError => collector.emitError(record, e.getMessage) }
       }
-    finish(timers)
+    backend.save(bytes => keyStates.updateValue(key, bytes), () => keyStates.removeKey(key))
+    if (loaded == null && !backend.isEmpty) liveKeys += 1
+    else if (loaded != null && backend.isEmpty) liveKeys -= 1
+    val next = wakeup(now)
+    val before = previous.getOrDefault(key, Long.MaxValue)
+    if (next != before) {
+      if (next == Long.MaxValue) wakeups.removeKey(key) else wakeups.updateValue(key, next)
+    }
+    next
+  }
+
+  /** When the current key must next be woken, on Spark's timer clock (MaxValue: never). */
+  private def wakeup(processingTime: Long): Long = domains match {
+    case TimerDomains.EventOnly =>
+      backend.eventTimers.peek.map(_.timestamp).getOrElse(Long.MaxValue)
+    case TimerDomains.ProcessingOnly | TimerDomains.Both =>
+      val proc = backend.processingTimers.peek.map(_.timestamp).getOrElse(Long.MaxValue)
+      // Event-time timers cannot wake a key in processing-time mode: poll next batch.
+      val poll =
+        if (domains == TimerDomains.Both && !backend.eventTimers.isEmpty) processingTime + 1
+        else Long.MaxValue
+      math.min(proc, poll)
+    case TimerDomains.Neither => Long.MaxValue
   }
 
   /** A pre-aggregated row from [[Combiner]]: a group of elements, or a row without timestamp. */
   private def partial(row: Row): Unit = {
-    val k = partialFields
+    val k = math.max(plan.keyColumns.size, 1)
     if (!row.isNullAt(k + 3))
       collector.emitError(new RowRecord(row.getStruct(k + 3)), "the timestamp is null")
     else
@@ -87,65 +222,27 @@ final class WindowProcessor(planJson: String, java8Time: Boolean, domains: Timer
         )
   }
 
-  override def handleExpiredTimer(key: Row, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] = {
-    firingTimer = true
-    begin(key, timers)
-    finish(timers)
-  }
-
-  /** Spark's watermark starts at 0 before any data; the engine's "no watermark yet" is -inf. */
-  private def engineWatermark(timers: TimerValues): Long = {
-    val wm = timers.getCurrentWatermarkInMs()
-    if (wm <= 0) Long.MinValue else wm
-  }
-
-  private def begin(key: Row, timers: TimerValues): Unit = {
-    backend.load(key, value)
-    val now = timers.getCurrentProcessingTimeInMs()
-    operator.setProcessingTime(now)
-    if (domains != TimerDomains.EventOnly) operator.advanceProcessingTime(now)
-    val wm = engineWatermark(timers)
-    if (wm != Long.MinValue) operator.advanceWatermark(wm)
-  }
-
-  private def finish(timers: TimerValues): Iterator[Row] = {
-    syncSparkTimer(timers)
-    backend.save(value)
-    // Counters that no output row shows travel as a metrics row (observed, then dropped).
-    val now = OutputLayout.metricValues(operator.metrics)
-    if (!java.util.Arrays.equals(now, reported)) {
-      collector.addMetrics(now.indices.map(i => now(i) - reported(i)).toArray)
-      reported = now
-    }
-    collector.drain()
-  }
-
-  /** One Spark timer per key, always strictly in the future: a timer due now would fire at
-    * the end of this batch in Spark but at the next advance in the engine's semantics.
+  /** One Spark timer per key group, at its earliest wake-up and always strictly in the future:
+    * a timer due now would fire at the end of this batch in Spark but at the next advance in
+    * the engine's semantics. The group's record goes once no key of it holds state.
     */
-  private def syncSparkTimer(timers: TimerValues): Unit = {
-    val handle = getHandle
-    val registered = backend.runtimeTimers
-    val (now, next) = domains match {
-      case TimerDomains.EventOnly =>
-        val wm = timers.getCurrentWatermarkInMs()
-        (wm, backend.eventTimers.peek.map(t => math.max(t.timestamp, wm + 1)))
-      case TimerDomains.ProcessingOnly | TimerDomains.Both =>
-        val pt = timers.getCurrentProcessingTimeInMs()
-        val proc = backend.processingTimers.peek.map(t => math.max(t.timestamp, pt + 1))
-        // Event-time timers cannot wake a key in processing-time mode: poll next batch.
-        val poll = if (domains == TimerDomains.Both && !backend.eventTimers.isEmpty) Some(pt + 1) else None
-        (pt, (proc ++ poll).minOption)
-      case TimerDomains.Neither => (0L, None)
-    }
-    val current = registered(0)
-    val wanted = next.getOrElse(Long.MinValue)
+  private def syncGroup(
+      stored: Option[(Int, Long, Long)],
+      earliest: Long,
+      clock: Long,
+      firing: Boolean
+  ): Unit = {
+    val current = stored.map(_._2).getOrElse(Long.MinValue)
+    val wanted = if (earliest == Long.MaxValue) Long.MinValue else math.max(earliest, clock + 1)
     if (wanted != current) {
-      // A timer already due is deleted too when the key's rows got here first (the engine has
-      // fired what it stood for), sparing a second handler call; never the one firing now.
-      if (current != Long.MinValue && (current > now || !firingTimer)) handle.deleteTimer(current)
+      val handle = getHandle
+      // A timer already due is deleted too when the group's rows got here first (the engine
+      // has fired what it stood for), sparing a second handler call; never the one firing now.
+      if (current != Long.MinValue && (current > clock || !firing)) handle.deleteTimer(current)
       if (wanted != Long.MinValue) handle.registerTimer(wanted)
-      registered(0) = wanted // saved with the key's state
     }
+    val record = (keyGroups, wanted, liveKeys)
+    if (liveKeys == 0 && wanted == Long.MinValue) { if (stored.isDefined) group.clear() }
+    else if (!stored.contains(record)) group.update(record)
   }
 }

@@ -14,14 +14,14 @@ import sparkwin.window.{TimeWindow, Window}
   * The format is versioned; a checkpoint written by one version is read by the next.
   */
 final class KeyStateCodec(aggregates: IndexedSeq[Aggregate]) {
-  private val Version = 1
+  // Version 1 also carried the runtime's per-key timers; a version 1 state is still read.
+  private val Version = 2
 
   /** Timers travel with the key: the runtime keeps one queue per key and domain. */
   final class Stored(
       val state: KeyState,
       val eventTimers: TimerQueue,
-      val processingTimers: TimerQueue,
-      var runtimeTimers: Array[Long]
+      val processingTimers: TimerQueue
   )
 
   def encode(s: Stored): Array[Byte] = {
@@ -65,8 +65,6 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate]) {
     }
     writeTimers(out, s.eventTimers)
     writeTimers(out, s.processingTimers)
-    out.writeInt(s.runtimeTimers.length)
-    s.runtimeTimers.foreach(out.writeLong)
     out.flush()
     bytes.toByteArray
   }
@@ -74,7 +72,7 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate]) {
   def decode(bytes: Array[Byte]): Stored = {
     val in = new DataInputStream(new ByteArrayInputStream(bytes))
     val version = in.readByte()
-    if (version != Version)
+    if (version != Version && version != 1)
       throw new IllegalStateException(s"sparkwin state version $version is not readable by this jar")
     val st = new KeyState
     for (_ <- 0 until in.readInt()) {
@@ -117,12 +115,12 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate]) {
     }
     val event = readTimers(in)
     val processing = readTimers(in)
-    val runtime = Array.fill(in.readInt())(in.readLong())
-    new Stored(st, event, processing, runtime)
+    if (version == 1) for (_ <- 0 until in.readInt()) in.readLong()
+    new Stored(st, event, processing)
   }
 
   def empty(): Stored =
-    new Stored(new KeyState, new TimerQueue, new TimerQueue, Array(Long.MinValue, Long.MinValue))
+    new Stored(new KeyState, new TimerQueue, new TimerQueue)
 
   private def writeElements(out: DataOutputStream, elements: java.util.List[Element]): Unit = {
     out.writeInt(elements.size)
