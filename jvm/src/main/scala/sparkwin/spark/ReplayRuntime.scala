@@ -95,7 +95,11 @@ object ReplayRuntime {
     val inputCols = plan.inputSchema.fields.map(f => col(s"`${f.name}`"))
     val prepared = withChannel
       .select(
-        inputCols ++ Seq(arrivalMs.as(Arrival), col(Channel), monotonically_increasing_id().as(Ordinal)): _*
+        (inputCols ++ Seq(
+          arrivalMs.as(Arrival),
+          col(Channel),
+          monotonically_increasing_id().as(Ordinal)
+        )).toIndexedSeq: _*
       )
       .persist(StorageLevel.MEMORY_AND_DISK)
     val n = plan.inputSchema.length // arrival, channel, ordinal follow the input's columns

@@ -8,6 +8,12 @@ import org.scalacheck.{Gen, Prop}
 import sparkwin.TestSupport._
 import sparkwin.window._
 
+object ReferenceModelSuite {
+  sealed trait Step
+  final case class Add(key: String, value: Long, ts: Long) extends Step
+  final case class Watermark(wm: Long) extends Step
+}
+
 /** The operator against a deliberately naive model of Flink's default event-time trigger
   * with allowed lateness, on random interleavings of elements and watermarks.
   *
@@ -15,9 +21,7 @@ import sparkwin.window._
   * shares no code with the engine beyond the window arithmetic written out below.
   */
 class ReferenceModelSuite extends munit.ScalaCheckSuite {
-  sealed trait Step
-  final case class Add(key: String, value: Long, ts: Long) extends Step
-  final case class Watermark(wm: Long) extends Step
+  import ReferenceModelSuite._
 
   /** (key, start, end, sum, count, timing) for results; ("late", key, value, ts) for late. */
   type Output = Any

@@ -336,7 +336,7 @@ class WindowOperatorSuite extends munit.FunSuite {
     h.watermark(9)
     assertEquals[Any, Any](
       h.take().head.values,
-      Seq(4L, 21L, 5.25, 2L, 9L, 2L, 5L, Seq(5L, 2L, 5L, 9L), Seq(5L, 2L, 9L))
+      Seq[Any](4L, 21L, 5.25, 2L, 9L, 2L, 5L, Seq(5L, 2L, 5L, 9L), Seq(5L, 2L, 9L))
     )
   }
 

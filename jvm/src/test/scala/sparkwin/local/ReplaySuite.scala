@@ -10,10 +10,7 @@ import sparkwin.time.WatermarkStrategy
 import sparkwin.trigger._
 import sparkwin.window._
 
-/** Replay (a watermark timeline, then each key on its own) must reproduce exactly what a live
-  * runner with the same channels emits when the same elements arrive in the same order.
-  */
-class ReplaySuite extends munit.FunSuite {
+object ReplaySuite {
 
   /** An element: (key, value, ts, marker) arriving at `arrival` on `channel`. */
   final case class Event(
@@ -30,6 +27,14 @@ class ReplaySuite extends munit.FunSuite {
   }
 
   final case class Fired(key: Any, window: Window, pane: PaneInfo, values: Seq[Any], firedAt: Long)
+}
+
+/** Replay (a watermark timeline, then each key on its own) must reproduce exactly what a live
+  * runner with the same channels emits when the same elements arrive in the same order.
+  */
+class ReplaySuite extends munit.FunSuite {
+
+  import ReplaySuite._
 
   private final class Recorder(firedAt: () => Long) extends Emitter {
     val out = ArrayBuffer.empty[Any]

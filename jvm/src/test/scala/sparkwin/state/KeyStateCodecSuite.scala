@@ -10,10 +10,14 @@ import sparkwin.window._
 /** A key's state written out and read back between any two steps changes nothing: the Spark
   * runtime does exactly that around every handler call.
   */
+object KeyStateCodecSuite {
+  sealed trait Step
+  final case class Element(value: Long, ts: Long) extends Step
+  final case class Watermark(wm: Long) extends Step
+}
+
 class KeyStateCodecSuite extends munit.FunSuite {
-  private sealed trait Step
-  private final case class Element(value: Long, ts: Long) extends Step
-  private final case class Watermark(wm: Long) extends Step
+  import KeyStateCodecSuite._
 
   private def spec(
       assigner: WindowAssigner,
