@@ -57,6 +57,7 @@ final class WindowProcessor(
   @transient private var collector: RowCollector = _
   @transient private var tsColumn: Int = _
   @transient private var plan: Plan = _
+  @transient private var keyWidth: Int = _ // key columns; a pre-aggregated row leads with them
   @transient private var keyOf: Row => Row = _
   @transient private var reported: Array[Long] = _
 
@@ -85,21 +86,22 @@ final class WindowProcessor(
     collector = new RowCollector(new OutputLayout(plan, java8Time))
     operator = Operator(plan.spec, backend, collector)
     tsColumn = plan.timestampColumn
-    keyOf = keyExtractor(keySchema.size)
+    keyWidth = keySchema.size
+    keyOf = keyExtractor()
     reported = OutputLayout.metricValues(operator.metrics)
   }
 
   /** The pipeline's key of an input row: the key columns, or the constant of windowAll; a
     * pre-aggregated row from [[Combiner]] leads with them.
     */
-  private def keyExtractor(width: Int): Row => Row =
-    if (combined) row => Row.fromSeq((0 until width).map(row.get))
+  private def keyExtractor(): Row => Row =
+    if (combined) row => Row.fromSeq((0 until keyWidth).map(row.get))
     else if (plan.keyColumns.isEmpty) {
       val all = Row(0)
       _ => all
     } else {
-      val columns = plan.keyColumns.toArray
-      row => Row.fromSeq(columns.toSeq.map(row.get))
+      val columns = plan.keyColumns
+      row => Row.fromSeq(columns.map(row.get))
     }
 
   override def handleInputRows(key: Row, rows: Iterator[Row], timers: TimerValues): Iterator[Row] = {
@@ -209,7 +211,7 @@ final class WindowProcessor(
 
   /** A pre-aggregated row from [[Combiner]]: a group of elements, or a row without timestamp. */
   private def partial(row: Row): Unit = {
-    val k = math.max(plan.keyColumns.size, 1)
+    val k = keyWidth
     if (!row.isNullAt(k + 3))
       collector.emitError(new RowRecord(row.getStruct(k + 3)), "the timestamp is null")
     else
