@@ -20,12 +20,23 @@ trait Operator {
   def metrics: OperatorMetrics
 }
 
+/** An operator that also takes pre-aggregated groups of elements (Spark's map-side combine). */
+trait PartialOperator extends Operator {
+  def spec: OperatorSpec
+
+  /** `count` elements whose windows are those of `ts`, folded into `partial`. */
+  def processPartial(ts: Long, partial: Array[sparkwin.agg.Accumulator], count: Long): Unit
+}
+
 object Operator {
 
-  /** The operator a spec needs: Storm's windows have their own, everything else Flink's. */
+  /** The operator a spec needs: Storm's windows have their own; aligned windows with the
+    * default trigger and aggregates are sliced; everything else runs on Flink's.
+    */
   def apply(spec: OperatorSpec, backend: KeyedBackend, output: Emitter): Operator =
     spec.assigner match {
       case s: sparkwin.window.StormWindows => new StormWindowOperator(spec, s, backend, output)
+      case _ if spec.sliceable => new SlicingWindowOperator(spec, backend, output)
       case _ => new WindowOperator(spec, backend, output)
     }
 }

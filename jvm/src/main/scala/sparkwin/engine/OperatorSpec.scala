@@ -72,6 +72,34 @@ final case class OperatorSpec(
     allowedLateness == 0 && !lateOutput
   }
 
+  /** Whether [[SlicingWindowOperator]] runs the pipeline: tumbling or sliding event-time
+    * windows, the default event-time trigger, no evictor, aggregates and no allowed lateness
+    * (so every window fires exactly once, at its end, and never per element). A sliding window
+    * is the merge of its slices, so there only aggregates whose merge is blind to how the
+    * window was cut qualify (collected lists keep arrival order, which slices do not).
+    */
+  lazy val sliceable: Boolean = {
+    val grid = assigner match {
+      case t: sparkwin.window.TumblingWindows if t.isEventTime => Some((t.size, t.size))
+      case s: sparkwin.window.SlidingWindows if s.isEventTime => Some((s.size, s.slide))
+      case _ => None
+    }
+    grid.exists { case (size, slide) =>
+      val slices = size / SlicingWindowOperator.sliceWidth(size, slide)
+      val aggregatesFit = function match {
+        case WindowFunction.Aggregates(aggs) =>
+          slices == 1 || aggs.forall {
+            case _: Aggregate.CollectList | _: Aggregate.CollectSet => false
+            case _ => true
+          }
+        case _ => false
+      }
+      // A slide longer than the size leaves gaps that no window covers: not sliced.
+      aggregatesFit && slide <= size && slices <= SlicingWindowOperator.MaxSlicesPerWindow &&
+      trigger == sparkwin.trigger.EventTimeTrigger && evictor.isEmpty && allowedLateness == 0
+    }
+  }
+
   /** Trigger state slots per window, numbered once here. */
   val triggerSlots: Int = trigger.bind(0)
 }

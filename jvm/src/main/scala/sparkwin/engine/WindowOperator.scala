@@ -17,7 +17,8 @@ import sparkwin.window._
   * through `advanceWatermark`/`advanceProcessingTime`, which switch the backend's key. It knows
   * nothing of Spark: runtimes adapt their rows to [[Record]] and their state to [[KeyedBackend]].
   */
-final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output: Emitter) extends Operator {
+final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output: Emitter)
+    extends PartialOperator {
   import WindowOperator._
 
   private val assigner = spec.assigner

@@ -82,7 +82,7 @@ final class WindowProcessor(
       Encoders.tuple(Encoders.scalaInt, Encoders.scalaLong, Encoders.scalaLong),
       TTLConfig.NONE
     )
-    backend = new SparkKeyBackend(new KeyStateCodec(aggregates))
+    backend = new SparkKeyBackend(new KeyStateCodec(aggregates, SparkRuntime.sliceWidth(plan.spec)))
     collector = new RowCollector(new OutputLayout(plan, java8Time))
     operator = Operator(plan.spec, backend, collector)
     tsColumn = plan.timestampColumn
@@ -198,9 +198,9 @@ final class WindowProcessor(
   /** When the current key must next be woken, on Spark's timer clock (MaxValue: never). */
   private def wakeup(processingTime: Long): Long = domains match {
     case TimerDomains.EventOnly =>
-      backend.eventTimers.peek.map(_.timestamp).getOrElse(Long.MaxValue)
+      backend.eventTimers.nextTime
     case TimerDomains.ProcessingOnly | TimerDomains.Both =>
-      val proc = backend.processingTimers.peek.map(_.timestamp).getOrElse(Long.MaxValue)
+      val proc = backend.processingTimers.nextTime
       // Event-time timers cannot wake a key in processing-time mode: poll next batch.
       val poll =
         if (domains == TimerDomains.Both && !backend.eventTimers.isEmpty) processingTime + 1
@@ -216,7 +216,7 @@ final class WindowProcessor(
       collector.emitError(new RowRecord(row.getStruct(k + 3)), "the timestamp is null")
     else
       operator
-        .asInstanceOf[sparkwin.engine.WindowOperator]
+        .asInstanceOf[sparkwin.engine.PartialOperator]
         .processPartial(
           row.getLong(k),
           Combiner.decode(plan.spec, row.getAs[Array[Byte]](k + 2)),

@@ -54,6 +54,11 @@ final class KeyState {
   var merging: MergingWindowSet = _
   var storm: StormState = _
 
+  // Not persisted: the slice the key's last element went to, for the slicing operator, so a
+  // run of elements in one slice skips the map lookup.
+  @transient var hotSlice: Long = 0L
+  @transient var hotContents: WindowContents = _
+
   def mergingSet: MergingWindowSet = {
     if (merging == null) merging = new MergingWindowSet()
     merging

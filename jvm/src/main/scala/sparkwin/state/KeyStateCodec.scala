@@ -12,10 +12,13 @@ import sparkwin.window.{TimeWindow, Window}
   * byte array, so a runtime stores it in a single value per key.
   *
   * The format is versioned; a checkpoint written by one version is read by the next.
+  * `sliceWidth` is the slice width when the pipeline runs on the slicing operator (0: not):
+  * its contents are slices, which a state from before version 3 holds only for tumbling windows.
   */
-final class KeyStateCodec(aggregates: IndexedSeq[Aggregate]) {
+final class KeyStateCodec(aggregates: IndexedSeq[Aggregate], sliceWidth: Long = 0L) {
   // Version 1 also carried the runtime's per-key timers; a version 1 state is still read.
-  private val Version = 2
+  // Version 3 has version 2's layout; it marks states whose aligned windows may be sliced.
+  private val Version = 3
 
   /** Timers travel with the key: the runtime keeps one queue per key and domain. */
   final class Stored(
@@ -72,7 +75,7 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate]) {
   def decode(bytes: Array[Byte]): Stored = {
     val in = new DataInputStream(new ByteArrayInputStream(bytes))
     val version = in.readByte()
-    if (version != Version && version != 1)
+    if (version < 1 || version > Version)
       throw new IllegalStateException(s"sparkwin state version $version is not readable by this jar")
     val st = new KeyState
     for (_ <- 0 until in.readInt()) {
@@ -85,6 +88,12 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate]) {
           new WindowContents(accs, null)
         } else new WindowContents(null, readElements(in))
       st.contents.put(w, contents)
+      if (version < 3 && sliceWidth > 0 && !isSlice(w))
+        throw new IllegalStateException(
+          s"this checkpoint keeps the whole window $w, written by a sparkwin older than 0.1.1; " +
+            "this version keeps sliding windows as slices and cannot resume it: let the old " +
+            "version finish its open windows, or start the query from a new checkpoint"
+        )
     }
     for (_ <- 0 until in.readInt()) {
       val w = ValueCodec.readWindow(in)
@@ -117,6 +126,11 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate]) {
     val processing = readTimers(in)
     if (version == 1) for (_ <- 0 until in.readInt()) in.readLong()
     new Stored(st, event, processing)
+  }
+
+  private def isSlice(w: Window): Boolean = w match {
+    case t: TimeWindow => t.end - t.start == sliceWidth
+    case _ => false
   }
 
   def empty(): Stored =

@@ -20,37 +20,131 @@ object Timer {
   }
 }
 
-/** One time domain's timers: deduplicated, deletable, polled in firing order. */
+/** One time domain's timers: deduplicated, deletable, polled in firing order.
+  *
+  * Timers are grouped by instant: a window grid gives thousands of keys timers at the same few
+  * instants, where one ordered tree of all timers would compare down a deep run of equal
+  * timestamps on every insert. An instant keeps its timers in a hash set and sorts them once,
+  * when it comes due; an instant with a single timer (sessions spread over many) keeps it
+  * inline. Polling order is the [[Timer.ordering]] order, exactly as a sorted set gives it.
+  */
 final class TimerQueue {
-  private val set = new java.util.TreeSet[Timer](Timer.ordering)
+  private final class Instant(val time: Long) {
+    private var one: Timer = _ // the only timer, while there is just one
+    private var many: java.util.HashSet[Timer] = _
+    private var order: Array[Timer] = _ // `many`, sorted, once polled (until the next add)
+    private var next = 0
+
+    def isEmpty: Boolean = if (many != null) many.isEmpty else one == null
+    def contains(t: Timer): Boolean = if (many != null) many.contains(t) else t == one
+
+    def add(t: Timer): Boolean =
+      if (many != null) {
+        val added = many.add(t)
+        if (added) order = null
+        added
+      } else if (one == null) { one = t; true }
+      else if (one == t) false
+      else {
+        many = new java.util.HashSet[Timer]()
+        many.add(one)
+        many.add(t)
+        one = null
+        true
+      }
+
+    // A removal leaves `order` valid: polling skips what is no longer a member.
+    def remove(t: Timer): Boolean =
+      if (many != null) many.remove(t)
+      else if (one != null && one == t) { one = null; true }
+      else false
+
+    def first: Timer =
+      if (many == null) one
+      else {
+        if (order == null) {
+          order = many.toArray(new Array[Timer](many.size))
+          java.util.Arrays.sort(order, Timer.ordering)
+          next = 0
+        }
+        while (!many.contains(order(next))) next += 1
+        order(next)
+      }
+
+    def sorted: Iterator[Timer] =
+      if (many == null) Iterator.single(one)
+      else {
+        val all = many.toArray(new Array[Timer](many.size))
+        java.util.Arrays.sort(all, Timer.ordering)
+        all.iterator
+      }
+  }
+
+  private val instants = new java.util.TreeMap[java.lang.Long, Instant]()
+  private var count = 0
+  private var lastAdded: Instant = _ // timers come in runs at one instant
+
+  private def instant(time: Long, create: Boolean): Instant = {
+    if (lastAdded != null && lastAdded.time == time) return lastAdded
+    var i = instants.get(time)
+    if (i == null && create) { i = new Instant(time); instants.put(time, i) }
+    if (i != null) lastAdded = i
+    i
+  }
+
+  private def dropIfEmpty(i: Instant): Unit =
+    if (i.isEmpty) {
+      instants.remove(i.time)
+      if (lastAdded eq i) lastAdded = null
+    }
 
   /** Adds the timer; false when it was already registered (it will still fire once). */
-  def add(t: Timer): Boolean = set.add(t)
+  def add(t: Timer): Boolean = {
+    val added = instant(t.timestamp, create = true).add(t)
+    if (added) count += 1
+    added
+  }
 
-  def remove(t: Timer): Boolean = set.remove(t)
+  def remove(t: Timer): Boolean = {
+    val i = instant(t.timestamp, create = false)
+    if (i == null || !i.remove(t)) false
+    else { count -= 1; dropIfEmpty(i); true }
+  }
 
-  def contains(t: Timer): Boolean = set.contains(t)
+  def contains(t: Timer): Boolean = {
+    val i = instants.get(t.timestamp)
+    i != null && i.contains(t)
+  }
 
-  def isEmpty: Boolean = set.isEmpty
+  def isEmpty: Boolean = count == 0
 
-  def size: Int = set.size
+  def size: Int = count
 
   /** The next timer due at or before `time`, removed from the queue; null when none is due. */
   def pollDue(time: Long): Timer = {
-    if (set.isEmpty) return null
-    val first = set.first()
-    if (first.timestamp <= time) { set.pollFirst(); first }
-    else null
+    if (count == 0) return null
+    val e = instants.firstEntry()
+    if (e.getKey.longValue > time) return null
+    val i = e.getValue
+    val t = i.first
+    i.remove(t)
+    count -= 1
+    dropIfEmpty(i)
+    t
   }
 
-  def peek: Option[Timer] = if (set.isEmpty) None else Some(set.first())
+  /** The instant of the next timer; Long.MaxValue when there is none. */
+  def nextTime: Long = if (count == 0) Long.MaxValue else instants.firstKey.longValue
 
+  def peek: Option[Timer] = if (count == 0) None else Some(instants.firstEntry().getValue.first)
+
+  /** Every timer, in firing order. */
   def iterator: Iterator[Timer] = {
     import scala.jdk.CollectionConverters._
-    set.iterator.asScala
+    instants.values.iterator.asScala.flatMap(_.sorted)
   }
 
-  def clear(): Unit = set.clear()
+  def clear(): Unit = { instants.clear(); count = 0; lastAdded = null }
 
   /** Timers of one key (for per-key views and cleanup checks). */
   def ofKey(keyId: Long): Iterator[Timer] = iterator.filter(_.keyId == keyId)

@@ -43,7 +43,7 @@ class CombinerPropertySuite extends munit.ScalaCheckSuite {
       Prop.forAll(Gen.long) { seed =>
         val one = harness(assigner, lateOutput = false, aggregates = aggs)
         val grouped = harness(assigner, lateOutput = false, aggregates = aggs)
-        assert(grouped.runner.operator.asInstanceOf[WindowOperator].spec.combinable)
+        assert(grouped.runner.operator.asInstanceOf[PartialOperator].spec.combinable)
         for (step <- batches(seed)) step match {
           case Left(wm) => one.watermark(wm); grouped.watermark(wm)
           case Right(rows) =>
@@ -62,7 +62,7 @@ class CombinerPropertySuite extends munit.ScalaCheckSuite {
               members.foreach { case (k, v, ts) => accs.foreach(_.add(rec(k, v, ts), ts)) }
               grouped.runner.backend.setCurrentKey(id._1)
               grouped.runner.operator
-                .asInstanceOf[WindowOperator]
+                .asInstanceOf[PartialOperator]
                 .processPartial(members.head._3, accs, members.size)
             }
         }
@@ -77,7 +77,7 @@ class CombinerPropertySuite extends munit.ScalaCheckSuite {
     val tumbling = TumblingWindows(10, 0, isEventTime = true)
     def combinable(aggregates: Seq[sparkwin.agg.Aggregate], lateness: Long = 0, lateOutput: Boolean = false) =
       harness(tumbling, aggregates = aggregates, lateness = lateness, lateOutput = lateOutput).runner.operator
-        .asInstanceOf[WindowOperator]
+        .asInstanceOf[PartialOperator]
         .spec
         .combinable
     assert(combinable(aggs))
@@ -87,7 +87,7 @@ class CombinerPropertySuite extends munit.ScalaCheckSuite {
     assert(!combinable(aggs, lateOutput = true))
     assert(
       !harness(SessionWindows(5, -1, isEventTime = true), lateOutput = false).runner.operator
-        .asInstanceOf[WindowOperator]
+        .asInstanceOf[PartialOperator]
         .spec
         .combinable
     )

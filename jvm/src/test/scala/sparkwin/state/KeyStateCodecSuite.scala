@@ -118,7 +118,7 @@ class KeyStateCodecSuite extends munit.FunSuite {
     }
     var current: Array[Byte] = null
     backend.save(b => current = b, () => ())
-    assertEquals(current(0).toInt, 2)
+    assertEquals(current(0).toInt, 3)
     // Version 1: the same fields, then the runtime's per-domain timers.
     val v1 = new java.io.ByteArrayOutputStream()
     val out = new java.io.DataOutputStream(v1)
@@ -127,6 +127,25 @@ class KeyStateCodecSuite extends munit.FunSuite {
     out.writeInt(2); out.writeLong(34L); out.writeLong(Long.MinValue)
     out.flush()
     assertEquals(codec.encode(codec.decode(v1.toByteArray)).toSeq, current.toSeq)
-    intercept[IllegalStateException](codec.decode(Array[Byte](3)))
+    intercept[IllegalStateException](codec.decode(Array[Byte](4)))
+  }
+
+  test("a sliced pipeline refuses a state from before slicing that holds whole sliding windows") {
+    val aggs = IndexedSeq[sparkwin.agg.Aggregate](sumValue)
+    val old = new KeyStateCodec(aggs)
+    val stored = old.empty()
+    stored.state.contents.put(TimeWindow(0, 600), new WindowContents(Array(sumValue.newAccumulator()), null))
+    val bytes = old.encode(stored)
+    bytes(0) = 2 // as version 2 wrote it
+    // Read as before by a pipeline that is not sliced, and by one sliced whole (tumbling).
+    assertEquals(new KeyStateCodec(aggs).decode(bytes).state.contents.size, 1)
+    assertEquals(new KeyStateCodec(aggs, sliceWidth = 600).decode(bytes).state.contents.size, 1)
+    val e = intercept[IllegalStateException](new KeyStateCodec(aggs, sliceWidth = 60).decode(bytes))
+    assert(e.getMessage.contains("new checkpoint"), e.getMessage)
+    // Version 3 slices are read back as they were written.
+    val sliced = new KeyStateCodec(aggs, sliceWidth = 60)
+    val s3 = sliced.empty()
+    s3.state.contents.put(TimeWindow(60, 120), new WindowContents(Array(sumValue.newAccumulator()), null))
+    assertEquals(sliced.decode(sliced.encode(s3)).state.contents.keySet, s3.state.contents.keySet)
   }
 }

@@ -23,3 +23,52 @@ class TimerQueueSuite extends munit.FunSuite {
     assertEquals(q.pollDue(10).timestamp, 10L)
   }
 }
+
+/** The queue against the simplest correct model, a sorted set, under random adds, removals
+  * and polls: same answers, same firing order, same size, same iteration.
+  */
+class TimerQueueModelSuite extends munit.ScalaCheckSuite {
+  import org.scalacheck.{Gen, Prop}
+
+  property("adds, removals and polls agree with a sorted set") {
+    Prop.forAll(Gen.long) { seed =>
+      val rnd = new scala.util.Random(seed)
+      val q = new TimerQueue
+      val model = new java.util.TreeSet[Timer](Timer.ordering)
+      // Few instants, keys and windows, so duplicates, shared instants and re-adds are common.
+      def timer(): Timer = {
+        val start = rnd.nextInt(4).toLong * 10
+        Timer(rnd.nextInt(6).toLong, rnd.nextInt(5).toLong, TimeWindow(start, start + 10))
+      }
+      var clock = -1L
+      for (_ <- 0 until 300) rnd.nextInt(10) match {
+        case 0 | 1 | 2 | 3 =>
+          val t = timer(); assertEquals(q.add(t), model.add(t))
+        case 4 | 5 =>
+          val t = timer(); assertEquals(q.remove(t), model.remove(t))
+        case 6 =>
+          val t = timer(); assertEquals(q.contains(t), model.contains(t))
+        case 7 =>
+          clock = math.min(clock + rnd.nextInt(3), 6L)
+          var polled = q.pollDue(clock)
+          val expected =
+            if (!model.isEmpty && model.first.timestamp <= clock) model.pollFirst() else null
+          assertEquals(polled, expected)
+          // Polls interleave with adds at the instant being polled.
+          if (polled != null && rnd.nextBoolean()) {
+            val t = Timer(polled.timestamp, rnd.nextInt(5).toLong, polled.window)
+            assertEquals(q.add(t), model.add(t))
+          }
+          polled = null
+        case 8 =>
+          assertEquals(q.nextTime, if (model.isEmpty) Long.MaxValue else model.first.timestamp)
+          assertEquals(q.peek, if (model.isEmpty) None else Some(model.first))
+        case _ =>
+          import scala.jdk.CollectionConverters._
+          assertEquals(q.iterator.toList, model.iterator.asScala.toList)
+      }
+      assertEquals(q.size, model.size)
+      assertEquals(q.isEmpty, model.isEmpty)
+    }
+  }
+}

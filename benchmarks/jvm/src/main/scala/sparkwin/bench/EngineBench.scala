@@ -13,6 +13,7 @@ import sparkwin.window._
   * `bound` ms of disorder; the watermark (max - bound - 1) advances every 1000 events.
   */
 object EngineBench {
+
   /** Counts results and fingerprints them like benchmarks/run.py does for every system:
     * (windows, sum of values, sum of window start in seconds times value), flush key excluded.
     */
@@ -33,7 +34,8 @@ object EngineBench {
 
   def spec(workload: String): OperatorSpec = {
     val (assigner, agg) = workload match {
-      case "tumbling" => (TumblingWindows(60000, 0, isEventTime = true), Aggregate.Sum("sum", 1, NumericKind.Integral))
+      case "tumbling" =>
+        (TumblingWindows(60000, 0, isEventTime = true), Aggregate.Sum("sum", 1, NumericKind.Integral))
       case "sliding" =>
         (SlidingWindows(600000, 60000, 0, isEventTime = true), Aggregate.Sum("sum", 1, NumericKind.Integral))
       case "session" => (SessionWindows(30000, -1, isEventTime = true), Aggregate.Count("count", -1))
@@ -78,7 +80,8 @@ object EngineBench {
     val keyNames = Array.tabulate(keys)(i => s"k$i")
     val keyOf = Array.fill(n)(rnd.nextInt(keys))
     val ts = Array.tabulate(n)(i => i.toLong - rnd.nextInt(bound.toInt))
-    val records = Array.tabulate(n)(i => new ArrayRecord(Array[Any](keyNames(keyOf(i)), (i % 100).toLong, ts(i))))
+    val records =
+      Array.tabulate(n)(i => new ArrayRecord(Array[Any](keyNames(keyOf(i)), (i % 100).toLong, ts(i))))
     measure(workloads, keyNames, keyOf, ts, records, n, bound, excluded = null)
   }
 

@@ -1,0 +1,228 @@
+package sparkwin.engine
+
+import sparkwin.agg.Accumulator
+import sparkwin.state.{KeyState, WindowContents}
+import sparkwin.timer.Timer
+import sparkwin.window.{SlidingWindows, TimeWindow, TumblingWindows, Window}
+
+/** The window operator for the commonest pipeline, in the way Flink's SQL window aggregation
+  * works: aligned event-time windows (tumbling or sliding), the default event-time trigger, no
+  * evictor, declarative aggregates and no allowed lateness ([[OperatorSpec.sliceable]]).
+  *
+  * Event time is cut into slices of `gcd(size, slide)`: every window is a run of whole slices,
+  * and all elements of a slice share their windows. A key keeps one set of accumulators per
+  * slice (in [[KeyState.contents]], under the slice as a window), so an element costs one
+  * accumulator update whatever the number of windows it is in, and a sliding window is the
+  * merge of its slices when it fires. A key has at most one pending timer, at the end of the
+  * earliest window that holds its data; firing a window queues the next one.
+  *
+  * Results, late routing and the counters that describe the data (elements, late, panes,
+  * windows opened and cleaned) are those of [[WindowOperator]] for the same spec: the
+  * differential tests hold it to that. It must not grow triggers or lateness: pipelines with
+  * those run on [[WindowOperator]].
+  */
+final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output: Emitter)
+    extends PartialOperator {
+  require(spec.sliceable, s"SlicingWindowOperator needs a sliceable pipeline, got $spec")
+
+  private val (size, slide, offset) = spec.assigner match {
+    case TumblingWindows(s, o, _) => (s, s, o)
+    case SlidingWindows(s, sl, o, _) => (s, sl, o)
+    case other => throw new IllegalArgumentException(s"not an aligned assigner: $other")
+  }
+  private val width = SlicingWindowOperator.sliceWidth(size, slide)
+  private val aggregates = spec.function match {
+    case WindowFunction.Aggregates(a) => a.toArray
+    case WindowFunction.ProcessElements => throw new IllegalArgumentException("slicing needs aggregates")
+  }
+  private val onTimePane = PaneInfo(PaneTiming.OnTime, 0L, isFirst = true, isLast = true)
+
+  val metrics = new OperatorMetrics
+  private var watermark = Long.MinValue
+  private var processingTime = Long.MinValue
+
+  def currentWatermark: Long = watermark
+  def currentProcessingTime: Long = processingTime
+  def setProcessingTime(time: Long): Unit = if (time > processingTime) processingTime = time
+  def advanceProcessingTime(time: Long): Unit = setProcessingTime(time)
+
+  // ---------------------------------------------------------------------------------------
+  // Window arithmetic on the slice grid
+
+  /** The start of the slice holding `ts`. */
+  @inline private def sliceOf(ts: Long): Long = Window.alignedStart(ts, offset, width)
+
+  /** The end of the last window holding the slice that starts at `s`. */
+  @inline private def lastEnd(s: Long): Long =
+    if (width == slide) s + size else Window.alignedStart(s, offset, slide) + size
+
+  /** The end of the first window holding the slice that starts at `s`. */
+  @inline private def firstEnd(s: Long): Long = Window.alignedStart(s - size, offset, slide) + slide + size
+
+  /** The end of the first window holding slice `s` that is not late yet (caller: one exists). */
+  private def firstLiveEnd(s: Long): Long = {
+    var e = firstEnd(s)
+    if (e - 1 <= watermark) e += ((watermark - e + 1) / slide + 1) * slide
+    e
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Elements
+
+  def processElement(record: Record, timestamp: Long): Unit = {
+    metrics.elementsIn += 1
+    val s = sliceOf(timestamp)
+    if (lastEnd(s) - 1 <= watermark) {
+      // Every window of the element has fired and gone: the element is late.
+      if (spec.lateOutput) {
+        metrics.lateSideOutput += 1
+        output.emitLate(backend.currentKey, record, timestamp)
+      } else metrics.droppedLate += 1
+    } else {
+      val accs = sliceAccumulators(backend.state, s)
+      var i = 0
+      while (i < accs.length) { accs(i).add(record, timestamp); i += 1 }
+    }
+  }
+
+  def processPartial(ts: Long, partial: Array[Accumulator], count: Long): Unit = {
+    metrics.elementsIn += count
+    val s = sliceOf(ts)
+    if (lastEnd(s) - 1 <= watermark) metrics.droppedLate += count
+    else {
+      val accs = sliceAccumulators(backend.state, s)
+      var i = 0
+      while (i < accs.length) { accs(i).merge(partial(i)); i += 1 }
+    }
+  }
+
+  /** The accumulators of the key's slice `s`, created (with its windows and timer) if new. */
+  private def sliceAccumulators(st: KeyState, s: Long): Array[Accumulator] = {
+    // Most elements of a key land in the slice its previous element did.
+    if (st.hotContents != null && st.hotSlice == s) return st.hotContents.accumulators
+    val slice = TimeWindow(s, s + width)
+    var c = st.contents.get(slice)
+    if (c == null) {
+      c = new WindowContents(newAccumulators(), null)
+      countOpenedWindows(st, s)
+      st.contents.put(slice, c)
+      val end = firstLiveEnd(s)
+      if (backend.eventTimers.add(Timer(end - 1, backend.currentKeyId, TimeWindow(end - size, end))))
+        metrics.timersRegistered += 1
+    }
+    st.hotSlice = s
+    st.hotContents = c
+    c.accumulators
+  }
+
+  private def newAccumulators(): Array[Accumulator] = {
+    val out = new Array[Accumulator](aggregates.length)
+    var i = 0
+    while (i < out.length) { out(i) = aggregates(i).newAccumulator(); i += 1 }
+    out
+  }
+
+  /** A new slice opens those of its live windows that hold none of the key's other slices. */
+  private def countOpenedWindows(st: KeyState, s: Long): Unit = {
+    var end = firstLiveEnd(s)
+    val last = lastEnd(s)
+    if (st.contents.isEmpty) metrics.windowsOpened += (last - end) / slide + 1
+    else
+      while (end <= last) {
+        val start = end - size
+        var shared = false
+        val it = st.contents.keySet.iterator
+        while (!shared && it.hasNext) {
+          val other = it.next().asInstanceOf[TimeWindow].start
+          shared = other >= start && other < end
+        }
+        if (!shared) metrics.windowsOpened += 1
+        end += slide
+      }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Time
+
+  def advanceWatermark(wm: Long): Unit = {
+    if (wm < watermark) return
+    watermark = wm
+    var t = backend.eventTimers.pollDue(wm)
+    while (t != null) {
+      backend.switchTo(t.keyId)
+      fire(t.window.asInstanceOf[TimeWindow])
+      t = backend.eventTimers.pollDue(wm)
+    }
+  }
+
+  /** The window's pane is the merge of its slices; slices no later window needs go, and the
+    * key's next window with data gets the timer.
+    */
+  private def fire(window: TimeWindow): Unit = {
+    val st = backend.state
+    val keep = window.start + slide // later windows start here or later
+    var merged: Array[Accumulator] = null
+    var single: Array[Accumulator] = null
+    var next = Long.MaxValue // the earliest slice a later window holds
+    val it = st.contents.entrySet.iterator
+    while (it.hasNext) {
+      val e = it.next()
+      val s = e.getKey.asInstanceOf[TimeWindow].start
+      if (s >= window.start && s < window.end) {
+        val accs = e.getValue.accumulators
+        if (single == null) single = accs
+        else {
+          if (merged == null) {
+            merged = newAccumulators()
+            mergeInto(merged, single)
+          }
+          mergeInto(merged, accs)
+        }
+      }
+      if (s < keep) {
+        it.remove()
+        if (st.hotContents eq e.getValue) st.hotContents = null
+      } else if (s < next) next = s
+    }
+    if (single != null) {
+      metrics.panesFired += 1
+      metrics.windowsCleaned += 1
+      output.emitResult(
+        backend.currentKey,
+        window,
+        onTimePane,
+        results(if (merged == null) single else merged)
+      )
+    }
+    // A state restored from an operator that kept window metadata: it ends with the window.
+    if (!st.meta.isEmpty) st.meta.remove(window)
+    if (next != Long.MaxValue) {
+      val end = math.max(firstEnd(next), window.end + slide)
+      if (backend.eventTimers.add(Timer(end - 1, backend.currentKeyId, TimeWindow(end - size, end))))
+        metrics.timersRegistered += 1
+    }
+    backend.stateTouched()
+  }
+
+  private def mergeInto(into: Array[Accumulator], from: Array[Accumulator]): Unit = {
+    var i = 0
+    while (i < into.length) { into(i).merge(from(i)); i += 1 }
+  }
+
+  private def results(accs: Array[Accumulator]): Array[Any] = {
+    val out = new Array[Any](accs.length)
+    var i = 0
+    while (i < accs.length) { out(i) = accs(i).result; i += 1 }
+    out
+  }
+}
+
+object SlicingWindowOperator {
+
+  /** Slices per window beyond which slicing stops paying (a window would merge too many). */
+  val MaxSlicesPerWindow = 256L
+
+  /** The slice width of windows of `size` every `slide`: every window bound is on its grid. */
+  def sliceWidth(size: Long, slide: Long): Long =
+    java.math.BigInteger.valueOf(size).gcd(java.math.BigInteger.valueOf(slide)).longValue
+}
