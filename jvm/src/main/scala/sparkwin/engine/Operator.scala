@@ -40,3 +40,16 @@ object Operator {
       case _ => new WindowOperator(spec, backend, output)
     }
 }
+
+/** The clocks of an operator whose timers are all event-time ones: processing time is kept
+  * for the runtime to read, and moving it fires nothing.
+  */
+trait EventTimeClocks { this: Operator =>
+  protected var watermark: Long = Long.MinValue
+  private var processingTime = Long.MinValue
+
+  def currentWatermark: Long = watermark
+  def currentProcessingTime: Long = processingTime
+  def setProcessingTime(time: Long): Unit = if (time > processingTime) processingTime = time
+  def advanceProcessingTime(time: Long): Unit = setProcessingTime(time)
+}

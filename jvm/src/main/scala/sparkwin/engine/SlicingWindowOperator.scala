@@ -22,7 +22,8 @@ import sparkwin.window.{SlidingWindows, TimeWindow, TumblingWindows, Window}
   * those run on [[WindowOperator]].
   */
 final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output: Emitter)
-    extends PartialOperator {
+    extends PartialOperator
+    with EventTimeClocks {
   require(spec.sliceable, s"SlicingWindowOperator needs a sliceable pipeline, got $spec")
 
   private val (size, slide, offset) = spec.assigner match {
@@ -38,13 +39,6 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
   private val onTimePane = PaneInfo(PaneTiming.OnTime, 0L, isFirst = true, isLast = true)
 
   val metrics = new OperatorMetrics
-  private var watermark = Long.MinValue
-  private var processingTime = Long.MinValue
-
-  def currentWatermark: Long = watermark
-  def currentProcessingTime: Long = processingTime
-  def setProcessingTime(time: Long): Unit = if (time > processingTime) processingTime = time
-  def advanceProcessingTime(time: Long): Unit = setProcessingTime(time)
 
   // ---------------------------------------------------------------------------------------
   // Window arithmetic on the slice grid

@@ -25,7 +25,8 @@ final class StormWindowOperator(
     storm: StormWindows,
     backend: KeyedBackend,
     output: Emitter
-) extends Operator {
+) extends Operator
+    with EventTimeClocks {
   private val aggregates = spec.function match {
     case WindowFunction.Aggregates(a) => a.toArray
     case WindowFunction.ProcessElements => Array.empty[sparkwin.agg.Aggregate]
@@ -34,13 +35,6 @@ final class StormWindowOperator(
   private val onTime = PaneInfo(PaneTiming.OnTime, 0, isFirst = true, isLast = true)
 
   val metrics = new OperatorMetrics
-  private var watermark = Long.MinValue
-  private var processingTime = Long.MinValue
-
-  def currentWatermark: Long = watermark
-  def currentProcessingTime: Long = processingTime
-  def setProcessingTime(time: Long): Unit = if (time > processingTime) processingTime = time
-  def advanceProcessingTime(time: Long): Unit = setProcessingTime(time)
 
   def processElement(record: Record, timestamp: Long): Unit = {
     metrics.elementsIn += 1
