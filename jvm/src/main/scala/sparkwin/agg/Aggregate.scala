@@ -22,6 +22,23 @@ abstract class Accumulator {
   def restore(fields: Array[Any]): Unit
 }
 
+object Accumulator {
+
+  /** Folds `from` into `into`, aggregate by aggregate (both in plan order). */
+  def mergeAll(into: Array[Accumulator], from: Array[Accumulator]): Unit = {
+    var i = 0
+    while (i < into.length) { into(i).merge(from(i)); i += 1 }
+  }
+
+  /** The aggregates' current values, in plan order. */
+  def results(accs: Array[Accumulator]): Array[Any] = {
+    val out = new Array[Any](accs.length)
+    var i = 0
+    while (i < accs.length) { out(i) = accs(i).result; i += 1 }
+    out
+  }
+}
+
 /** How a numeric input column is summed: as longs, doubles or decimals. */
 sealed trait NumericKind
 object NumericKind {

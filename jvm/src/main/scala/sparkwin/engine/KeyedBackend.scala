@@ -1,7 +1,7 @@
 package sparkwin.engine
 
 import sparkwin.state.KeyState
-import sparkwin.timer.TimerQueue
+import sparkwin.timer.{Timer, TimerQueue}
 
 /** What the operator needs from a runtime: the current key, its state, and the timer queues
   * that hold the current key's timers (one queue for all keys locally, one per key on Spark).
@@ -24,4 +24,16 @@ trait KeyedBackend {
 
   def eventTimers: TimerQueue
   def processingTimers: TimerQueue
+
+  /** Fires every timer of `queue` due at `time`, in order, each with its key current; timers
+    * the handler registers that are due by then fire in the same pass.
+    */
+  final def fireDue(queue: TimerQueue, time: Long)(onTimer: Timer => Unit): Unit = {
+    var t = queue.pollDue(time)
+    while (t != null) {
+      switchTo(t.keyId)
+      onTimer(t)
+      t = queue.pollDue(time)
+    }
+  }
 }

@@ -78,13 +78,8 @@ final case class OperatorSpec(
     * is the merge of its slices, so there only aggregates whose merge is blind to how the
     * window was cut qualify (collected lists keep arrival order, which slices do not).
     */
-  lazy val sliceable: Boolean = {
-    val grid = assigner match {
-      case t: sparkwin.window.TumblingWindows if t.isEventTime => Some((t.size, t.size))
-      case s: sparkwin.window.SlidingWindows if s.isEventTime => Some((s.size, s.slide))
-      case _ => None
-    }
-    grid.exists { case (size, slide) =>
+  lazy val sliceable: Boolean =
+    alignedGrid.exists { case (size, slide) =>
       val slices = size / SlicingWindowOperator.sliceWidth(size, slide)
       val aggregatesFit = function match {
         case WindowFunction.Aggregates(aggs) =>
@@ -98,6 +93,17 @@ final case class OperatorSpec(
       aggregatesFit && slide <= size && slices <= SlicingWindowOperator.MaxSlicesPerWindow &&
       trigger == sparkwin.trigger.EventTimeTrigger && evictor.isEmpty && allowedLateness == 0
     }
+
+  /** The slice width when the pipeline is sliced, `gcd(size, slide)`; 0 when it is not. */
+  lazy val sliceWidth: Long =
+    if (!sliceable) 0L
+    else alignedGrid.map { case (size, slide) => SlicingWindowOperator.sliceWidth(size, slide) }.get
+
+  /** (size, slide) of event-time tumbling or sliding windows. */
+  private def alignedGrid: Option[(Long, Long)] = assigner match {
+    case t: sparkwin.window.TumblingWindows if t.isEventTime => Some((t.size, t.size))
+    case s: sparkwin.window.SlidingWindows if s.isEventTime => Some((s.size, s.slide))
+    case _ => None
   }
 
   /** Trigger state slots per window, numbered once here. */

@@ -31,7 +31,7 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     case SlidingWindows(s, sl, o, _) => (s, sl, o)
     case other => throw new IllegalArgumentException(s"not an aligned assigner: $other")
   }
-  private val width = SlicingWindowOperator.sliceWidth(size, slide)
+  private val width = spec.sliceWidth
   private val aggregates = spec.function match {
     case WindowFunction.Aggregates(a) => a.toArray
     case WindowFunction.ProcessElements => throw new IllegalArgumentException("slicing needs aggregates")
@@ -83,11 +83,7 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     metrics.elementsIn += count
     val s = sliceOf(ts)
     if (lastEnd(s) - 1 <= watermark) metrics.droppedLate += count
-    else {
-      val accs = sliceAccumulators(backend.state, s)
-      var i = 0
-      while (i < accs.length) { accs(i).merge(partial(i)); i += 1 }
-    }
+    else Accumulator.mergeAll(sliceAccumulators(backend.state, s), partial)
   }
 
   /** The accumulators of the key's slice `s`, created (with its windows and timer) if new. */
@@ -98,9 +94,9 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     var c = st.contents.get(slice)
     if (c == null) {
       c = new WindowContents(newAccumulators(), null)
-      countOpenedWindows(st, s)
-      st.contents.put(slice, c)
       val end = firstLiveEnd(s)
+      countOpenedWindows(st, s, end)
+      st.contents.put(slice, c)
       if (backend.eventTimers.add(Timer(end - 1, backend.currentKeyId, TimeWindow(end - size, end))))
         metrics.timersRegistered += 1
     }
@@ -116,9 +112,11 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     out
   }
 
-  /** A new slice opens those of its live windows that hold none of the key's other slices. */
-  private def countOpenedWindows(st: KeyState, s: Long): Unit = {
-    var end = firstLiveEnd(s)
+  /** A new slice opens those of its live windows (the first ends at `firstLive`) that hold
+    * none of the key's other slices.
+    */
+  private def countOpenedWindows(st: KeyState, s: Long, firstLive: Long): Unit = {
+    var end = firstLive
     val last = lastEnd(s)
     if (st.contents.isEmpty) metrics.windowsOpened += (last - end) / slide + 1
     else
@@ -141,12 +139,7 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
   def advanceWatermark(wm: Long): Unit = {
     if (wm < watermark) return
     watermark = wm
-    var t = backend.eventTimers.pollDue(wm)
-    while (t != null) {
-      backend.switchTo(t.keyId)
-      fire(t.window.asInstanceOf[TimeWindow])
-      t = backend.eventTimers.pollDue(wm)
-    }
+    backend.fireDue(backend.eventTimers, wm)(t => fire(t.window.asInstanceOf[TimeWindow]))
   }
 
   /** The window's pane is the merge of its slices; slices no later window needs go, and the
@@ -168,9 +161,9 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
         else {
           if (merged == null) {
             merged = newAccumulators()
-            mergeInto(merged, single)
+            Accumulator.mergeAll(merged, single)
           }
-          mergeInto(merged, accs)
+          Accumulator.mergeAll(merged, accs)
         }
       }
       if (s < keep) {
@@ -185,7 +178,7 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
         backend.currentKey,
         window,
         onTimePane,
-        results(if (merged == null) single else merged)
+        Accumulator.results(if (merged == null) single else merged)
       )
     }
     // A state restored from an operator that kept window metadata: it ends with the window.
@@ -198,17 +191,6 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     backend.stateTouched()
   }
 
-  private def mergeInto(into: Array[Accumulator], from: Array[Accumulator]): Unit = {
-    var i = 0
-    while (i < into.length) { into(i).merge(from(i)); i += 1 }
-  }
-
-  private def results(accs: Array[Accumulator]): Array[Any] = {
-    val out = new Array[Any](accs.length)
-    var i = 0
-    while (i < accs.length) { out(i) = accs(i).result; i += 1 }
-    out
-  }
 }
 
 object SlicingWindowOperator {

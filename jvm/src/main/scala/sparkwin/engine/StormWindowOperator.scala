@@ -55,9 +55,7 @@ final class StormWindowOperator(
     // Equal watermarks still poll: on Spark every key of a batch sees the same watermark.
     if (wm < watermark) return
     watermark = wm
-    var t = backend.eventTimers.pollDue(wm)
-    while (t != null) {
-      backend.switchTo(t.keyId)
+    backend.fireDue(backend.eventTimers, wm) { _ =>
       val st = backend.state.stormState
       st.wakeAt = Long.MinValue
       storm.slide match {
@@ -66,7 +64,6 @@ final class StormWindowOperator(
       }
       scheduleWake(st)
       backend.stateTouched()
-      t = backend.eventTimers.pollDue(wm)
     }
   }
 

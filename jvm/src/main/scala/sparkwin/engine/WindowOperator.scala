@@ -124,10 +124,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
         if (c == null) {
           c = new WindowContents(partial.map(_.copy()), null)
           keyState.contents.put(w, c)
-        } else {
-          var i = 0
-          while (i < partial.length) { c.accumulators(i).merge(partial(i)); i += 1 }
-        }
+        } else Accumulator.mergeAll(c.accumulators, partial)
         meta.sinceLastPane += count
         ctx.bind(w, meta)
         act(trigger.onElement(null, ts, w, ctx), w, w, meta, cleanup = false)
@@ -174,22 +171,12 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
     // Equal watermarks still poll: on Spark every key of a batch sees the same watermark.
     if (wm < watermark) return
     watermark = wm
-    var t = backend.eventTimers.pollDue(wm)
-    while (t != null) {
-      backend.switchTo(t.keyId)
-      onTimer(t, eventTime = true)
-      t = backend.eventTimers.pollDue(wm)
-    }
+    backend.fireDue(backend.eventTimers, wm)(onTimer(_, eventTime = true))
   }
 
   def advanceProcessingTime(time: Long): Unit = {
     if (time > processingTime) processingTime = time
-    var t = backend.processingTimers.pollDue(processingTime)
-    while (t != null) {
-      backend.switchTo(t.keyId)
-      onTimer(t, eventTime = false)
-      t = backend.processingTimers.pollDue(processingTime)
-    }
+    backend.fireDue(backend.processingTimers, processingTime)(onTimer(_, eventTime = false))
   }
 
   private def onTimer(timer: Timer, eventTime: Boolean): Unit = {
@@ -277,7 +264,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
   private def emit(window: Window, stateWindow: Window, contents: WindowContents, pane: PaneInfo): Unit =
     spec.evictor match {
       case None if !spec.keepsElements =>
-        output.emitResult(backend.currentKey, window, pane, results(contents.accumulators))
+        output.emitResult(backend.currentKey, window, pane, Accumulator.results(contents.accumulators))
       case None =>
         output.emitElements(backend.currentKey, window, pane, contents.elements)
       case Some(evictor) =>
@@ -290,7 +277,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
               var i = 0
               while (i < accs.length) { accs(i).add(e.record, e.timestamp); i += 1 }
             }
-            output.emitResult(backend.currentKey, window, pane, results(accs))
+            output.emitResult(backend.currentKey, window, pane, Accumulator.results(accs))
           case WindowFunction.ProcessElements =>
             output.emitElements(backend.currentKey, window, pane, view)
         }
@@ -301,13 +288,6 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
           else contents.elements = view
         }
     }
-
-  private def results(accs: Array[Accumulator]): Array[Any] = {
-    val out = new Array[Any](accs.length)
-    var i = 0
-    while (i < accs.length) { out(i) = accs(i).result; i += 1 }
-    out
-  }
 
   /** Beam's timing rule: LATE after any on-time or late pane, EARLY before the window's end,
     * ON_TIME for the first pane after it, unless the window first appeared after its end had
@@ -429,12 +409,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
 
   private def mergeContents(into: WindowContents, from: WindowContents): Unit =
     if (spec.keepsElements) into.elements.addAll(from.elements)
-    else {
-      var i = 0
-      while (i < into.accumulators.length) {
-        into.accumulators(i).merge(from.accumulators(i)); i += 1
-      }
-    }
+    else Accumulator.mergeAll(into.accumulators, from.accumulators)
 
   // ---------------------------------------------------------------------------------------
   // The one context object handed to assigners, triggers and evictors.

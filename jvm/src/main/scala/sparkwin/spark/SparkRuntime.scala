@@ -29,14 +29,6 @@ object SparkRuntime {
     if (df.isStreaming) streaming(df, plan, layout) else batch(df, plan, layout)
   }
 
-  /** The slice width of a pipeline the slicing operator runs (0: another operator). */
-  def sliceWidth(spec: sparkwin.engine.OperatorSpec): Long = spec.assigner match {
-    case t: sparkwin.window.TumblingWindows if spec.sliceable => t.size
-    case s: sparkwin.window.SlidingWindows if spec.sliceable =>
-      sparkwin.engine.SlicingWindowOperator.sliceWidth(s.size, s.slide)
-    case _ => 0L
-  }
-
   /** Which timer domains the pipeline needs (see [[TimerDomains]]). */
   def timerDomains(plan: Plan): TimerDomains = {
     val spec = plan.spec

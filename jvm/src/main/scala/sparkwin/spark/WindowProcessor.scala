@@ -82,7 +82,7 @@ final class WindowProcessor(
       Encoders.tuple(Encoders.scalaInt, Encoders.scalaLong, Encoders.scalaLong),
       TTLConfig.NONE
     )
-    backend = new SparkKeyBackend(new KeyStateCodec(aggregates, SparkRuntime.sliceWidth(plan.spec)))
+    backend = new SparkKeyBackend(new KeyStateCodec(aggregates, plan.spec.sliceWidth))
     collector = new RowCollector(new OutputLayout(plan, java8Time))
     operator = Operator(plan.spec, backend, collector)
     tsColumn = plan.timestampColumn

@@ -62,22 +62,18 @@ final class TimerQueue {
     def first: Timer =
       if (many == null) one
       else {
-        if (order == null) {
-          order = many.toArray(new Array[Timer](many.size))
-          java.util.Arrays.sort(order, Timer.ordering)
-          next = 0
-        }
+        if (order == null) { order = sortedMembers(); next = 0 }
         while (!many.contains(order(next))) next += 1
         order(next)
       }
 
-    def sorted: Iterator[Timer] =
-      if (many == null) Iterator.single(one)
-      else {
-        val all = many.toArray(new Array[Timer](many.size))
-        java.util.Arrays.sort(all, Timer.ordering)
-        all.iterator
-      }
+    def sorted: Iterator[Timer] = if (many == null) Iterator.single(one) else sortedMembers().iterator
+
+    private def sortedMembers(): Array[Timer] = {
+      val all = many.toArray(new Array[Timer](many.size))
+      java.util.Arrays.sort(all, Timer.ordering)
+      all
+    }
   }
 
   private val instants = new java.util.TreeMap[java.lang.Long, Instant]()
