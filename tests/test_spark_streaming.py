@@ -280,6 +280,38 @@ def test_restarted_query_equals_an_uninterrupted_run(spark, tmp_path: Path) -> N
         assert canonical(restarted[tag]) == canonical(whole[tag]), tag
 
 
+@pytest.mark.parametrize(
+    "build", [tumblingPreaggregated, slidingPreaggregated], ids=lambda b: b.__name__
+)
+def test_map_side_combine_changes_nothing_but_speed(spark, tmp_path: Path, build) -> None:
+    combined = runStream(spark, tmp_path / "on", SCHEMA, build, SCRIPT)
+    spark.conf.set("spark.sparkwin.mapSideCombine", "false")
+    try:
+        plain = runStream(spark, tmp_path / "off", SCHEMA, build, SCRIPT)
+    finally:
+        spark.conf.unset("spark.sparkwin.mapSideCombine")
+    main, errors = (
+        [canonical(r.outputs.get(tag, [])) for r in (combined, plain)] for tag in ("main", "errors")
+    )
+    assert main[0] and main[0] == main[1]
+    assert errors[0] and errors[0] == errors[1]  # the row without a timestamp, either way
+    dropped = [
+        sum(p["observedMetrics"]["sparkwin"]["droppedLate"] for p in r.progress)
+        for r in (combined, plain)
+    ]
+    assert dropped[0] == dropped[1] > 0
+
+
+def test_map_side_combine_setting_is_checked(spark, tmp_path: Path) -> None:
+    df = spark.readStream.schema(SCHEMA).json(str(tmp_path))
+    spark.conf.set("spark.sparkwin.mapSideCombine", "sometimes")
+    try:
+        with pytest.raises(PlanError, match="spark.sparkwin.mapSideCombine must be true or false"):
+            tumblingPreaggregated(df).toDF()
+    finally:
+        spark.conf.unset("spark.sparkwin.mapSideCombine")
+
+
 def test_preaggregated_pipelines_count_their_late_drops(spark, tmp_path: Path) -> None:
     result = runStream(spark, tmp_path, SCHEMA, tumblingPreaggregated, SCRIPT)
     dropped = sum(p["observedMetrics"]["sparkwin"]["droppedLate"] for p in result.progress)

@@ -2,15 +2,13 @@ package sparkwin.spark
 
 import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
 
-import scala.collection.mutable
-
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
 
 import sparkwin.agg.{Accumulator, Aggregate}
 import sparkwin.engine.{OperatorSpec, WindowFunction}
 import sparkwin.state.ValueCodec
-import sparkwin.window.{Window, WindowAssignerContext}
+import sparkwin.window.{SlidingWindows, TumblingWindows, Window, WindowAssigner}
 
 /** Map-side pre-aggregation, the counterpart of Spark's partial aggregation, for pipelines
   * where single elements are never seen ([[OperatorSpec.combinable]]).
@@ -18,6 +16,10 @@ import sparkwin.window.{Window, WindowAssignerContext}
   * Within a partition, rows fold into one partial per (key, set of windows): every element of
   * a group has the same windows, so the operator treats the group as one. Rows without a
   * timestamp pass through unchanged, to reach the error output.
+  *
+  * The per-row work is one hash lookup on the key's own value and a scan of the few window
+  * sets the key has in the partition: no tuple keys, no window objects, no per-row boxing of
+  * the grouping id. Grouping cost what it saved before it was written this way.
   */
 object Combiner {
   val Ts = "__sw_ts"
@@ -40,35 +42,90 @@ object Combiner {
     case _ => IndexedSeq.empty
   }
 
-  private val noClock = new WindowAssignerContext { def currentProcessingTime: Long = 0L }
+  /** An element's set of windows as two numbers: elements with the same (first start, count)
+    * have the same windows. Only aligned event-time assigners are combinable.
+    */
+  final class WindowSets(assigner: WindowAssigner) {
+    private val (size, slide, offset) = assigner match {
+      case TumblingWindows(s, o, true) => (s, s, o)
+      case SlidingWindows(s, sl, o, true) => (s, sl, o)
+      case other => throw new IllegalArgumentException(s"not a combinable assigner: $other")
+    }
 
-  private final class Group(val ts: Long, val accumulators: Array[Accumulator]) {
+    /** The start of the last window holding `ts` (the first one's, for tumbling windows). */
+    def lastStart(ts: Long): Long = Window.alignedStart(ts, offset, slide)
+
+    /** How many windows hold `ts` (0 in the gaps of windows that slide further than their
+      * size). With a size that is not a multiple of the slide, elements with the same last
+      * window can differ in how many earlier ones they are in.
+      */
+    def count(ts: Long): Int = {
+      val last = lastStart(ts)
+      // The starts are last, last - slide, ... while start > ts - size.
+      (java.lang.Math.floorDiv(last - ts + size - 1, slide) + 1).max(0L).toInt
+    }
+  }
+
+  /** One (key, window set) group; a key's groups form a short chain. */
+  private final class Group(
+      val key: Seq[Any],
+      val ts: Long,
+      val lastStart: Long,
+      val windows: Int,
+      val accumulators: Array[Accumulator],
+      val next: Group
+  ) {
     var count = 0L
   }
 
-  /** One partition's rows as partial rows; `keyOf` gives the grouping key's values. */
-  def combine(plan: Plan, keyOf: Row => Seq[Any], rows: Iterator[Row]): Iterator[Row] = {
-    val aggs = aggregates(plan.spec)
-    val assigner = plan.spec.assigner
+  /** One partition's rows as partial rows, grouped by the values of `keyColumns` (none:
+    * windowAll, whose key is the constant 0) and window set, in order of first appearance.
+    */
+  def combine(plan: Plan, keyColumns: Seq[Int], rows: Iterator[Row]): Iterator[Row] = {
+    val aggs = aggregates(plan.spec).toArray
+    val sets = new WindowSets(plan.spec.assigner)
     val ts = plan.timestampColumn
-    val groups = mutable.LinkedHashMap.empty[(Seq[Any], Window, Int), Group]
-    val passThrough = mutable.ArrayBuffer.empty[Row]
-    rows.foreach { row =>
-      if (row.isNullAt(ts)) passThrough += Row.fromSeq(keyOf(row) ++ Seq(null, 0L, null, row))
+    val keys = keyColumns.toArray
+    val single = keys.length == 1
+    val constant = Seq(0)
+    // Hash lookups go by the key column's own value when there is one column.
+    val chains = new java.util.HashMap[Any, Group]()
+    val order = new java.util.ArrayList[Group]()
+    val passThrough = new java.util.ArrayList[Row]()
+    def keyValues(row: Row): Seq[Any] =
+      if (keys.isEmpty) constant else if (single) row.get(keys(0)) :: Nil else keys.toSeq.map(row.get)
+    while (rows.hasNext) {
+      val row = rows.next()
+      if (row.isNullAt(ts)) passThrough.add(Row.fromSeq(keyValues(row) ++ Seq(null, 0L, null, row)))
       else {
         val t = Rows.millis(row.get(ts))
-        val windows = assigner.assignWindows(null, t, noClock)
-        val id = (keyOf(row), windows.headOption.orNull, windows.size)
-        val g = groups.getOrElseUpdate(id, new Group(t, aggs.map(_.newAccumulator()).toArray))
+        val windows = sets.count(t)
+        // Elements in no window (the gaps of windows sliding further than their size) are one group.
+        val last = if (windows == 0) Long.MinValue else sets.lastStart(t)
+        val lookup: Any = if (keys.isEmpty) 0 else if (single) row.get(keys(0)) else keyValues(row)
+        val head = chains.get(lookup)
+        var g = head
+        while (g != null && (g.lastStart != last || g.windows != windows)) g = g.next
+        if (g == null) {
+          val key = if (head != null) head.key else keyValues(row)
+          val accs = new Array[Accumulator](aggs.length)
+          var i = 0
+          while (i < accs.length) { accs(i) = aggs(i).newAccumulator(); i += 1 }
+          g = new Group(key, t, last, windows, accs, head)
+          chains.put(lookup, g)
+          order.add(g)
+        }
         val record = new RowRecord(row)
         var i = 0
         while (i < g.accumulators.length) { g.accumulators(i).add(record, t); i += 1 }
         g.count += 1
       }
     }
-    passThrough.iterator ++ groups.iterator.map { case ((key, _, _), g) =>
-      Row.fromSeq(key ++ Seq(g.ts, g.count, encode(g.accumulators), null))
-    }
+    val out = new java.util.ArrayList[Row](passThrough.size + order.size)
+    out.addAll(passThrough)
+    order.forEach(g => out.add(Row.fromSeq(g.key ++ Seq(g.ts, g.count, encode(g.accumulators), null))))
+    import scala.jdk.CollectionConverters._
+    out.iterator.asScala
   }
 
   def encode(accumulators: Array[Accumulator]): Array[Byte] = {

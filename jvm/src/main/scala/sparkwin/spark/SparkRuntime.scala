@@ -22,6 +22,7 @@ object SparkRuntime {
   /** The Spark conf that sets how many key groups a streaming query spreads its keys over. */
   val KeyGroupsConf = "spark.sparkwin.keyGroups"
   val DefaultKeyGroups = 128
+  val MapSideCombineConf = "spark.sparkwin.mapSideCombine"
 
   def windowed(df: DataFrame, plan: Plan): DataFrame = {
     val java8 = df.sparkSession.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
@@ -86,8 +87,7 @@ object SparkRuntime {
     val keys = plan.keyColumns
     input.mapPartitions { rows =>
       val p = PlanDecoder.decode(planJson)
-      val keyOf: Row => Seq[Any] = if (keys.isEmpty) _ => Seq(0) else r => keys.map(r.get)
-      Combiner.combine(p, keyOf, rows)
+      Combiner.combine(p, keys, rows)
     }(Encoders.row(Combiner.partialSchema(plan, fields)))
   }
 
@@ -102,6 +102,15 @@ object SparkRuntime {
       .groupBy(keyGroup.as(KeyGroup))
       .as[Row, Row](Encoders.row(StructType(Seq(keyGroupField))), Encoders.row(input.schema))
   }
+
+  /** Whether combinable pipelines pre-aggregate before the shuffle (on unless set to false). */
+  def mapSideCombine(df: DataFrame): Boolean =
+    df.sparkSession.conf.get(MapSideCombineConf, "true").trim.toLowerCase match {
+      case "true" => true
+      case "false" => false
+      case other =>
+        throw new PlanException(s"$MapSideCombineConf must be true or false, got '$other'")
+    }
 
   /** The key groups of a streaming query: the session's setting, validated. */
   def keyGroups(df: DataFrame): Int = {
@@ -132,7 +141,7 @@ object SparkRuntime {
       case TimerDomains.ProcessingOnly | TimerDomains.Both => TimeMode.ProcessingTime()
       case TimerDomains.Neither => TimeMode.None()
     }
-    val combined = plan.spec.combinable
+    val combined = plan.spec.combinable && mapSideCombine(df)
     val groupCount = keyGroups(df)
     val groups = keyGrouped(if (combined) combinedInput(input, plan) else input, plan, groupCount)
     groups.transformWithState(

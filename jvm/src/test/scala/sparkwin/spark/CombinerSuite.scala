@@ -1,0 +1,103 @@
+package sparkwin.spark
+
+import scala.util.Random
+
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.types._
+
+import sparkwin.agg.{Aggregate => A, NumericKind}
+import sparkwin.engine.{AccumulationMode, OperatorSpec, WindowFunction}
+import sparkwin.trigger.EventTimeTrigger
+import sparkwin.window._
+
+/** The combiner's groups are exactly "same key, same windows", in order of first appearance,
+  * with the right counts and accumulators; rows without a timestamp pass through untouched.
+  */
+class CombinerSuite extends munit.FunSuite {
+  private val schema = StructType(
+    Seq(
+      StructField("user", StringType),
+      StructField("region", IntegerType),
+      StructField("ts", LongType),
+      StructField("amount", LongType)
+    )
+  )
+  private val aggs = IndexedSeq(A.Sum("s", 3, NumericKind.Integral), A.Count("n", -1))
+  private val noClock = new WindowAssignerContext { def currentProcessingTime = 0L }
+
+  private def plan(assigner: WindowAssigner, keys: IndexedSeq[Int]): Plan = {
+    val spec = OperatorSpec(
+      assigner,
+      EventTimeTrigger,
+      None,
+      0,
+      lateOutput = false,
+      WindowFunction.Aggregates(aggs),
+      AccumulationMode.Accumulating
+    )
+    assert(spec.combinable)
+    Plan("{}", schema, 2, keys, None, None, None, spec, None, IndexedSeq.empty, None)
+  }
+
+  private def rows(seed: Long): Seq[Row] = {
+    val rnd = new Random(seed)
+    Seq.fill(300) {
+      val user = if (rnd.nextInt(20) == 0) null else s"u${rnd.nextInt(4)}"
+      val ts: Any = if (rnd.nextInt(25) == 0) null else (rnd.nextInt(80) - 30).toLong
+      Row(user, rnd.nextInt(2), ts, rnd.nextInt(9).toLong)
+    }
+  }
+
+  private val assigners = Seq(
+    TumblingWindows(10, 0, isEventTime = true),
+    TumblingWindows(10, 3, isEventTime = true),
+    SlidingWindows(10, 4, 0, isEventTime = true), // size not a multiple of the slide
+    SlidingWindows(12, 4, 1, isEventTime = true),
+    SlidingWindows(3, 5, 0, isEventTime = true) // gaps: some elements are in no window
+  )
+
+  for (assigner <- assigners; keys <- Seq(IndexedSeq(0), IndexedSeq(0, 1), IndexedSeq.empty[Int]))
+    test(s"$assigner keyed by ${keys.mkString(",")}: groups are key x window set") {
+      for (seed <- 1L to 20L) {
+        val input = rows(seed)
+        val out = Combiner.combine(plan(assigner, keys), keys, input.iterator).toSeq
+        val width = math.max(keys.size, 1)
+        def keyOf(r: Row): Seq[Any] = if (keys.isEmpty) Seq(0) else keys.map(r.get)
+
+        val (timed, untimed) = input.partition(r => !r.isNullAt(2))
+        // Untimed rows first, unchanged, behind their key.
+        val passed = out.filter(r => !r.isNullAt(width + 3))
+        assertEquals(passed.map(_.getStruct(width + 3)), untimed)
+        assertEquals(passed.map(r => (0 until width).map(r.get)), untimed.map(keyOf))
+        assert(out.take(passed.size).forall(r => !r.isNullAt(width + 3)))
+
+        def id(r: Row) = (keyOf(r), assigner.assignWindows(null, r.getLong(2), noClock))
+        val expected = timed.groupBy(id)
+        val order = timed.map(id).distinct
+        val groups = out.drop(passed.size)
+        assertEquals(groups.size, order.size)
+        for ((g, want) <- groups.zip(order)) {
+          val members = expected(want)
+          assertEquals((0 until width).map(g.get), want._1)
+          // The group's timestamp is one of its members': the operator reads its windows from it.
+          assertEquals(id(Row(want._1.head, 0, g.getLong(width), 0L)) match { case (_, w) => w }, want._2)
+          assertEquals(g.getLong(width + 1), members.size.toLong)
+          val accs = Combiner.decode(plan(assigner, keys).spec, g.getAs[Array[Byte]](width + 2))
+          assertEquals(accs(0).result, members.map(_.getLong(3)).sum)
+          assertEquals(accs(1).result, members.size.toLong)
+        }
+      }
+    }
+
+  test("window sets: counts match the assigner's windows") {
+    for (
+      assigner <- assigners.collect { case s: SlidingWindows => s };
+      ts <- -40L to 40L
+    ) {
+      val sets = new Combiner.WindowSets(assigner)
+      val windows = assigner.assignWindows(null, ts, noClock)
+      assertEquals(sets.count(ts), windows.size, s"$assigner at $ts")
+      if (windows.nonEmpty) assertEquals(sets.lastStart(ts), windows.head.asInstanceOf[TimeWindow].start)
+    }
+  }
+}
