@@ -4,7 +4,7 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.{Encoders, Row}
 import org.apache.spark.sql.streaming._
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.types._
 
 import sparkwin.engine.{Operator, RecordError}
 import sparkwin.state.KeyStateCodec
@@ -30,9 +30,10 @@ object TimerDomains {
   * windows (DESIGN.md, "Key groups"). Within a group:
   *   - `sparkwin` maps each key to its engine state (one read and at most one write per key
   *     the call touches);
-  *   - `wakeups` maps each key with pending engine timers to the time it must wake;
-  *   - `keyGroup` holds the number of key groups the checkpoint was written with, the group's
-  *     one Spark timer (at the earliest wake-up), and how many of its keys hold state.
+  *   - `keyGroup` is one record: the number of key groups the checkpoint was written with, the
+  *     group's one Spark timer (at the earliest wake-up), how many of its keys hold state, and
+  *     the wake-up table (each key with pending engine timers and when it must wake). One read
+  *     and at most one write per call, where a map of wake-ups cost a scan and a write per key.
   * A call processes every key with rows, and every key whose wake-up is due, as the per-key
   * design did: due timers fire before the key's rows, as when a watermark precedes the
   * elements that follow it.
@@ -49,9 +50,10 @@ final class WindowProcessor(
 ) extends StatefulProcessor[Row, Row, Row] {
 
   @transient private var keyStates: MapState[Row, Array[Byte]] = _
-  @transient private var wakeups: MapState[Row, Long] = _
-  @transient private var group: ValueState[(Int, Long, Long)] = _
+  @transient private var group: ValueState[Row] = _
   @transient private var liveKeys: Long = _
+  @transient private var wakeups: java.util.LinkedHashMap[Row, java.lang.Long] = _ // this call's table
+  @transient private var wakeupsChanged: Boolean = _
   @transient private var backend: SparkKeyBackend = _
   @transient private var operator: Operator = _
   @transient private var collector: RowCollector = _
@@ -75,13 +77,8 @@ final class WindowProcessor(
       Encoders.BINARY,
       TTLConfig.NONE
     )
-    wakeups =
-      handle.getMapState[Row, Long]("wakeups", Encoders.row(keySchema), Encoders.scalaLong, TTLConfig.NONE)
-    group = handle.getValueState[(Int, Long, Long)](
-      "keyGroup",
-      Encoders.tuple(Encoders.scalaInt, Encoders.scalaLong, Encoders.scalaLong),
-      TTLConfig.NONE
-    )
+    group = handle
+      .getValueState[Row]("keyGroup", Encoders.row(WindowProcessor.groupSchema(keySchema)), TTLConfig.NONE)
     backend = new SparkKeyBackend(new KeyStateCodec(aggregates, plan.spec.sliceWidth))
     collector = new RowCollector(new OutputLayout(plan, java8Time))
     operator = Operator(plan.spec, backend, collector)
@@ -128,7 +125,8 @@ final class WindowProcessor(
   ): Iterator[Row] = {
     val clock = timerClock(timers)
     val stored = if (group.exists()) Some(group.get()) else None
-    stored.foreach { case (groups, _, _) =>
+    stored.foreach { g =>
+      val groups = g.getInt(0)
       if (groups != keyGroups)
         throw new IllegalStateException(
           s"this checkpoint was written with $groups key groups, but spark.sparkwin.keyGroups is " +
@@ -136,20 +134,20 @@ final class WindowProcessor(
             "fixed for the life of a checkpoint)"
         )
     }
-    liveKeys = stored.map(_._3).getOrElse(0L)
+    liveKeys = stored.map(_.getLong(2)).getOrElse(0L)
+    wakeups = new java.util.LinkedHashMap[Row, java.lang.Long]()
+    wakeupsChanged = false
+    stored.foreach(_.getSeq[Row](3).foreach(w => wakeups.put(w.getStruct(0), w.getLong(1))))
     // Keys to wake: those with rows, then those whose wake-up is due.
-    val previous = new java.util.HashMap[Row, Long]()
     val due = new ArrayBuffer[Row]()
     var earliest = Long.MaxValue // among keys this call does not touch
-    val it = wakeups.iterator()
-    while (it.hasNext) {
-      val (k, at) = it.next()
-      if (byKey.containsKey(k)) previous.put(k, at)
-      else if (at <= clock) { previous.put(k, at); due += k }
-      else earliest = math.min(earliest, at)
+    wakeups.forEach { (k, at) =>
+      if (!byKey.containsKey(k)) {
+        if (at <= clock) due += k else earliest = math.min(earliest, at)
+      }
     }
-    byKey.forEach { (k, rows) => earliest = math.min(earliest, processKey(k, rows, timers, previous)) }
-    due.foreach(k => earliest = math.min(earliest, processKey(k, ArrayBuffer.empty, timers, previous)))
+    byKey.forEach { (k, rows) => earliest = math.min(earliest, processKey(k, rows, timers)) }
+    due.foreach(k => earliest = math.min(earliest, processKey(k, ArrayBuffer.empty, timers)))
     syncGroup(stored, earliest, clock, firing)
     // Counters that no output row shows travel as a metrics row (observed, then dropped).
     val now = OutputLayout.metricValues(operator.metrics)
@@ -164,8 +162,7 @@ final class WindowProcessor(
   private def processKey(
       key: Row,
       rows: ArrayBuffer[Row],
-      timers: TimerValues,
-      previous: java.util.HashMap[Row, Long]
+      timers: TimerValues
   ): Long = {
     val loaded = keyStates.getValue(key)
     backend.load(key, loaded)
@@ -188,10 +185,9 @@ final class WindowProcessor(
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
     val next = wakeup(now)
-    val before = previous.getOrDefault(key, Long.MaxValue)
-    if (next != before) {
-      if (next == Long.MaxValue) wakeups.removeKey(key) else wakeups.updateValue(key, next)
-    }
+    val before = wakeups.get(key)
+    if (next == Long.MaxValue) { if (before != null) { wakeups.remove(key); wakeupsChanged = true } }
+    else if (before == null || before.longValue != next) { wakeups.put(key, next); wakeupsChanged = true }
     next
   }
 
@@ -226,15 +222,10 @@ final class WindowProcessor(
 
   /** One Spark timer per key group, at its earliest wake-up and always strictly in the future:
     * a timer due now would fire at the end of this batch in Spark but at the next advance in
-    * the engine's semantics. The group's record goes once no key of it holds state.
+    * the engine's semantics. The group's record goes once no key of it holds state or waits.
     */
-  private def syncGroup(
-      stored: Option[(Int, Long, Long)],
-      earliest: Long,
-      clock: Long,
-      firing: Boolean
-  ): Unit = {
-    val current = stored.map(_._2).getOrElse(Long.MinValue)
+  private def syncGroup(stored: Option[Row], earliest: Long, clock: Long, firing: Boolean): Unit = {
+    val current = stored.map(_.getLong(1)).getOrElse(Long.MinValue)
     val wanted = if (earliest == Long.MaxValue) Long.MinValue else math.max(earliest, clock + 1)
     if (wanted != current) {
       val handle = getHandle
@@ -243,8 +234,37 @@ final class WindowProcessor(
       if (current != Long.MinValue && (current > clock || !firing)) handle.deleteTimer(current)
       if (wanted != Long.MinValue) handle.registerTimer(wanted)
     }
-    val record = (keyGroups, wanted, liveKeys)
-    if (liveKeys == 0 && wanted == Long.MinValue) { if (stored.isDefined) group.clear() }
-    else if (!stored.contains(record)) group.update(record)
+    if (liveKeys == 0 && wanted == Long.MinValue && wakeups.isEmpty) { if (stored.isDefined) group.clear() }
+    else if (stored.isEmpty || wakeupsChanged || wanted != current || liveKeys != stored.get.getLong(2)) {
+      val table = new ArrayBuffer[Row](wakeups.size)
+      wakeups.forEach((k, at) => table += Row(k, at.longValue))
+      group.update(Row(keyGroups, wanted, liveKeys, table.toSeq))
+    }
   }
+}
+
+object WindowProcessor {
+
+  /** The key group's record: key groups, its Spark timer, keys with state, wake-up table. */
+  def groupSchema(keySchema: StructType): StructType =
+    StructType(
+      Seq(
+        StructField("keyGroups", IntegerType, nullable = false),
+        StructField("timer", LongType, nullable = false),
+        StructField("liveKeys", LongType, nullable = false),
+        StructField(
+          "wakeups",
+          ArrayType(
+            StructType(
+              Seq(
+                StructField("key", keySchema, nullable = false),
+                StructField("at", LongType, nullable = false)
+              )
+            ),
+            containsNull = false
+          ),
+          nullable = false
+        )
+      )
+    )
 }
