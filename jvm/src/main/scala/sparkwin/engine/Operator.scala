@@ -31,12 +31,14 @@ trait PartialOperator extends Operator {
 object Operator {
 
   /** The operator a spec needs: Storm's windows have their own; aligned windows with the
-    * default trigger and aggregates are sliced; everything else runs on Flink's.
+    * default trigger and aggregates are sliced; event-time sessions with the default trigger
+    * and order-blind aggregates have their own; everything else runs on Flink's.
     */
   def apply(spec: OperatorSpec, backend: KeyedBackend, output: Emitter): Operator =
     spec.assigner match {
       case s: sparkwin.window.StormWindows => new StormWindowOperator(spec, s, backend, output)
       case _ if spec.sliceable => new SlicingWindowOperator(spec, backend, output)
+      case _ if spec.sessionFastPath => new SessionWindowOperator(spec, backend, output)
       case _ => new WindowOperator(spec, backend, output)
     }
 }

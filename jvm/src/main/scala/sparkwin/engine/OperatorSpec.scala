@@ -58,17 +58,7 @@ final case class OperatorSpec(
     }
     // Grouping reorders elements within a window, so only aggregates blind to order qualify
     // (first/last break ties by arrival; collected lists and sets keep arrival order).
-    val orderBlind = function match {
-      case WindowFunction.Aggregates(aggs) =>
-        aggs.forall {
-          case _: Aggregate.Count | _: Aggregate.Sum | _: Aggregate.Avg | _: Aggregate.Min |
-              _: Aggregate.Max =>
-            true
-          case _ => false
-        }
-      case _ => false
-    }
-    fixedWindows && trigger == sparkwin.trigger.EventTimeTrigger && evictor.isEmpty && orderBlind &&
+    fixedWindows && trigger == sparkwin.trigger.EventTimeTrigger && evictor.isEmpty && orderBlindAggregates &&
     allowedLateness == 0 && !lateOutput
   }
 
@@ -93,6 +83,30 @@ final case class OperatorSpec(
       aggregatesFit && slide <= size && slices <= SlicingWindowOperator.MaxSlicesPerWindow &&
       trigger == sparkwin.trigger.EventTimeTrigger && evictor.isEmpty && allowedLateness == 0
     }
+
+  /** Whether [[SessionWindowOperator]] runs the pipeline: event-time sessions with a fixed
+    * gap, the default event-time trigger, no evictor, no allowed lateness, and aggregates
+    * blind to the order in which merged sessions are folded together (count, sum, avg, min,
+    * max).
+    */
+  lazy val sessionFastPath: Boolean = {
+    val fixedGapSessions = assigner match {
+      case s: sparkwin.window.SessionWindows => s.isEventTime && s.gapColumn < 0
+      case _ => false
+    }
+    fixedGapSessions && trigger == sparkwin.trigger.EventTimeTrigger && evictor.isEmpty &&
+    allowedLateness == 0 && orderBlindAggregates
+  }
+
+  private def orderBlindAggregates: Boolean = function match {
+    case WindowFunction.Aggregates(aggs) =>
+      aggs.forall {
+        case _: Aggregate.Count | _: Aggregate.Sum | _: Aggregate.Avg | _: Aggregate.Min | _: Aggregate.Max =>
+          true
+        case _ => false
+      }
+    case _ => false
+  }
 
   /** The slice width when the pipeline is sliced, `gcd(size, slide)`; 0 when it is not. */
   lazy val sliceWidth: Long =

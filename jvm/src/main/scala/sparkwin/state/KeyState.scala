@@ -58,6 +58,11 @@ final class KeyState {
   // run of elements in one slice skips the map lookup.
   @transient var hotSlice: Long = 0L
   @transient var hotContents: WindowContents = _
+  // Not persisted, for the session operator: the session the key's last element went to (with
+  // hotContents), and when the key's timer is queued (MinValue: not known, as after a read
+  // from the store; MaxValue: none needed).
+  @transient var hotWindow: Window = _
+  @transient var sessionTimer: Long = Long.MinValue
 
   def mergingSet: MergingWindowSet = {
     if (merging == null) merging = new MergingWindowSet()

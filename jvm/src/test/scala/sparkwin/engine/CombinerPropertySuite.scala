@@ -87,7 +87,7 @@ class CombinerPropertySuite extends munit.ScalaCheckSuite {
     assert(!combinable(aggs, lateOutput = true))
     assert(
       !harness(SessionWindows(5, -1, isEventTime = true), lateOutput = false).runner.operator
-        .asInstanceOf[PartialOperator]
+        .asInstanceOf[SessionWindowOperator]
         .spec
         .combinable
     )
