@@ -66,18 +66,23 @@ final class SessionWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     var lo = start
     var hi = end
     var touched = 0
-    var inside: TimeWindow = null // a session that already covers [start, end)
-    val it = st.contents.keySet.iterator
+    var into: WindowContents = null // the contents the touched sessions merge into
+    val it = st.contents.entrySet.iterator
     while (it.hasNext) {
-      val w = it.next().asInstanceOf[TimeWindow]
+      val e = it.next()
+      val w = e.getKey.asInstanceOf[TimeWindow]
       if (w.start <= end && w.end >= start) {
+        // Live sessions never touch each other, so one that covers the element is the only
+        // one it touches.
+        if (w.start <= start && w.end >= end) return remember(st, w, e.getValue)
+        it.remove()
         touched += 1
-        if (w.start <= start && w.end >= end) inside = w
+        if (into == null) into = e.getValue
+        else Accumulator.mergeAll(into.accumulators, e.getValue.accumulators)
         if (w.start < lo) lo = w.start
         if (w.end > hi) hi = w.end
       }
     }
-    if (inside != null) return remember(st, inside, st.contents.get(inside))
     if (touched == 0) {
       if (end - 1 <= watermark) return null // its session would have fired already
       val session = TimeWindow(start, end)
@@ -88,19 +93,8 @@ final class SessionWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
       if (st.sessionTimer == Long.MinValue || end - 1 < st.sessionTimer) queueTimer(st, session)
       return remember(st, session, c)
     }
-    // One or more sessions merge into the cover of them all and the new element.
+    // The touched sessions and the element make one session, the cover of them all.
     val merged = TimeWindow(lo, hi)
-    var into: WindowContents = null
-    val members = st.contents.entrySet.iterator
-    while (members.hasNext) {
-      val e = members.next()
-      val w = e.getKey.asInstanceOf[TimeWindow]
-      if (w.start <= end && w.end >= start) {
-        members.remove()
-        if (into == null) into = e.getValue
-        else Accumulator.mergeAll(into.accumulators, e.getValue.accumulators)
-      }
-    }
     metrics.windowsOpened += 1
     metrics.windowsMerged += touched
     metrics.windowsCleaned += touched

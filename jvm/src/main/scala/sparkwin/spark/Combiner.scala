@@ -66,6 +66,23 @@ object Combiner {
     }
   }
 
+  /** Several key columns' values as one hash key. */
+  private final class MultiKey(val values: Array[AnyRef]) {
+    private var hash = 0
+    def fill(row: Row, columns: Array[Int]): MultiKey = {
+      var i = 0
+      while (i < columns.length) { values(i) = row.get(columns(i)).asInstanceOf[AnyRef]; i += 1 }
+      hash = java.util.Arrays.hashCode(values)
+      this
+    }
+    def copy(): MultiKey = { val c = new MultiKey(values.clone()); c.hash = hash; c }
+    override def hashCode: Int = hash
+    override def equals(other: Any): Boolean = other match {
+      case m: MultiKey => java.util.Arrays.equals(values, m.values)
+      case _ => false
+    }
+  }
+
   /** One (key, window set) group; a key's groups form a short chain. */
   private final class Group(
       val key: Seq[Any],
@@ -88,7 +105,9 @@ object Combiner {
     val keys = keyColumns.toArray
     val single = keys.length == 1
     val constant = Seq(0)
-    // Hash lookups go by the key column's own value when there is one column.
+    // Hash lookups go by the key column's own value when there is one column, and by a probe
+    // refilled per row when there are several (copied only for a new key).
+    val probe = if (keys.length > 1) new MultiKey(new Array[AnyRef](keys.length)) else null
     val chains = new java.util.HashMap[Any, Group]()
     val order = new java.util.ArrayList[Group]()
     val passThrough = new java.util.ArrayList[Row]()
@@ -102,7 +121,7 @@ object Combiner {
         val windows = sets.count(t)
         // Elements in no window (the gaps of windows sliding further than their size) are one group.
         val last = if (windows == 0) Long.MinValue else sets.lastStart(t)
-        val lookup: Any = if (keys.isEmpty) 0 else if (single) row.get(keys(0)) else keyValues(row)
+        val lookup: Any = if (keys.isEmpty) 0 else if (single) row.get(keys(0)) else probe.fill(row, keys)
         val head = chains.get(lookup)
         var g = head
         while (g != null && (g.lastStart != last || g.windows != windows)) g = g.next
@@ -112,7 +131,8 @@ object Combiner {
           var i = 0
           while (i < accs.length) { accs(i) = aggs(i).newAccumulator(); i += 1 }
           g = new Group(key, t, last, windows, accs, head)
-          chains.put(lookup, g)
+          // A known key keeps its own hash key (put replaces only the value): the probe is reused.
+          chains.put(if (probe != null && head == null) probe.copy() else lookup, g)
           order.add(g)
         }
         val record = new RowRecord(row)

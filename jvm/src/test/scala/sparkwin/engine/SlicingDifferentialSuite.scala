@@ -1,12 +1,9 @@
 package sparkwin.engine
 
-import scala.util.Random
-
 import org.scalacheck.{Gen, Prop}
 
 import sparkwin.TestSupport._
 import sparkwin.agg.{Aggregate => A, NumericKind}
-import sparkwin.local.LocalBackend
 import sparkwin.trigger.EventTimeTrigger
 import sparkwin.window._
 
@@ -35,52 +32,8 @@ class SlicingDifferentialSuite extends munit.ScalaCheckSuite {
       AccumulationMode.Accumulating
     )
 
-  private final class Run(s: OperatorSpec, sliced: Boolean) {
-    val backend = new LocalBackend
-    val out = new Collect
-    val op: Operator = if (sliced) Operator(s, backend, out) else new WindowOperator(s, backend, out)
-    assertEquals(op.isInstanceOf[SlicingWindowOperator], sliced)
-  }
-
-  private val counters = Seq(
-    "elementsIn",
-    "droppedLate",
-    "lateSideOutput",
-    "panesFired",
-    "windowsOpened",
-    "windowsCleaned",
-    "unfiredAtCleanup"
-  )
-
-  private def check(assigner: WindowAssigner, aggs: Seq[A], seed: Long, lateOutput: Boolean): Unit = {
-    val s = spec(assigner, aggs, lateOutput)
-    val sliced = new Run(s, sliced = true)
-    val generic = new Run(s, sliced = false)
-    val rnd = new Random(seed)
-    var clock = rnd.nextInt(50).toLong - 25 // negative event times too
-    for (_ <- 0 until 200) {
-      if (rnd.nextInt(8) == 0) {
-        val wm = clock - rnd.nextInt(20)
-        Seq(sliced, generic).foreach(_.op.advanceWatermark(wm))
-      } else {
-        clock += rnd.nextInt(4)
-        val r = rec(s"k${rnd.nextInt(4)}", rnd.nextInt(50).toLong - 10, clock - rnd.nextInt(30))
-        val ts = r.values(2).asInstanceOf[Long]
-        Seq(sliced, generic).foreach { run =>
-          run.backend.setCurrentKey(r.values(0)); run.op.processElement(r, ts)
-        }
-      }
-      assertEquals(sliced.out.results.toList, generic.out.results.toList)
-    }
-    Seq(sliced, generic).foreach(_.op.advanceWatermark(Long.MaxValue))
-    assertEquals(sliced.out.results.toList, generic.out.results.toList)
-    assertEquals(sliced.out.late.toList, generic.out.late.toList)
-    val (a, b) = (sliced.op.metrics.asMap, generic.op.metrics.asMap)
-    counters.foreach(c => assertEquals(a(c), b(c), c))
-    assert(sliced.out.results.nonEmpty)
-    assertEquals(sliced.backend.numStateEntries, 0)
-    assertEquals(sliced.backend.numKeysWithState, 0)
-  }
+  private def check(assigner: WindowAssigner, aggs: Seq[A], seed: Long, lateOutput: Boolean): Unit =
+    DifferentialCheck.check[SlicingWindowOperator](spec(assigner, aggs, lateOutput), seed, steps = 200)
 
   private val assigners = Seq(
     "tumbling" -> TumblingWindows(10, 0, isEventTime = true),
