@@ -3,6 +3,7 @@ package sparkwin.spark
 import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
 
 import org.apache.spark.sql.Row
+import org.apache.spark.sql.catalyst.expressions.GenericRow
 import org.apache.spark.sql.types._
 
 import sparkwin.agg.{Accumulator, Aggregate}
@@ -143,23 +144,54 @@ object Combiner {
     }
     val out = new java.util.ArrayList[Row](passThrough.size + order.size)
     out.addAll(passThrough)
-    order.forEach(g => out.add(Row.fromSeq(g.key ++ Seq(g.ts, g.count, encode(g.accumulators), null))))
+    val codec = new PartialCodec(plan.spec)
+    val width = if (keys.isEmpty) 1 else keys.length
+    order.forEach { g =>
+      val values = new Array[Any](width + 4)
+      g.key.copyToArray(values)
+      values(width) = g.ts
+      values(width + 1) = g.count
+      values(width + 2) = codec.encode(g.accumulators)
+      out.add(new GenericRow(values))
+    }
     import scala.jdk.CollectionConverters._
     out.iterator.asScala
   }
 
-  def encode(accumulators: Array[Accumulator]): Array[Byte] = {
-    val bytes = new ByteArrayOutputStream(64)
-    val out = new DataOutputStream(bytes)
-    accumulators.foreach(a => ValueCodec.writeSeq(out, a.save))
-    out.flush()
-    bytes.toByteArray
+  /** The binary form of a group's accumulators in a partial row. It lives only between the
+    * combiner and the operator (never in a checkpoint). One codec per task reuses its buffers:
+    * a fresh stream pair per row was a tenth of the operator's time on pre-aggregated input.
+    */
+  final class PartialCodec(spec: OperatorSpec) {
+    private val aggs = aggregates(spec).toArray
+    private val written = new ByteArrayOutputStream(64)
+    private val out = new DataOutputStream(written)
+    private val source = new Source
+    private val in = new DataInputStream(source)
+
+    def encode(accumulators: Array[Accumulator]): Array[Byte] = {
+      written.reset()
+      var i = 0
+      while (i < accumulators.length) { ValueCodec.writeSeq(out, accumulators(i).save); i += 1 }
+      out.flush()
+      written.toByteArray
+    }
+
+    def decode(bytes: Array[Byte]): Array[Accumulator] = {
+      source.point(bytes)
+      val accs = new Array[Accumulator](aggs.length)
+      var i = 0
+      while (i < accs.length) {
+        accs(i) = aggs(i).newAccumulator()
+        accs(i).restore(ValueCodec.readSeq(in))
+        i += 1
+      }
+      accs
+    }
   }
 
-  def decode(spec: OperatorSpec, bytes: Array[Byte]): Array[Accumulator] = {
-    val in = new DataInputStream(new ByteArrayInputStream(bytes))
-    aggregates(spec).map { a =>
-      val acc = a.newAccumulator(); acc.restore(ValueCodec.readSeq(in)); acc
-    }.toArray
+  /** A byte-array input that can be pointed at the next array. */
+  private final class Source extends ByteArrayInputStream(Array.emptyByteArray) {
+    def point(bytes: Array[Byte]): Unit = { buf = bytes; pos = 0; count = bytes.length; mark = 0 }
   }
 }

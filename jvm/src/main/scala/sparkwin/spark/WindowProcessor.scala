@@ -3,6 +3,7 @@ package sparkwin.spark
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.{Encoders, Row}
+import org.apache.spark.sql.catalyst.expressions.GenericRow
 import org.apache.spark.sql.streaming._
 import org.apache.spark.sql.types._
 
@@ -62,6 +63,7 @@ final class WindowProcessor(
   @transient private var keyWidth: Int = _ // key columns; a pre-aggregated row leads with them
   @transient private var keyOf: Row => Row = _
   @transient private var reported: Array[Long] = _
+  @transient private var partialCodec: Combiner.PartialCodec = _
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     plan = PlanDecoder.decode(planJson)
@@ -85,6 +87,7 @@ final class WindowProcessor(
     tsColumn = plan.timestampColumn
     keyWidth = keySchema.size
     keyOf = keyExtractor()
+    partialCodec = new Combiner.PartialCodec(plan.spec)
     reported = OutputLayout.metricValues(operator.metrics)
   }
 
@@ -92,7 +95,12 @@ final class WindowProcessor(
     * pre-aggregated row from [[Combiner]] leads with them.
     */
   private def keyExtractor(): Row => Row =
-    if (combined) row => Row.fromSeq((0 until keyWidth).map(row.get))
+    if (combined) row => {
+      val values = new Array[Any](keyWidth)
+      var i = 0
+      while (i < keyWidth) { values(i) = row.get(i); i += 1 }
+      new GenericRow(values)
+    }
     else if (plan.keyColumns.isEmpty) {
       val all = Row(0)
       _ => all
@@ -215,7 +223,7 @@ final class WindowProcessor(
         .asInstanceOf[sparkwin.engine.PartialOperator]
         .processPartial(
           row.getLong(k),
-          Combiner.decode(plan.spec, row.getAs[Array[Byte]](k + 2)),
+          partialCodec.decode(row.getAs[Array[Byte]](k + 2)),
           row.getLong(k + 1)
         )
   }

@@ -82,7 +82,8 @@ class CombinerSuite extends munit.FunSuite {
           // The group's timestamp is one of its members': the operator reads its windows from it.
           assertEquals(id(Row(want._1.head, 0, g.getLong(width), 0L)) match { case (_, w) => w }, want._2)
           assertEquals(g.getLong(width + 1), members.size.toLong)
-          val accs = Combiner.decode(plan(assigner, keys).spec, g.getAs[Array[Byte]](width + 2))
+          val accs =
+            new Combiner.PartialCodec(plan(assigner, keys).spec).decode(g.getAs[Array[Byte]](width + 2))
           assertEquals(accs(0).result, members.map(_.getLong(3)).sum)
           assertEquals(accs(1).result, members.size.toLong)
         }
