@@ -13,6 +13,7 @@ import sparkwin.timer.TimerQueue
 final class LocalBackend extends KeyedBackend {
   private final class Slot(val id: Long, val key: Any) {
     var state: KeyState = _
+    var spare: KeyState = _ // the key's emptied state, kept for reuse with its allocated maps
   }
 
   private val slots = new java.util.HashMap[Any, Slot]()
@@ -42,12 +43,21 @@ final class LocalBackend extends KeyedBackend {
     if (current == null || current.id != keyId) current = byId.get(keyId.toInt)
 
   def state: KeyState = {
-    if (current.state == null) { current.state = new KeyState; live += 1 }
+    if (current.state == null) {
+      current.state =
+        if (current.spare != null && current.spare.isEmpty) current.spare.cleared() else new KeyState
+      current.spare = null
+      live += 1
+    }
     current.state
   }
 
   def stateTouched(): Unit =
-    if (current.state != null && current.state.isEmpty) { current.state = null; live -= 1 }
+    if (current.state != null && current.state.isEmpty) {
+      current.spare = current.state
+      current.state = null
+      live -= 1
+    }
 
   def retain(record: Record): Record = record
 

@@ -64,6 +64,15 @@ final class KeyState {
   @transient var hotWindow: Window = _
   @transient var sessionTimer: Long = Long.MinValue
 
+  /** This (empty) state as a new one: what it caches is forgotten, its maps are kept. */
+  def cleared(): KeyState = {
+    hotSlice = 0L
+    hotContents = null
+    hotWindow = null
+    sessionTimer = Long.MinValue
+    this
+  }
+
   def mergingSet: MergingWindowSet = {
     if (merging == null) merging = new MergingWindowSet()
     merging
