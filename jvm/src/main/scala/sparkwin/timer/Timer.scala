@@ -71,7 +71,7 @@ final class TimerQueue {
 
     private def sortedMembers(): Array[Timer] = {
       val all = many.toArray(new Array[Timer](many.size))
-      java.util.Arrays.sort(all, Timer.ordering)
+      TimerQueue.sortInstant(all)
       all
     }
   }
@@ -144,4 +144,41 @@ final class TimerQueue {
 
   /** Timers of one key (for per-key views and cleanup checks). */
   def ofKey(keyId: Long): Iterator[Timer] = iterator.filter(_.keyId == keyId)
+}
+
+object TimerQueue {
+
+  /** Sorts the timers of one instant (equal timestamps) into [[Timer.ordering]] order.
+    *
+    * An instant of a window grid holds a timer for each of thousands of keys. Sorting those
+    * objects with a comparator chases a pointer per comparison; sorting (key id, position)
+    * pairs packed into longs does not. Timers of one key (several windows) are then put in
+    * window order among themselves.
+    */
+  def sortInstant(timers: Array[Timer]): Unit = {
+    val n = timers.length
+    var packable = n >= 64 && n < (1 << 24)
+    var i = 0
+    while (packable && i < n) {
+      val id = timers(i).keyId
+      packable = id >= 0 && id < (1L << 39)
+      i += 1
+    }
+    if (!packable) { java.util.Arrays.sort(timers, Timer.ordering); return }
+    val packed = new Array[Long](n)
+    i = 0
+    while (i < n) { packed(i) = (timers(i).keyId << 24) | i; i += 1 }
+    java.util.Arrays.sort(packed)
+    val original = timers.clone()
+    i = 0
+    while (i < n) { timers(i) = original((packed(i) & 0xffffffL).toInt); i += 1 }
+    // Runs of one key id: order by window.
+    var start = 0
+    while (start < n) {
+      var end = start + 1
+      while (end < n && timers(end).keyId == timers(start).keyId) end += 1
+      if (end - start > 1) java.util.Arrays.sort(timers, start, end, Timer.ordering)
+      start = end
+    }
+  }
 }

@@ -30,6 +30,23 @@ class TimerQueueSuite extends munit.FunSuite {
 class TimerQueueModelSuite extends munit.ScalaCheckSuite {
   import org.scalacheck.{Gen, Prop}
 
+  property("an instant's timers sort as the timer ordering sorts them, also past the packing bounds") {
+    Prop.forAll(Gen.long) { seed =>
+      val rnd = new scala.util.Random(seed)
+      val n = rnd.nextInt(300)
+      // Key ids: dense, repeated (several windows per key), or outside what packs into a long.
+      val wide = rnd.nextInt(4) == 0
+      val timers = Array.fill(n) {
+        val id = if (wide && rnd.nextInt(50) == 0) rnd.nextLong() else rnd.nextInt(n + 1).toLong
+        val start = rnd.nextInt(3).toLong * 10
+        Timer(7L, id, TimeWindow(start, start + 10))
+      }
+      val expected = timers.sorted(Timer.ordering).toList
+      TimerQueue.sortInstant(timers)
+      assertEquals(timers.toList, expected)
+    }
+  }
+
   property("adds, removals and polls agree with a sorted set") {
     Prop.forAll(Gen.long) { seed =>
       val rnd = new scala.util.Random(seed)
