@@ -26,7 +26,8 @@ object Timer {
   * instants, where one ordered tree of all timers would compare down a deep run of equal
   * timestamps on every insert. An instant keeps its timers in a hash set and sorts them once,
   * when it comes due; an instant with a single timer (sessions spread over many) keeps it
-  * inline. Polling order is the [[Timer.ordering]] order, exactly as a sorted set gives it.
+  * inline. Instants are found by time in a primitive-keyed map and ordered by a heap of their
+  * times. Polling order is the [[Timer.ordering]] order, exactly as a sorted set gives it.
   */
 final class TimerQueue {
   private final class Instant(val time: Long) {
@@ -76,23 +77,86 @@ final class TimerQueue {
     }
   }
 
-  private val instants = new java.util.TreeMap[java.lang.Long, Instant]()
+  // Instants by time, and their times in a min-heap of primitives. Sessions give every key its
+  // own instant: an ordered tree of boxed times cost a pointer chase per level on every add.
+  // The heap is lazy: an instant that empties leaves its time behind, skipped when it surfaces.
+  // Both are made on first use, as Spark decodes a queue per key and most stay empty.
+  private var instants: scala.collection.mutable.LongMap[Instant] = _
+  private var times: Array[Long] = _
+  private var heapSize = 0
   private var count = 0
   private var lastAdded: Instant = _ // timers come in runs at one instant
 
   private def instant(time: Long, create: Boolean): Instant = {
     if (lastAdded != null && lastAdded.time == time) return lastAdded
-    var i = instants.get(time)
-    if (i == null && create) { i = new Instant(time); instants.put(time, i) }
+    if (instants == null) {
+      if (!create) return null
+      instants = new scala.collection.mutable.LongMap[Instant](8)
+      times = new Array[Long](8)
+    }
+    var i = instants.getOrNull(time)
+    if (i == null && create) {
+      i = new Instant(time)
+      instants.update(time, i)
+      push(time)
+    }
     if (i != null) lastAdded = i
     i
   }
 
   private def dropIfEmpty(i: Instant): Unit =
     if (i.isEmpty) {
-      instants.remove(i.time)
+      instants -= i.time
       if (lastAdded eq i) lastAdded = null
+      // Deleted timers leave their times behind until they surface: rebuild before they pile up.
+      if (heapSize > 64 && heapSize > 4 * instants.size) {
+        val live = instants.keys.toArray
+        java.util.Arrays.sort(live) // a sorted array is a heap
+        times = java.util.Arrays.copyOf(live, math.max(8, live.length * 2))
+        heapSize = live.length
+      }
     }
+
+  private def push(time: Long): Unit = {
+    if (heapSize == times.length) times = java.util.Arrays.copyOf(times, heapSize * 2)
+    var at = heapSize
+    heapSize += 1
+    while (at > 0 && times((at - 1) >>> 1) > time) {
+      times(at) = times((at - 1) >>> 1)
+      at = (at - 1) >>> 1
+    }
+    times(at) = time
+  }
+
+  private def popTime(): Unit = {
+    heapSize -= 1
+    val last = times(heapSize)
+    var at = 0
+    var done = heapSize == 0
+    while (!done) {
+      var child = 2 * at + 1
+      if (child >= heapSize) done = true
+      else {
+        if (child + 1 < heapSize && times(child + 1) < times(child)) child += 1
+        if (times(child) < last) { times(at) = times(child); at = child }
+        else done = true
+      }
+    }
+    if (heapSize > 0) times(at) = last
+  }
+
+  /** The earliest instant that holds timers (null when none): times of emptied or repeated
+    * instants are dropped from the heap on the way.
+    */
+  private def first: Instant = {
+    if (count == 0) return null
+    while (true) {
+      val i = instants.getOrNull(times(0))
+      if (i != null) return i
+      popTime()
+    }
+    null
+  }
 
   /** Adds the timer; false when it was already registered (it will still fire once). */
   def add(t: Timer): Boolean = {
@@ -108,7 +172,7 @@ final class TimerQueue {
   }
 
   def contains(t: Timer): Boolean = {
-    val i = instants.get(t.timestamp)
+    val i = if (instants == null) null else instants.getOrNull(t.timestamp)
     i != null && i.contains(t)
   }
 
@@ -118,29 +182,31 @@ final class TimerQueue {
 
   /** The next timer due at or before `time`, removed from the queue; null when none is due. */
   def pollDue(time: Long): Timer = {
-    if (count == 0) return null
-    val e = instants.firstEntry()
-    if (e.getKey.longValue > time) return null
-    val i = e.getValue
+    val i = first
+    if (i == null || i.time > time) return null
     val t = i.first
     i.remove(t)
     count -= 1
-    dropIfEmpty(i)
+    if (i.isEmpty) {
+      // The instant is the heap's top: its time goes with it.
+      instants -= i.time
+      if (lastAdded eq i) lastAdded = null
+      popTime()
+    }
     t
   }
 
   /** The instant of the next timer; Long.MaxValue when there is none. */
-  def nextTime: Long = if (count == 0) Long.MaxValue else instants.firstKey.longValue
+  def nextTime: Long = { val i = first; if (i == null) Long.MaxValue else i.time }
 
-  def peek: Option[Timer] = if (count == 0) None else Some(instants.firstEntry().getValue.first)
+  def peek: Option[Timer] = Option(first).map(_.first)
 
   /** Every timer, in firing order. */
-  def iterator: Iterator[Timer] = {
-    import scala.jdk.CollectionConverters._
-    instants.values.iterator.asScala.flatMap(_.sorted)
-  }
+  def iterator: Iterator[Timer] =
+    if (count == 0) Iterator.empty
+    else instants.values.toArray.sortBy(_.time).iterator.flatMap(_.sorted)
 
-  def clear(): Unit = { instants.clear(); count = 0; lastAdded = null }
+  def clear(): Unit = { instants = null; times = null; heapSize = 0; count = 0; lastAdded = null }
 
   /** Timers of one key (for per-key views and cleanup checks). */
   def ofKey(keyId: Long): Iterator[Timer] = iterator.filter(_.keyId == keyId)

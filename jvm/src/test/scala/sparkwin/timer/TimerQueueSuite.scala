@@ -47,18 +47,51 @@ class TimerQueueModelSuite extends munit.ScalaCheckSuite {
     }
   }
 
-  property("adds, removals and polls agree with a sorted set") {
+  property("few instants: adds, removals and polls agree with a sorted set") {
+    // Few instants, keys and windows, so duplicates, shared instants and re-adds are common.
+    Prop.forAll(Gen.long)(seed => agreesWithModel(seed, instants = 6, keys = 5, ops = 300))
+  }
+
+  property("many instants: mixed adds, removals and polls agree with a sorted set") {
+    Prop.forAll(Gen.long)(seed => agreesWithModel(seed, instants = 400, keys = 3, ops = 3000))
+  }
+
+  property("instants emptied by removals ahead of the clock are skipped and rebuilt away") {
     Prop.forAll(Gen.long) { seed =>
       val rnd = new scala.util.Random(seed)
       val q = new TimerQueue
       val model = new java.util.TreeSet[Timer](Timer.ordering)
-      // Few instants, keys and windows, so duplicates, shared instants and re-adds are common.
+      val added = Array.fill(600)(Timer(rnd.nextInt(1000).toLong, rnd.nextInt(3).toLong, TimeWindow(0, 10)))
+      added.foreach(t => assertEquals(q.add(t), model.add(t)))
+      // Most go again, in random order, with a few polls and re-adds among them.
+      for (t <- rnd.shuffle(added.toList).take(550)) {
+        assertEquals(q.remove(t), model.remove(t))
+        if (rnd.nextInt(20) == 0) {
+          val clock = rnd.nextInt(1000).toLong
+          val expected = if (!model.isEmpty && model.first.timestamp <= clock) model.pollFirst() else null
+          assertEquals(q.pollDue(clock), expected)
+          val back = Timer(rnd.nextInt(1000).toLong, 0L, TimeWindow(0, 10))
+          assertEquals(q.add(back), model.add(back))
+        }
+      }
+      assertEquals(q.nextTime, if (model.isEmpty) Long.MaxValue else model.first.timestamp)
+      var t = q.pollDue(Long.MaxValue)
+      while (t != null) { assertEquals(t, model.pollFirst()); t = q.pollDue(Long.MaxValue) }
+      assert(model.isEmpty && q.isEmpty)
+    }
+  }
+
+  private def agreesWithModel(seed: Long, instants: Int, keys: Int, ops: Int): Unit = {
+    {
+      val rnd = new scala.util.Random(seed)
+      val q = new TimerQueue
+      val model = new java.util.TreeSet[Timer](Timer.ordering)
       def timer(): Timer = {
         val start = rnd.nextInt(4).toLong * 10
-        Timer(rnd.nextInt(6).toLong, rnd.nextInt(5).toLong, TimeWindow(start, start + 10))
+        Timer(rnd.nextInt(instants).toLong, rnd.nextInt(keys).toLong, TimeWindow(start, start + 10))
       }
       var clock = -1L
-      for (_ <- 0 until 300) rnd.nextInt(10) match {
+      for (_ <- 0 until ops) rnd.nextInt(10) match {
         case 0 | 1 | 2 | 3 =>
           val t = timer(); assertEquals(q.add(t), model.add(t))
         case 4 | 5 =>
@@ -66,14 +99,14 @@ class TimerQueueModelSuite extends munit.ScalaCheckSuite {
         case 6 =>
           val t = timer(); assertEquals(q.contains(t), model.contains(t))
         case 7 =>
-          clock = math.min(clock + rnd.nextInt(3), 6L)
+          clock = math.min(clock + rnd.nextInt(3), instants.toLong)
           var polled = q.pollDue(clock)
           val expected =
             if (!model.isEmpty && model.first.timestamp <= clock) model.pollFirst() else null
           assertEquals(polled, expected)
           // Polls interleave with adds at the instant being polled.
           if (polled != null && rnd.nextBoolean()) {
-            val t = Timer(polled.timestamp, rnd.nextInt(5).toLong, polled.window)
+            val t = Timer(polled.timestamp, rnd.nextInt(keys).toLong, polled.window)
             assertEquals(q.add(t), model.add(t))
           }
           polled = null
