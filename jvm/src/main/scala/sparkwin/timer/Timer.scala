@@ -3,7 +3,14 @@ package sparkwin.timer
 import sparkwin.window.Window
 
 /** A timer: unique per (key, window, timestamp). `keyId` is the runtime's handle for the key. */
-final case class Timer(timestamp: Long, keyId: Long, window: Window)
+final case class Timer(timestamp: Long, keyId: Long, window: Window) {
+  // Queues hash every timer on add, poll and removal; the generic product hash boxes fields.
+  override val hashCode: Int = {
+    var h = timestamp * 0x9e3779b97f4a7c15L + keyId
+    h = (h ^ (h >>> 29)) * 0xbf58476d1ce4e5b9L + window.hashCode
+    (h ^ (h >>> 32)).toInt
+  }
+}
 
 object Timer {
 
@@ -35,6 +42,7 @@ final class TimerQueue {
     private var many: java.util.HashSet[Timer] = _
     private var order: Array[Timer] = _ // `many`, sorted, once polled (until the next add)
     private var next = 0
+    private var skipRemoved = false // a timer was removed from `many` since `order` was made
 
     def isEmpty: Boolean = if (many != null) many.isEmpty else one == null
     def contains(t: Timer): Boolean = if (many != null) many.contains(t) else t == one
@@ -56,17 +64,29 @@ final class TimerQueue {
 
     // A removal leaves `order` valid: polling skips what is no longer a member.
     def remove(t: Timer): Boolean =
-      if (many != null) many.remove(t)
-      else if (one != null && one == t) { one = null; true }
+      if (many != null) {
+        val removed = many.remove(t)
+        if (removed && order != null) skipRemoved = true
+        removed
+      } else if (one != null && one == t) { one = null; true }
       else false
 
     def first: Timer =
       if (many == null) one
       else {
-        if (order == null) { order = sortedMembers(); next = 0 }
-        while (!many.contains(order(next))) next += 1
+        if (order == null) { order = sortedMembers(); next = 0; skipRemoved = false }
+        // Membership is checked only once something left the set after the sort.
+        if (skipRemoved) while (!many.contains(order(next))) next += 1
         order(next)
       }
+
+    /** Removes and returns the first timer (the instant is not empty). */
+    def poll(): Timer = {
+      val t = first
+      if (many == null) one = null
+      else { many.remove(t); next += 1 }
+      t
+    }
 
     def sorted: Iterator[Timer] = if (many == null) Iterator.single(one) else sortedMembers().iterator
 
@@ -184,8 +204,7 @@ final class TimerQueue {
   def pollDue(time: Long): Timer = {
     val i = first
     if (i == null || i.time > time) return null
-    val t = i.first
-    i.remove(t)
+    val t = i.poll()
     count -= 1
     if (i.isEmpty) {
       // The instant is the heap's top: its time goes with it.
