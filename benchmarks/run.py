@@ -2,11 +2,17 @@
 applyInPandasWithState implementation, on the same events, in the same run.
 
     python benchmarks/run.py [--quick] [--json PATH] [--systems engine,sparkwin,native,pandas]
+                             [--breakdown]
 
 Results are checked equal across systems (windows, sum of values, sum of start x value)
 before timings are reported. Spark systems read the events as a stream of parquet files
 (one per micro-batch) on local[2] and run until all are processed; each first runs once,
 untimed, on a small input, so no system pays for the JVM's warm-up.
+
+`--breakdown` also says where each Spark run's time went: the micro-batch phases (planning,
+execution, log commits), the state operator's update and commit time, and the executor time
+of the source stage (scan and everything before the shuffle) and of the stateful stage, summed
+over tasks. It turns Spark's UI on to read stage metrics.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,8 +77,63 @@ def pandas_impl(df: DataFrame, w: Workload) -> DataFrame:
     return pandas_windows.windowed(watermarked, w).select("key", "start", "value")
 
 
-def run_spark(spark: SparkSession, events: Events, w: Workload, system: str) -> dict:
-    """Streams the files through one system; returns seconds and the result fingerprint."""
+def completed_stages(spark: SparkSession) -> list[dict]:
+    """Spark's completed stages with their metrics, from the UI's REST API."""
+    sc = spark.sparkContext
+    url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages?status=complete"
+    with urllib.request.urlopen(url) as response:
+        return json.load(response)
+
+
+def breakdown(query, stages: list[dict], partitions: int) -> dict:
+    """Where one run's time went (milliseconds; stage times summed over tasks)."""
+    out = {
+        k: 0
+        for k in (
+            "planning",
+            "execution",
+            "log_commits",
+            "state_updates",
+            "state_commit",
+            "source_stage_run",
+            "source_stage_cpu",
+            "stateful_stage_run",
+            "stateful_stage_cpu",
+            "gc",
+            "shuffled_rows",
+        )
+    }
+    for p in query.recentProgress:
+        d = p.durationMs
+        out["planning"] += d.get("queryPlanning", 0)
+        out["execution"] += d.get("addBatch", 0)
+        out["log_commits"] += d.get("walCommit", 0) + d.get("commitOffsets", 0)
+        for op in p.stateOperators:
+            out["state_updates"] += op.allUpdatesTimeMs + op.allRemovalsTimeMs
+            out["state_commit"] += op.commitTimeMs
+    for st in stages:
+        # The source stage reads the files; the stateful one has a task per shuffle partition.
+        kind = (
+            "source"
+            if st["inputRecords"] > 0
+            else "stateful"
+            if st["numTasks"] == partitions
+            else None
+        )
+        if kind:
+            out[f"{kind}_stage_run"] += st["executorRunTime"]
+            out[f"{kind}_stage_cpu"] += st["executorCpuTime"] // 1_000_000
+        if kind == "source":
+            out["shuffled_rows"] += st["shuffleWriteRecords"]
+        out["gc"] += st.get("jvmGcTime", 0)
+    return out
+
+
+def run_spark(
+    spark: SparkSession, events: Events, w: Workload, system: str, measure: bool = False
+) -> dict:
+    """Streams the files through one system; returns seconds and the result fingerprint (and,
+    with `measure`, the time breakdown)."""
     source = (
         spark.readStream.schema("key string, ts timestamp, amount long")
         .option("maxFilesPerTrigger", 1)
@@ -100,6 +162,7 @@ def run_spark(spark: SparkSession, events: Events, w: Workload, system: str) -> 
         print_["weighted"] += row["w"]
 
     checkpoint = tempfile.mkdtemp(prefix=f"sparkwin-bench-{system}-")
+    before = {st["stageId"] for st in completed_stages(spark)} if measure else set()
     started = time.perf_counter()
     query = (
         results.writeStream.foreachBatch(fingerprint)
@@ -109,12 +172,17 @@ def run_spark(spark: SparkSession, events: Events, w: Workload, system: str) -> 
     query.processAllAvailable()
     seconds = time.perf_counter() - started
     query.stop()
-    return {
+    result = {
         "seconds": seconds,
         "windows": print_["windows"],
         "sum": print_["sum"],
         "weighted": print_["weighted"],
     }
+    if measure:
+        stages = [st for st in completed_stages(spark) if st["stageId"] not in before]
+        partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+        result["breakdown"] = breakdown(query, stages, partitions)
+    return result
 
 
 def run_engine(events: Events, workloads: list[Workload]) -> dict[str, dict]:
@@ -157,6 +225,32 @@ def run_engine(events: Events, workloads: list[Workload]) -> dict[str, dict]:
     return {w.name: results[names[w.kind]] for w in workloads}
 
 
+def print_breakdown(cases: list[dict]) -> None:
+    """Seconds per phase; stage columns are executor run (cpu) time summed over tasks."""
+    header = ("workload", "system", "plan", "execute", "logs", "st.upd", "st.commit")
+    print(
+        "\n{:22} {:9} {:>6} {:>8} {:>6} {:>7} {:>9}  {:>15} {:>15} {:>5} {:>9}".format(
+            *header, "source run(cpu)", "state run(cpu)", "gc", "shuffled"
+        )
+    )
+    for c in cases:
+        b = c.get("breakdown")
+        if not b:
+            continue
+
+        def sec(ms: int) -> str:
+            return f"{ms / 1000:.2f}"
+
+        print(
+            f"{c['workload']:22} {c['system']:9} {sec(b['planning']):>6} "
+            f"{sec(b['execution']):>8} {sec(b['log_commits']):>6} {sec(b['state_updates']):>7} "
+            f"{sec(b['state_commit']):>9}  "
+            f"{sec(b['source_stage_run']) + ' (' + sec(b['source_stage_cpu']) + ')':>15} "
+            f"{sec(b['stateful_stage_run']) + ' (' + sec(b['stateful_stage_cpu']) + ')':>15} "
+            f"{sec(b['gc']):>5} {b['shuffled_rows']:>9}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="about 1M events instead of 10M")
@@ -166,6 +260,9 @@ def main() -> None:
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument(
         "--workloads", default=None, help="comma-separated: tumbling,sliding,session"
+    )
+    parser.add_argument(
+        "--breakdown", action="store_true", help="say where each Spark run's time went"
     )
     args = parser.parse_args()
     n = args.events or (1_000_000 if args.quick else 10_000_000)
@@ -192,7 +289,11 @@ def main() -> None:
         spark = sw.session(
             "sparkwin-bench",
             master="local[2]",
-            **{"spark.sql.shuffle.partitions": "4", "spark.sql.session.timeZone": "UTC"},
+            **{
+                "spark.sql.shuffle.partitions": "4",
+                "spark.sql.session.timeZone": "UTC",
+                **({"spark.ui.enabled": "true"} if args.breakdown else {}),
+            },
         )
         spark.sparkContext.setLogLevel("ERROR")
         # Untimed warm-up of every (workload, system) on a small input: the first query in a JVM
@@ -203,7 +304,7 @@ def main() -> None:
                 run_spark(spark, warmup, w, system)
         for w in workloads:
             for system in spark_systems:
-                r = run_spark(spark, events, w, system)
+                r = run_spark(spark, events, w, system, measure=args.breakdown)
                 cases.append(
                     {
                         "workload": w.name,
@@ -211,6 +312,7 @@ def main() -> None:
                         "events": n,
                         "seconds": r["seconds"],
                         "fingerprint": [r["windows"], r["sum"], r["weighted"]],
+                        **({"breakdown": r["breakdown"]} if "breakdown" in r else {}),
                     }
                 )
                 print(f"  {w.name:22} {system:9} {r['seconds']:8.1f} s", file=sys.stderr)
@@ -239,6 +341,8 @@ def main() -> None:
             f"{c['workload']:22} {c['system']:9} {c['events']:>10} {c['seconds']:>8.1f} "
             f"{c['events_per_s']:>11,} {ratio:>8}"
         )
+    if args.breakdown:
+        print_breakdown(cases)
     machine = {
         "cores": os.cpu_count(),
         "python": platform.python_version(),

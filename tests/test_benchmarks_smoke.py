@@ -16,7 +16,7 @@ from pyspark.sql import functions as F  # noqa: N812
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import pandas_windows  # noqa: E402
-from benchmarks.run import sparkwin_windows  # noqa: E402
+from benchmarks.run import breakdown, sparkwin_windows  # noqa: E402
 from benchmarks.workloads import BOUND_MS, GRANULE, WORKLOADS, generate  # noqa: E402
 
 
@@ -83,3 +83,37 @@ def test_pandas_implementation_matches_sparkwin(spark, events, workload) -> None
         for out in fn((key,), iter([pdf]), FakeState()):
             got += [(r.key, int(r.start), int(r.value)) for r in out.itertuples()]
     assert expected and sorted(got) == expected
+
+
+def test_breakdown_sums_phases_and_classifies_stages() -> None:
+    from types import SimpleNamespace as Ns
+
+    op = Ns(allUpdatesTimeMs=30, allRemovalsTimeMs=5, commitTimeMs=40)
+    batch = Ns(
+        durationMs={"queryPlanning": 7, "addBatch": 100, "walCommit": 3, "commitOffsets": 2},
+        stateOperators=[op],
+    )
+    stage = {"executorRunTime": 0, "executorCpuTime": 0, "jvmGcTime": 1, "shuffleWriteRecords": 0}
+    stages = [
+        {
+            **stage,
+            "inputRecords": 500,
+            "numTasks": 1,
+            "executorRunTime": 60,
+            "executorCpuTime": 50_000_000,
+            "shuffleWriteRecords": 120,
+        },
+        {
+            **stage,
+            "inputRecords": 0,
+            "numTasks": 4,
+            "executorRunTime": 90,
+            "executorCpuTime": 20_000_000,
+        },
+        {**stage, "inputRecords": 0, "numTasks": 1, "executorRunTime": 9},  # a final aggregate
+    ]
+    b = breakdown(Ns(recentProgress=[batch, batch]), stages, partitions=4)
+    assert (b["planning"], b["execution"], b["log_commits"]) == (14, 200, 10)
+    assert (b["state_updates"], b["state_commit"]) == (70, 80)
+    assert (b["source_stage_run"], b["source_stage_cpu"], b["shuffled_rows"]) == (60, 50, 120)
+    assert (b["stateful_stage_run"], b["stateful_stage_cpu"], b["gc"]) == (90, 20, 3)
