@@ -302,6 +302,57 @@ def test_map_side_combine_changes_nothing_but_speed(spark, tmp_path: Path, build
     assert dropped[0] == dropped[1] > 0
 
 
+OLD_TIMES_SCHEMA = "user string, amount long, ts timestamp, note string"
+
+
+def _t(user: str, amount: int, ts: str | None, note: str = "") -> dict:
+    return {"user": user, "amount": amount, "ts": ts, "note": note}
+
+
+# Timestamp columns: before 1582 (where Spark's calendar rebase moves milliseconds), before and
+# after 1900-01-01 (from where the combiner reads milliseconds instead of timestamp objects),
+# a row without a timestamp whose unread column must reach the error output intact.
+OLD_TIMES = [
+    [_t("a", 1, "1500-03-01T00:00:03Z"), _t("a", 2, "1500-03-01T00:00:07Z")],
+    [_t("a", 3, "1899-12-31T23:59:52Z"), _t("b", 4, "1899-12-31T23:59:58Z")],
+    [
+        _t("a", 5, "1900-01-01T00:00:01Z"),
+        _t("b", 6, "1900-01-01T00:00:04Z"),
+        _t("c", 7, None, "kept"),
+    ],
+    [_t("a", 8, "2024-05-01T12:00:00Z")],
+    [_t("z", 0, "2024-05-02T12:00:00Z")],
+]
+
+
+def timestampSums(df: DataFrame) -> sw.Pipeline:
+    return (
+        _source(df)
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10_000))
+        .aggregate(sw.agg.sum("amount"), sw.agg.count())
+    )
+
+
+def test_map_side_combine_reads_timestamps_like_the_operator(spark, tmp_path: Path) -> None:
+    combined = runStream(spark, tmp_path / "on", OLD_TIMES_SCHEMA, timestampSums, OLD_TIMES)
+    spark.conf.set("spark.sparkwin.mapSideCombine", "false")
+    try:
+        plain = runStream(spark, tmp_path / "off", OLD_TIMES_SCHEMA, timestampSums, OLD_TIMES)
+    finally:
+        spark.conf.unset("spark.sparkwin.mapSideCombine")
+    main, errors = (
+        [canonical(r.outputs.get(tag, [])) for r in (combined, plain)] for tag in ("main", "errors")
+    )
+    assert main[0] == main[1]
+    assert errors[0] == errors[1]
+    # Every timed element is in one pane: 1+2 (1500), 3 and 4 (1899), 5 and 6 (1900), 8 (2024).
+    assert sum(r["sum_amount"] for r in combined.outputs["main"] if r["user"] != "z") == 29
+    assert len([r for r in combined.outputs["main"] if r["user"] == "a"]) == 4
+    (error,) = combined.outputs["errors"]
+    assert (error["user"], error["amount"], error["note"]) == ("c", 7, "kept")
+
+
 def test_map_side_combine_setting_is_checked(spark, tmp_path: Path) -> None:
     df = spark.readStream.schema(SCHEMA).json(str(tmp_path))
     spark.conf.set("spark.sparkwin.mapSideCombine", "sometimes")

@@ -7,6 +7,9 @@ import sparkwin.engine.{Record, Values}
   */
 sealed trait Aggregate {
   def alias: String
+
+  /** The input column it reads (negative: none, as count() over rows). */
+  def column: Int
   def newAccumulator(): Accumulator
 }
 

@@ -27,6 +27,7 @@ object Combiner {
   val Count = "__sw_count"
   val Accumulators = "__sw_accumulators"
   val Raw = "__sw_raw"
+  val Millis = "__sw_millis"
 
   def partialSchema(plan: Plan, keyFields: Seq[StructField]): StructType =
     StructType(
@@ -98,8 +99,15 @@ object Combiner {
 
   /** One partition's rows as partial rows, grouped by the values of `keyColumns` (none:
     * windowAll, whose key is the constant 0) and window set, in order of first appearance.
+    * With `millisColumn` (see `SparkRuntime.combinerColumns`), rows carry their event time in
+    * epoch milliseconds after the input columns, null where the timestamp column must be read.
     */
-  def combine(plan: Plan, keyColumns: Seq[Int], rows: Iterator[Row]): Iterator[Row] = {
+  def combine(
+      plan: Plan,
+      keyColumns: Seq[Int],
+      rows: Iterator[Row],
+      millisColumn: Int = -1
+  ): Iterator[Row] = {
     val aggs = aggregates(plan.spec).toArray
     val sets = new WindowSets(plan.spec.assigner)
     val ts = plan.timestampColumn
@@ -116,9 +124,12 @@ object Combiner {
       if (keys.isEmpty) constant else if (single) row.get(keys(0)) :: Nil else keys.toSeq.map(row.get)
     while (rows.hasNext) {
       val row = rows.next()
-      if (row.isNullAt(ts)) passThrough.add(Row.fromSeq(keyValues(row) ++ Seq(null, 0L, null, row)))
-      else {
-        val t = Rows.millis(row.get(ts))
+      val hasMillis = millisColumn >= 0 && !row.isNullAt(millisColumn)
+      if (!hasMillis && row.isNullAt(ts)) {
+        val raw = if (millisColumn >= 0) Row.fromSeq(row.toSeq.take(millisColumn)) else row
+        passThrough.add(Row.fromSeq(keyValues(row) ++ Seq(null, 0L, null, raw)))
+      } else {
+        val t = if (hasMillis) row.getLong(millisColumn) else Rows.millis(row.get(ts))
         val windows = sets.count(t)
         // Elements in no window (the gaps of windows sliding further than their size) are one group.
         val last = if (windows == 0) Long.MinValue else sets.lastStart(t)

@@ -1,9 +1,9 @@
 package sparkwin.spark
 
 import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
-import org.apache.spark.sql.functions.{col, hash, lit, pmod, timestamp_millis}
+import org.apache.spark.sql.functions.{col, hash, lit, pmod, timestamp_millis, unix_millis, when}
 import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
-import org.apache.spark.sql.types.{IntegerType, Metadata, StructField, StructType}
+import org.apache.spark.sql.types.{IntegerType, LongType, Metadata, StructField, StructType}
 
 import sparkwin.local.LocalBackend
 import sparkwin.engine.{Operator, RecordError}
@@ -85,12 +85,45 @@ object SparkRuntime {
     val planJson = plan.json
     val fields = keyFields(plan)
     val keys = plan.keyColumns
-    input.mapPartitions { rows =>
-      val p = PlanDecoder.decode(planJson)
-      Combiner.combine(p, keys, rows)
-    }(Encoders.row(Combiner.partialSchema(plan, fields)))
+    input
+      .select(combinerColumns(plan): _*)
+      .mapPartitions { rows =>
+        val p = PlanDecoder.decode(planJson)
+        Combiner.combine(p, keys, rows, p.inputSchema.size)
+      }(Encoders.row(Combiner.partialSchema(plan, fields)))
   }
 
+  /** The combiner's input: the input columns, then the event time in epoch milliseconds. A row
+    * is turned into objects column by column, so what the combiner does not read stays null
+    * (it is kept whole only in a row without a timestamp, for the error output), and a
+    * timestamp from 1900 on is read as its milliseconds, not as a `java.sql.Timestamp` (with a
+    * time zone lookup and a rebase per row). Before 1900 Spark's rebase from the Proleptic
+    * Gregorian calendar can shift a timestamp's milliseconds, so those still go as objects.
+    */
+  private def combinerColumns(plan: Plan): Seq[Column] = {
+    val schema = plan.inputSchema
+    val ts = col(s"`${plan.timestampName}`")
+    val read = plan.keyColumns.toSet ++ combinerAggregates(plan).map(_.column).filter(_ >= 0)
+    val modern = ts >= lit(java.sql.Timestamp.from(java.time.Instant.parse("1900-01-01T00:00:00Z")))
+    val columns = schema.fields.toSeq.zipWithIndex.map { case (f, i) =>
+      val c = col(s"`${f.name}`")
+      val kept =
+        if (read(i)) c
+        else if (i == plan.timestampColumn && !plan.timestampIsLong) when(ts.isNull || !modern, c)
+        else if (i == plan.timestampColumn) c
+        else when(ts.isNull, c)
+      kept.as(f.name, f.metadata)
+    }
+    val millis =
+      if (plan.timestampIsLong) lit(null).cast(LongType)
+      else when(modern, unix_millis(ts))
+    columns :+ millis.as(Combiner.Millis)
+  }
+
+  private def combinerAggregates(plan: Plan): Seq[sparkwin.agg.Aggregate] = plan.spec.function match {
+    case sparkwin.engine.WindowFunction.Aggregates(a) => a
+    case _ => Nil
+  }
   private val keyGroupField = StructField(KeyGroup, IntegerType, nullable = false)
 
   /** A stream's rows grouped by key group: a hash of the key columns (windowAll: one group). */
