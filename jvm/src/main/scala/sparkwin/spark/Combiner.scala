@@ -39,7 +39,7 @@ object Combiner {
       )
     )
 
-  private def aggregates(spec: OperatorSpec): IndexedSeq[Aggregate] = spec.function match {
+  private[spark] def aggregates(spec: OperatorSpec): IndexedSeq[Aggregate] = spec.function match {
     case WindowFunction.Aggregates(a) => a
     case _ => IndexedSeq.empty
   }

@@ -103,7 +103,7 @@ object SparkRuntime {
   private def combinerColumns(plan: Plan): Seq[Column] = {
     val schema = plan.inputSchema
     val ts = col(s"`${plan.timestampName}`")
-    val read = plan.keyColumns.toSet ++ combinerAggregates(plan).map(_.column).filter(_ >= 0)
+    val read = plan.keyColumns.toSet ++ Combiner.aggregates(plan.spec).map(_.column).filter(_ >= 0)
     val modern = ts >= lit(java.sql.Timestamp.from(java.time.Instant.parse("1900-01-01T00:00:00Z")))
     val columns = schema.fields.toSeq.zipWithIndex.map { case (f, i) =>
       val c = col(s"`${f.name}`")
@@ -120,10 +120,6 @@ object SparkRuntime {
     columns :+ millis.as(Combiner.Millis)
   }
 
-  private def combinerAggregates(plan: Plan): Seq[sparkwin.agg.Aggregate] = plan.spec.function match {
-    case sparkwin.engine.WindowFunction.Aggregates(a) => a
-    case _ => Nil
-  }
   private val keyGroupField = StructField(KeyGroup, IntegerType, nullable = false)
 
   /** A stream's rows grouped by key group: a hash of the key columns (windowAll: one group). */

@@ -64,8 +64,13 @@ final class KeyState {
   @transient var hotWindow: Window = _
   @transient var sessionTimer: Long = Long.MinValue
 
-  /** This (empty) state as a new one: what it caches is forgotten, its maps are kept. */
+  /** This (empty) state as a new one: what it caches is forgotten, its maps are kept. Storm's
+    * state goes too: an empty queue can still hold its policies' positions, which a new key
+    * does not have.
+    */
   def cleared(): KeyState = {
+    merging = null
+    storm = null
     hotSlice = 0L
     hotContents = null
     hotWindow = null
