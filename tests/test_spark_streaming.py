@@ -280,19 +280,25 @@ def test_restarted_query_equals_an_uninterrupted_run(spark, tmp_path: Path) -> N
         assert canonical(restarted[tag]) == canonical(whole[tag]), tag
 
 
-@pytest.mark.parametrize(
-    "build", [tumblingPreaggregated, slidingPreaggregated], ids=lambda b: b.__name__
-)
-def test_map_side_combine_changes_nothing_but_speed(spark, tmp_path: Path, build) -> None:
-    combined = runStream(spark, tmp_path / "on", SCHEMA, build, SCRIPT)
+def _combinedAndPlain(spark, workdir: Path, schema: str, build, script) -> tuple:
+    """The stream run with map-side combining on, then off: (results, main panes, errors)."""
+    combined = runStream(spark, workdir / "on", schema, build, script)
     spark.conf.set("spark.sparkwin.mapSideCombine", "false")
     try:
-        plain = runStream(spark, tmp_path / "off", SCHEMA, build, SCRIPT)
+        plain = runStream(spark, workdir / "off", schema, build, script)
     finally:
         spark.conf.unset("spark.sparkwin.mapSideCombine")
     main, errors = (
         [canonical(r.outputs.get(tag, [])) for r in (combined, plain)] for tag in ("main", "errors")
     )
+    return (combined, plain), main, errors
+
+
+@pytest.mark.parametrize(
+    "build", [tumblingPreaggregated, slidingPreaggregated], ids=lambda b: b.__name__
+)
+def test_map_side_combine_changes_nothing_but_speed(spark, tmp_path: Path, build) -> None:
+    (combined, plain), main, errors = _combinedAndPlain(spark, tmp_path, SCHEMA, build, SCRIPT)
     assert main[0] and main[0] == main[1]
     assert errors[0] and errors[0] == errors[1]  # the row without a timestamp, either way
     dropped = [
@@ -335,14 +341,8 @@ def timestampSums(df: DataFrame) -> sw.Pipeline:
 
 
 def test_map_side_combine_reads_timestamps_like_the_operator(spark, tmp_path: Path) -> None:
-    combined = runStream(spark, tmp_path / "on", OLD_TIMES_SCHEMA, timestampSums, OLD_TIMES)
-    spark.conf.set("spark.sparkwin.mapSideCombine", "false")
-    try:
-        plain = runStream(spark, tmp_path / "off", OLD_TIMES_SCHEMA, timestampSums, OLD_TIMES)
-    finally:
-        spark.conf.unset("spark.sparkwin.mapSideCombine")
-    main, errors = (
-        [canonical(r.outputs.get(tag, [])) for r in (combined, plain)] for tag in ("main", "errors")
+    (combined, _), main, errors = _combinedAndPlain(
+        spark, tmp_path, OLD_TIMES_SCHEMA, timestampSums, OLD_TIMES
     )
     assert main[0] == main[1]
     assert errors[0] == errors[1]
