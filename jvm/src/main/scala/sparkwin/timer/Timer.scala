@@ -33,31 +33,66 @@ object Timer {
   * instants, where one ordered tree of all timers would compare down a deep run of equal
   * timestamps on every insert. An instant keeps its timers in a hash set and sorts them once,
   * when it comes due; an instant with a single timer (sessions spread over many) keeps it
-  * inline. Instants are found by time in a primitive-keyed map and ordered by a heap of their
+  * inline, and one with a few keeps them in a short array. Instants are found by time in a primitive-keyed map and ordered by a heap of their
   * times. Polling order is the [[Timer.ordering]] order, exactly as a sorted set gives it.
   */
 final class TimerQueue {
   private final class Instant(val time: Long) {
-    private var one: Timer = _ // the only timer, while there is just one
+    // Members: one timer inline, a few in a short unsorted array (sessions' ends collide a few
+    // at a time), or a hash set once there are many (a window grid's thousands of keys).
+    private var one: Timer = _
+    private var few: Array[Timer] = _
+    private var fewCount = 0
     private var many: java.util.HashSet[Timer] = _
-    private var order: Array[Timer] = _ // `many`, sorted, once polled (until the next add)
+    private var order: Array[Timer] = _ // the members, sorted, once polled (until the next add)
     private var next = 0
-    private var skipRemoved = false // a timer was removed from `many` since `order` was made
+    private var skipRemoved = false // a member was removed since `order` was made
 
-    def isEmpty: Boolean = if (many != null) many.isEmpty else one == null
-    def contains(t: Timer): Boolean = if (many != null) many.contains(t) else t == one
+    def isEmpty: Boolean =
+      if (many != null) many.isEmpty else if (few != null) fewCount == 0 else one == null
+
+    def contains(t: Timer): Boolean =
+      if (many != null) many.contains(t) else if (few != null) inFew(t) >= 0 else t == one
+
+    private def inFew(t: Timer): Int = {
+      var i = 0
+      while (i < fewCount && few(i) != t) i += 1
+      if (i < fewCount) i else -1
+    }
+
+    private def dropFew(i: Int): Unit = {
+      fewCount -= 1
+      few(i) = few(fewCount)
+      few(fewCount) = null
+    }
 
     def add(t: Timer): Boolean =
       if (many != null) {
         val added = many.add(t)
         if (added) order = null
         added
+      } else if (few != null) {
+        if (inFew(t) >= 0) false
+        else {
+          if (fewCount < few.length) { few(fewCount) = t; fewCount += 1 }
+          else {
+            many = new java.util.HashSet[Timer]()
+            var i = 0
+            while (i < fewCount) { many.add(few(i)); i += 1 }
+            many.add(t)
+            few = null
+            fewCount = 0
+          }
+          order = null
+          true
+        }
       } else if (one == null) { one = t; true }
       else if (one == t) false
       else {
-        many = new java.util.HashSet[Timer]()
-        many.add(one)
-        many.add(t)
+        few = new Array[Timer](TimerQueue.FewTimers)
+        few(0) = one
+        few(1) = t
+        fewCount = 2
         one = null
         true
       }
@@ -68,30 +103,38 @@ final class TimerQueue {
         val removed = many.remove(t)
         if (removed && order != null) skipRemoved = true
         removed
+      } else if (few != null) {
+        val i = inFew(t)
+        if (i >= 0) { dropFew(i); if (order != null) skipRemoved = true }
+        i >= 0
       } else if (one != null && one == t) { one = null; true }
       else false
 
     def first: Timer =
-      if (many == null) one
+      if (many == null && few == null) one
       else {
         if (order == null) { order = sortedMembers(); next = 0; skipRemoved = false }
         // Membership is checked only once something left the set after the sort.
-        if (skipRemoved) while (!many.contains(order(next))) next += 1
+        if (skipRemoved) while (!contains(order(next))) next += 1
         order(next)
       }
 
     /** Removes and returns the first timer (the instant is not empty). */
     def poll(): Timer = {
       val t = first
-      if (many == null) one = null
-      else { many.remove(t); next += 1 }
+      if (many != null) { many.remove(t); next += 1 }
+      else if (few != null) { dropFew(inFew(t)); next += 1 }
+      else one = null
       t
     }
 
-    def sorted: Iterator[Timer] = if (many == null) Iterator.single(one) else sortedMembers().iterator
+    def sorted: Iterator[Timer] =
+      if (many == null && few == null) Iterator.single(one) else sortedMembers().iterator
 
     private def sortedMembers(): Array[Timer] = {
-      val all = many.toArray(new Array[Timer](many.size))
+      val all =
+        if (many != null) many.toArray(new Array[Timer](many.size))
+        else java.util.Arrays.copyOf(few, fewCount)
       TimerQueue.sortInstant(all)
       all
     }
@@ -232,6 +275,9 @@ final class TimerQueue {
 }
 
 object TimerQueue {
+
+  /** Timers an instant keeps in a plain array before it needs a hash set. */
+  val FewTimers = 8
 
   /** Sorts the timers of one instant (equal timestamps) into [[Timer.ordering]] order.
     *
