@@ -44,8 +44,9 @@ final class LocalBackend extends KeyedBackend {
 
   def state: KeyState = {
     if (current.state == null) {
-      current.state =
-        if (current.spare != null && current.spare.isEmpty) current.spare.cleared() else new KeyState
+      // A spare is always an emptied state: only stateTouched sets it, and operators end their
+      // work on a key with stateTouched. Not re-checking spares their maps a cache miss.
+      current.state = if (current.spare != null) current.spare.cleared() else new KeyState
       current.spare = null
       live += 1
     }
