@@ -250,10 +250,8 @@ final class TimerQueue {
     val t = i.poll()
     count -= 1
     if (i.isEmpty) {
-      // The instant is the heap's top: its time goes with it.
-      instants -= i.time
-      if (lastAdded eq i) lastAdded = null
-      popTime()
+      popTime() // the instant is the heap's top: its time goes with it
+      dropIfEmpty(i)
     }
     t
   }
