@@ -27,6 +27,14 @@ abstract class Accumulator {
 
 object Accumulator {
 
+  /** A new accumulator per aggregate, in plan order. */
+  def fresh(aggregates: Array[Aggregate]): Array[Accumulator] = {
+    val out = new Array[Accumulator](aggregates.length)
+    var i = 0
+    while (i < out.length) { out(i) = aggregates(i).newAccumulator(); i += 1 }
+    out
+  }
+
   /** Folds `from` into `into`, aggregate by aggregate (both in plan order). */
   def mergeAll(into: Array[Accumulator], from: Array[Accumulator]): Unit = {
     var i = 0

@@ -108,6 +108,12 @@ final case class OperatorSpec(
     case _ => false
   }
 
+  /** The declarative aggregates, in plan order; none for a process function. */
+  lazy val aggregates: IndexedSeq[Aggregate] = function match {
+    case WindowFunction.Aggregates(a) => a
+    case WindowFunction.ProcessElements => IndexedSeq.empty
+  }
+
   /** The slice width when the pipeline is sliced, `gcd(size, slide)`; 0 when it is not. */
   lazy val sliceWidth: Long =
     if (!sliceable) 0L

@@ -26,7 +26,7 @@ final class SessionWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
   require(spec.sessionFastPath, s"SessionWindowOperator needs an event-time session pipeline, got $spec")
 
   private val gap = spec.assigner.asInstanceOf[SessionWindows].gap
-  private val aggregates = spec.function.asInstanceOf[WindowFunction.Aggregates].aggregates.toArray
+  private val aggregates = spec.aggregates.toArray
   private val onTimePane = PaneInfo(PaneTiming.OnTime, 0L, isFirst = true, isLast = true)
 
   val metrics = new OperatorMetrics
@@ -86,7 +86,7 @@ final class SessionWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     if (touched == 0) {
       if (end - 1 <= watermark) return null // its session would have fired already
       val session = TimeWindow(start, end)
-      val c = new WindowContents(newAccumulators(), null)
+      val c = new WindowContents(Accumulator.fresh(aggregates), null)
       st.contents.put(session, c)
       metrics.windowsOpened += 1
       // The key's timer is unknown on a state just read from the store: queue one anyway.
@@ -124,13 +124,6 @@ final class SessionWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     st.hotWindow = w
     st.hotContents = c
     c
-  }
-
-  private def newAccumulators(): Array[Accumulator] = {
-    val out = new Array[Accumulator](aggregates.length)
-    var i = 0
-    while (i < out.length) { out(i) = aggregates(i).newAccumulator(); i += 1 }
-    out
   }
 
   private def queueTimer(st: KeyState, session: TimeWindow): Unit = {

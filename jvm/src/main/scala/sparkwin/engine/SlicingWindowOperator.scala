@@ -32,10 +32,7 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     case other => throw new IllegalArgumentException(s"not an aligned assigner: $other")
   }
   private val width = spec.sliceWidth
-  private val aggregates = spec.function match {
-    case WindowFunction.Aggregates(a) => a.toArray
-    case WindowFunction.ProcessElements => throw new IllegalArgumentException("slicing needs aggregates")
-  }
+  private val aggregates = spec.aggregates.toArray // a sliceable pipeline has aggregates
   private val onTimePane = PaneInfo(PaneTiming.OnTime, 0L, isFirst = true, isLast = true)
 
   val metrics = new OperatorMetrics
@@ -93,7 +90,7 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     val slice = TimeWindow(s, s + width)
     var c = st.contents.get(slice)
     if (c == null) {
-      c = new WindowContents(newAccumulators(), null)
+      c = new WindowContents(Accumulator.fresh(aggregates), null)
       val end = firstLiveEnd(s)
       countOpenedWindows(st, s, end)
       st.contents.put(slice, c)
@@ -103,13 +100,6 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     st.hotSlice = s
     st.hotContents = c
     c.accumulators
-  }
-
-  private def newAccumulators(): Array[Accumulator] = {
-    val out = new Array[Accumulator](aggregates.length)
-    var i = 0
-    while (i < out.length) { out(i) = aggregates(i).newAccumulator(); i += 1 }
-    out
   }
 
   /** A new slice opens those of its live windows (the first ends at `firstLive`) that hold
@@ -160,7 +150,7 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
         if (single == null) single = accs
         else {
           if (merged == null) {
-            merged = newAccumulators()
+            merged = Accumulator.fresh(aggregates)
             Accumulator.mergeAll(merged, single)
           }
           Accumulator.mergeAll(merged, accs)

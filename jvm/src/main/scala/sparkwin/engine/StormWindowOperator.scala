@@ -2,6 +2,7 @@ package sparkwin.engine
 
 import java.util.{ArrayList => JList}
 
+import sparkwin.agg.Accumulator
 import sparkwin.state.StormState
 import sparkwin.timer.Timer
 import sparkwin.window.{GlobalWindow, StormSize, StormWindow, StormWindows}
@@ -27,10 +28,7 @@ final class StormWindowOperator(
     output: Emitter
 ) extends Operator
     with EventTimeClocks {
-  private val aggregates = spec.function match {
-    case WindowFunction.Aggregates(a) => a.toArray
-    case WindowFunction.ProcessElements => Array.empty[sparkwin.agg.Aggregate]
-  }
+  private val aggregates = spec.aggregates.toArray
   private val lag = storm.lag
   private val onTime = PaneInfo(PaneTiming.OnTime, 0, isFirst = true, isLast = true)
 
@@ -186,7 +184,7 @@ final class StormWindowOperator(
     metrics.panesFired += 1
     spec.function match {
       case WindowFunction.Aggregates(_) =>
-        val accs = aggregates.map(_.newAccumulator())
+        val accs = Accumulator.fresh(aggregates)
         elements.forEach { e =>
           var i = 0
           while (i < accs.length) { accs(i).add(e.record, e.timestamp); i += 1 }

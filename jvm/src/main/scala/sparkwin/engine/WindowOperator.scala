@@ -28,10 +28,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
     case m: MergingWindowAssigner => m
     case _ => null
   }
-  private val aggregates = spec.function match {
-    case WindowFunction.Aggregates(a) => a.toArray
-    case WindowFunction.ProcessElements => Array.empty[sparkwin.agg.Aggregate]
-  }
+  private val aggregates = spec.aggregates.toArray
   private val discarding = spec.accumulation == AccumulationMode.Discarding
   private val beam = trigger.beamPanes
 
@@ -151,7 +148,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
 
   private def newContents(): WindowContents =
     if (spec.keepsElements) new WindowContents(null, new JList[Element]())
-    else new WindowContents(aggregates.map(_.newAccumulator()), null)
+    else new WindowContents(Accumulator.fresh(aggregates), null)
 
   private def metaOf(window: Window): WindowMeta = {
     var m = keyState.meta.get(window)
@@ -272,7 +269,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
         evictor.evictBefore(view, window, ctx)
         spec.function match {
           case WindowFunction.Aggregates(_) =>
-            val accs = aggregates.map(_.newAccumulator())
+            val accs = Accumulator.fresh(aggregates)
             view.forEach { e =>
               var i = 0
               while (i < accs.length) { accs(i).add(e.record, e.timestamp); i += 1 }

@@ -6,8 +6,8 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
 import org.apache.spark.sql.types._
 
-import sparkwin.agg.{Accumulator, Aggregate}
-import sparkwin.engine.{OperatorSpec, WindowFunction}
+import sparkwin.agg.Accumulator
+import sparkwin.engine.OperatorSpec
 import sparkwin.state.ValueCodec
 import sparkwin.window.{SlidingWindows, TumblingWindows, Window, WindowAssigner}
 
@@ -38,11 +38,6 @@ object Combiner {
         StructField(Raw, plan.inputSchema)
       )
     )
-
-  private[spark] def aggregates(spec: OperatorSpec): IndexedSeq[Aggregate] = spec.function match {
-    case WindowFunction.Aggregates(a) => a
-    case _ => IndexedSeq.empty
-  }
 
   /** An element's set of windows as two numbers: elements with the same (first start, count)
     * have the same windows. Only aligned event-time assigners are combinable.
@@ -108,7 +103,7 @@ object Combiner {
       rows: Iterator[Row],
       millisColumn: Int = -1
   ): Iterator[Row] = {
-    val aggs = aggregates(plan.spec).toArray
+    val aggs = plan.spec.aggregates.toArray
     val sets = new WindowSets(plan.spec.assigner)
     val ts = plan.timestampColumn
     val keys = keyColumns.toArray
@@ -139,10 +134,7 @@ object Combiner {
         while (g != null && (g.lastStart != last || g.windows != windows)) g = g.next
         if (g == null) {
           val key = if (head != null) head.key else keyValues(row)
-          val accs = new Array[Accumulator](aggs.length)
-          var i = 0
-          while (i < accs.length) { accs(i) = aggs(i).newAccumulator(); i += 1 }
-          g = new Group(key, t, last, windows, accs, head)
+          g = new Group(key, t, last, windows, Accumulator.fresh(aggs), head)
           // A known key keeps its own hash key (put replaces only the value): the probe is reused.
           chains.put(if (probe != null && head == null) probe.copy() else lookup, g)
           order.add(g)
@@ -174,7 +166,7 @@ object Combiner {
     * a fresh stream pair per row was a tenth of the operator's time on pre-aggregated input.
     */
   final class PartialCodec(spec: OperatorSpec) {
-    private val aggs = aggregates(spec).toArray
+    private val aggs = spec.aggregates.toArray
     private val written = new ByteArrayOutputStream(64)
     private val out = new DataOutputStream(written)
     private val source = new Source
@@ -190,13 +182,8 @@ object Combiner {
 
     def decode(bytes: Array[Byte]): Array[Accumulator] = {
       source.point(bytes)
-      val accs = new Array[Accumulator](aggs.length)
-      var i = 0
-      while (i < accs.length) {
-        accs(i) = aggs(i).newAccumulator()
-        accs(i).restore(ValueCodec.readSeq(in))
-        i += 1
-      }
+      val accs = Accumulator.fresh(aggs)
+      accs.foreach(_.restore(ValueCodec.readSeq(in)))
       accs
     }
   }

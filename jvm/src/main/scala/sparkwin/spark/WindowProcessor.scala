@@ -67,10 +67,6 @@ final class WindowProcessor(
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     plan = PlanDecoder.decode(planJson)
-    val aggregates = plan.spec.function match {
-      case sparkwin.engine.WindowFunction.Aggregates(a) => a
-      case _ => IndexedSeq.empty
-    }
     val keySchema = StructType(SparkRuntime.keyFields(plan))
     val handle = getHandle
     keyStates = handle.getMapState[Row, Array[Byte]](
@@ -81,7 +77,7 @@ final class WindowProcessor(
     )
     group = handle
       .getValueState[Row]("keyGroup", Encoders.row(WindowProcessor.groupSchema(keySchema)), TTLConfig.NONE)
-    backend = new SparkKeyBackend(new KeyStateCodec(aggregates, plan.spec.sliceWidth))
+    backend = new SparkKeyBackend(new KeyStateCodec(plan.spec.aggregates, plan.spec.sliceWidth))
     collector = new RowCollector(new OutputLayout(plan, java8Time))
     operator = Operator(plan.spec, backend, collector)
     tsColumn = plan.timestampColumn
