@@ -656,3 +656,49 @@ def test_harness_rejects_bad_arguments(df) -> None:
         h.processElement({"user": "a", "amout": 1, "ts": 1})
     with pytest.raises(TypeError, match="watermark must be an int"):
         h.processWatermark("soon")  # type: ignore[arg-type]
+
+
+def test_many_keys_in_one_harness_agree_with_spark_batch(spark) -> None:
+    # The harness holds every key in one process and packs count/sum/avg state by slice and key
+    # id; Spark's batch runtime runs each key on its own. Both must give the same panes.
+    import random
+
+    rnd = random.Random(5)
+    rows = [
+        {
+            "user": f"u{rnd.randrange(150)}",
+            "amount": None if rnd.random() < 0.1 else rnd.randrange(100),
+            "ts": i * 3 - rnd.randrange(40),
+        }
+        for i in range(3000)
+    ]
+    data = spark.createDataFrame(rows, SCHEMA)
+
+    def pipeline(frame):
+        return (
+            src(frame, bound=40)
+            .keyBy("user")
+            .window(sw.SlidingEventTimeWindows.of(300, 100))
+            .aggregate(
+                sw.agg.sum("amount"), sw.agg.count(), sw.agg.count("amount"), sw.agg.avg("amount")
+            )
+        )
+
+    h = WindowHarness(pipeline(data))
+    h.processElements(rows)
+    h.endOfInput()
+    columns = [
+        "user",
+        "window_start",
+        "window_end",
+        "sum_amount",
+        "count",
+        "count_amount",
+        "avg_amount",
+    ]
+    harnessed = sorted(tuple(o[c] for c in columns) for o in h.extractOutput())
+    millis = [f"unix_millis({c}) as {c}" if c.startswith("window_") else c for c in columns]
+    batch = sorted(tuple(r) for r in pipeline(data).toDF().selectExpr(*millis).collect())
+    assert len(harnessed) > 1000
+    assert harnessed == batch
+    assert h.numStateEntries() == 0

@@ -37,3 +37,18 @@ trait KeyedBackend {
     }
   }
 }
+
+/** A backend that holds every key in one process, with ids 0, 1, 2... in order of first sight
+  * (the local runtime's), so an operator may lay state out by key id.
+  */
+trait DenseKeyedBackend extends KeyedBackend {
+
+  /** Counts state an operator keeps in its own layout with the backend's. */
+  def hold(state: HeldState): Unit
+}
+
+/** State an operator keeps outside the per-key states ([[PackedSlicingOperator]]). */
+trait HeldState {
+  def numHeldEntries: Int
+  def numHeldKeys: Int
+}

@@ -41,6 +41,13 @@ object Operator {
       case _ if spec.sessionFastPath => new SessionWindowOperator(spec, backend, output)
       case _ => new WindowOperator(spec, backend, output)
     }
+
+  /** The operator for a backend that holds every key in one process (the local runtime): as
+    * [[apply]], but packs sliced count/sum/avg state by slice ([[PackedSlicingOperator]]).
+    */
+  def local(spec: OperatorSpec, backend: DenseKeyedBackend, output: Emitter): Operator =
+    if (PackedSlicingOperator.packs(spec)) new PackedSlicingOperator(spec, backend, output)
+    else apply(spec, backend, output)
 }
 
 /** The clocks of an operator whose timers are all event-time ones: processing time is kept

@@ -1,6 +1,6 @@
 package sparkwin.local
 
-import sparkwin.engine.{KeyedBackend, Record}
+import sparkwin.engine.{DenseKeyedBackend, HeldState, Record}
 import sparkwin.state.KeyState
 import sparkwin.timer.TimerQueue
 
@@ -10,7 +10,7 @@ import sparkwin.timer.TimerQueue
   * Keys get a stable id on first sight; a key's slot holds its id and state, so making a key
   * current is one hash lookup.
   */
-final class LocalBackend extends KeyedBackend {
+final class LocalBackend extends DenseKeyedBackend {
   private final class Slot(val id: Long, val key: Any) {
     var state: KeyState = _
     var spare: KeyState = _ // the key's emptied state, kept for reuse with its allocated maps
@@ -20,6 +20,7 @@ final class LocalBackend extends KeyedBackend {
   private val byId = new java.util.ArrayList[Slot]()
   private var current: Slot = _
   private var live = 0 // keys that hold state
+  private var held: HeldState = null
 
   val eventTimers = new TimerQueue
   val processingTimers = new TimerQueue
@@ -65,9 +66,12 @@ final class LocalBackend extends KeyedBackend {
   /** Window contents, window metadata, merging mappings and timers, over all keys. */
   def numStateEntries: Int = {
     var n = eventTimers.size + processingTimers.size
+    if (held != null) n += held.numHeldEntries
     byId.forEach(s => if (s.state != null) n += s.state.numEntries)
     n
   }
 
-  def numKeysWithState: Int = live
+  def numKeysWithState: Int = live + (if (held == null) 0 else held.numHeldKeys)
+
+  def hold(state: HeldState): Unit = held = state
 }

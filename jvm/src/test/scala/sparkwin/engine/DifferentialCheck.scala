@@ -28,17 +28,21 @@ object DifferentialCheck {
   )
 
   /** The two runs after the stream and a final watermark; `beforeElement` may change the
-    * specialised run's state before each element (for example drop what it caches).
+    * specialised run's state before each element (for example drop what it caches). `build`
+    * makes the specialised operator, `key` draws an element's key and `widen` may add fields.
     */
   def check[O <: Operator: ClassTag](
       spec: OperatorSpec,
       seed: Long,
       steps: Int,
       counters: Seq[String] = dataCounters,
-      beforeElement: (Run, Record, Random) => Unit = (_, _, _) => ()
+      beforeElement: (Run, Record, Random) => Unit = (_, _, _) => (),
+      build: (OperatorSpec, LocalBackend, Emitter) => Operator = Operator.apply,
+      key: Random => String = rnd => s"k${rnd.nextInt(4)}",
+      widen: (ArrayRecord, Random) => ArrayRecord = (r, _) => r
   ): (Run, Run) = {
-    val special = run(spec, specialised = true)
-    val generic = run(spec, specialised = false)
+    val special = run(spec, Some(build))
+    val generic = run(spec, None)
     assert(
       implicitly[ClassTag[O]].runtimeClass.isInstance(special.op),
       s"$spec runs on ${special.op.getClass.getSimpleName}"
@@ -51,7 +55,7 @@ object DifferentialCheck {
         Seq(special, generic).foreach(_.op.advanceWatermark(wm))
       } else {
         clock += rnd.nextInt(4)
-        val r = rec(s"k${rnd.nextInt(4)}", rnd.nextInt(50).toLong - 10, clock - rnd.nextInt(30))
+        val r = widen(rec(key(rnd), rnd.nextInt(50).toLong - 10, clock - rnd.nextInt(30)), rnd)
         val ts = r.values(2).asInstanceOf[Long]
         beforeElement(special, r, rnd)
         Seq(special, generic).foreach { run =>
@@ -59,6 +63,7 @@ object DifferentialCheck {
         }
       }
       same(special.out.results.toList, generic.out.results.toList, "panes")
+      same(special.backend.numKeysWithState, generic.backend.numKeysWithState, "keys with state")
     }
     Seq(special, generic).foreach(_.op.advanceWatermark(Long.MaxValue))
     same(special.out.results.toList, generic.out.results.toList, "panes")
@@ -71,14 +76,13 @@ object DifferentialCheck {
     (special, generic)
   }
 
-  private def run(spec: OperatorSpec, specialised: Boolean): Run = {
+  private def run(
+      spec: OperatorSpec,
+      build: Option[(OperatorSpec, LocalBackend, Emitter) => Operator]
+  ): Run = {
     val backend = new LocalBackend
     val out = new Collect
-    new Run(
-      backend,
-      out,
-      if (specialised) Operator(spec, backend, out) else new WindowOperator(spec, backend, out)
-    )
+    new Run(backend, out, build.fold[Operator](new WindowOperator(spec, backend, out))(_(spec, backend, out)))
   }
 
   private def same(actual: Any, expected: Any, what: String): Unit =

@@ -1,0 +1,377 @@
+package sparkwin.engine
+
+import sparkwin.agg.{Aggregate, NumericKind}
+import sparkwin.window.{SlidingWindows, TimeWindow, TumblingWindows, Window}
+
+/** [[SlicingWindowOperator]] for the local runtime, where one backend holds every key: the same
+  * panes in the same order, the same late routing and data counters, with state laid out by
+  * slice instead of by key.
+  *
+  * All keys share the slice grid, so a slice is one object holding a row for every key with data
+  * in it. Rows sit in pages of 64 consecutive key ids: a presence mask and the rows' aggregate
+  * slots as longs. An element costs a page lookup and a few long updates; no per-key state,
+  * timer or allocation. A window fires for all its keys when the watermark reaches its end, by
+  * walking its slices' pages in key-id order, which is the order per-key timers of one instant
+  * fire in. It needs dense key ids ([[DenseKeyedBackend]]) and aggregates that pack into two longs
+  * each ([[PackedSlicingOperator.packs]]: count, integral and fractional sum, avg); it
+  * registers no timers, so `timersRegistered` stays 0.
+  */
+final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBackend, output: Emitter)
+    extends Operator
+    with EventTimeClocks
+    with HeldState {
+  import PackedSlicingOperator._
+  require(packs(spec), s"PackedSlicingOperator needs count, sum or avg over aligned windows, got $spec")
+
+  private val (size, slide, offset) = spec.assigner match {
+    case TumblingWindows(s, o, _) => (s, s, o)
+    case SlidingWindows(s, sl, o, _) => (s, sl, o)
+    case other => throw new IllegalArgumentException(s"not an aligned assigner: $other")
+  }
+  private val width = spec.sliceWidth
+  private val aggregates = spec.aggregates.toArray
+  private val kinds = aggregates.map(kindOf)
+  private val columns = aggregates.map(_.column)
+  private val slots = SlotsPerAggregate * aggregates.length
+  private val onTimePane = PaneInfo(PaneTiming.OnTime, 0L, isFirst = true, isLast = true)
+
+  val metrics = new OperatorMetrics
+  backend.hold(this)
+
+  /** Live slices by start. Few: one per width of event time that has data and is not fired. */
+  private val slices = new java.util.TreeMap[java.lang.Long, Slice]()
+  private var hot: Slice = null // the slice of the previous element
+  private var hotLastEnd = 0L // and the end of its last window
+  private val pool = new java.util.ArrayDeque[Page]() // emptied pages for new rows
+  private var firedEnd = Long.MinValue // every window ending at or before this is done
+
+  // The rows each key has (keys with state) and all rows (state entries).
+  private var rowsOfKey = new Array[Int](64)
+  private var keys = 0
+  private var rows = 0
+  def numHeldEntries: Int = rows
+  def numHeldKeys: Int = keys
+
+  // ---------------------------------------------------------------------------------------
+  // Window arithmetic on the slice grid (as in SlicingWindowOperator)
+
+  @inline private def sliceOf(ts: Long): Long = Window.alignedStart(ts, offset, width)
+
+  @inline private def lastEnd(s: Long): Long =
+    if (width == slide) s + size else Window.alignedStart(s, offset, slide) + size
+
+  @inline private def firstEnd(s: Long): Long = Window.alignedStart(s - size, offset, slide) + slide + size
+
+  private def firstLiveEnd(s: Long): Long = {
+    var e = firstEnd(s)
+    if (e - 1 <= watermark) e += ((watermark - e + 1) / slide + 1) * slide
+    e
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Elements
+
+  def processElement(record: Record, timestamp: Long): Unit = {
+    metrics.elementsIn += 1
+    var slice = hot
+    if (slice == null || timestamp < slice.start || timestamp - slice.start >= width) {
+      val s = sliceOf(timestamp)
+      if (lastEnd(s) - 1 <= watermark) { late(record, timestamp); return }
+      slice = sliceAt(s)
+    } else if (hotLastEnd - 1 <= watermark) { late(record, timestamp); return }
+    val id = backend.currentKeyId.toInt
+    val page = slice.pageFor(id, this)
+    val bit = 1L << id
+    val base = (id & 63) * slots
+    if ((page.mask & bit) == 0) openRow(slice, page, bit, base, id)
+    add(page.values, base, record)
+  }
+
+  private def late(record: Record, timestamp: Long): Unit =
+    if (spec.lateOutput) {
+      metrics.lateSideOutput += 1
+      output.emitLate(backend.currentKey, record, timestamp)
+    } else metrics.droppedLate += 1
+
+  private def sliceAt(s: Long): Slice = {
+    var slice = slices.get(s)
+    if (slice == null) {
+      slice = new Slice(s)
+      slices.put(s, slice)
+    }
+    hot = slice
+    hotLastEnd = lastEnd(s)
+    slice
+  }
+
+  private def openRow(slice: Slice, page: Page, bit: Long, base: Int, id: Int): Unit = {
+    page.mask |= bit
+    java.util.Arrays.fill(page.values, base, base + slots, 0L)
+    rows += 1
+    if (id >= rowsOfKey.length)
+      rowsOfKey = java.util.Arrays.copyOf(rowsOfKey, math.max(id + 1, rowsOfKey.length * 2))
+    if (rowsOfKey(id) == 0) keys += 1
+    rowsOfKey(id) += 1
+    countOpenedWindows(slice.start, id)
+  }
+
+  /** A key's new slice opens those of its live windows that hold none of the key's other slices:
+    * windows ending after the key's nearest earlier slice's last window and no later than its
+    * nearest later slice (a window is an interval, so it holds another slice iff it holds one of
+    * those two).
+    */
+  private def countOpenedWindows(s: Long, id: Int): Unit =
+    if (width == size) metrics.windowsOpened += 1 // a tumbling slice is its own window
+    else {
+      // Windows holding s and an earlier slice b end by b + size; those holding s and a later
+      // slice a end after a. Slices a window apart or more share no window with s.
+      var sharedUpTo = Long.MinValue
+      val down = slices.headMap(s, false).descendingMap.values.iterator
+      var searching = true
+      while (searching && down.hasNext) {
+        val o = down.next()
+        if (o.start <= s - size) searching = false
+        else if (o.has(id)) { sharedUpTo = o.start + size; searching = false }
+      }
+      var sharedAfter = Long.MaxValue
+      val up = slices.tailMap(s, false).values.iterator
+      searching = true
+      while (searching && up.hasNext) {
+        val o = up.next()
+        if (o.start >= s + size) searching = false
+        else if (o.has(id)) { sharedAfter = o.start; searching = false }
+      }
+      var e = firstLiveEnd(s)
+      val last = lastEnd(s)
+      while (e <= last) {
+        if (e > sharedUpTo && e <= sharedAfter) metrics.windowsOpened += 1
+        e += slide
+      }
+    }
+
+  private def add(values: Array[Long], base: Int, record: Record): Unit = {
+    var j = 0
+    while (j < kinds.length) {
+      val at = base + SlotsPerAggregate * j
+      (kinds(j): @annotation.switch) match {
+        case CountRows => values(at) += 1
+        case CountValues => if (!record.isNullAt(columns(j))) values(at) += 1
+        case LongSum =>
+          val v = record.get(columns(j))
+          if (v != null) { values(at) += v.asInstanceOf[java.lang.Number].longValue; values(at + 1) = 1 }
+        case DoubleSum =>
+          val v = record.get(columns(j))
+          if (v != null) {
+            values(at) = plus(values(at), v.asInstanceOf[java.lang.Number].doubleValue)
+            values(at + 1) = 1
+          }
+        case Avg =>
+          val v = record.get(columns(j))
+          if (v != null) {
+            values(at) = plus(values(at), v.asInstanceOf[java.lang.Number].doubleValue)
+            values(at + 1) += 1
+          }
+      }
+      j += 1
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Time
+
+  def advanceWatermark(wm: Long): Unit = {
+    if (wm < watermark) return
+    watermark = wm
+    var done = false
+    while (!done && !slices.isEmpty) {
+      val e0 = firstEnd(slices.firstKey)
+      val e = if (firedEnd == Long.MinValue || e0 > firedEnd) e0 else firedEnd + slide
+      if (e - 1 <= wm) fire(e) else done = true
+    }
+    // Windows ending by now are done even without data: a slice opened later must not fire them.
+    if (wm == Long.MaxValue) firedEnd = Long.MaxValue
+    else if (wm > Long.MinValue / 4) // far below any real time, where the arithmetic could wrap
+      firedEnd = math.max(firedEnd, Window.alignedStart(wm + 1 - size, offset, slide) + size)
+  }
+
+  private val gathered = new Array[Slice]((SlicingWindowOperator.MaxSlicesPerWindow + 1).toInt)
+  private val scratch = new Array[Long](slots)
+
+  /** The window ending at `e`, for every key with data in it; then the slices no later window
+    * holds go.
+    */
+  private def fire(e: Long): Unit = {
+    val window = TimeWindow(e - size, e)
+    var n = 0
+    val it = slices.subMap(e - size, e).values.iterator
+    while (it.hasNext) { gathered(n) = it.next(); n += 1 }
+    if (n == 1) emitSlice(window, gathered(0)) else emitMerged(window, n)
+    java.util.Arrays.fill(gathered.asInstanceOf[Array[AnyRef]], 0, n, null)
+    val keep = window.start + slide
+    while (!slices.isEmpty && slices.firstKey < keep) drop(slices.pollFirstEntry.getValue)
+    firedEnd = e
+  }
+
+  private def emitSlice(window: TimeWindow, slice: Slice): Unit = {
+    val pages = slice.pages
+    var p = 0
+    while (p < pages.length) {
+      val page = pages(p)
+      if (page != null) {
+        var m = page.mask
+        while (m != 0) {
+          val b = java.lang.Long.numberOfTrailingZeros(m)
+          m &= m - 1
+          emit(window, (p << 6) + b, page.values, b * slots)
+        }
+      }
+      p += 1
+    }
+  }
+
+  /** Keys in id order; each key's rows in its slices merged into `scratch`. */
+  private def emitMerged(window: TimeWindow, n: Int): Unit = {
+    var pageCount = 0
+    var i = 0
+    while (i < n) { pageCount = math.max(pageCount, gathered(i).pages.length); i += 1 }
+    var p = 0
+    while (p < pageCount) {
+      var union = 0L
+      i = 0
+      while (i < n) { union |= gathered(i).maskAt(p); i += 1 }
+      while (union != 0) {
+        val b = java.lang.Long.numberOfTrailingZeros(union)
+        val bit = 1L << b
+        union &= union - 1
+        java.util.Arrays.fill(scratch, 0L)
+        i = 0
+        while (i < n) {
+          if ((gathered(i).maskAt(p) & bit) != 0) merge(gathered(i).pages(p).values, b * slots)
+          i += 1
+        }
+        emit(window, (p << 6) + b, scratch, 0)
+      }
+      p += 1
+    }
+  }
+
+  private def merge(from: Array[Long], base: Int): Unit = {
+    var j = 0
+    while (j < kinds.length) {
+      val at = SlotsPerAggregate * j
+      val src = base + at
+      (kinds(j): @annotation.switch) match {
+        case CountRows | CountValues => scratch(at) += from(src)
+        case LongSum => if (from(src + 1) != 0) { scratch(at) += from(src); scratch(at + 1) = 1 }
+        case DoubleSum =>
+          if (from(src + 1) != 0) {
+            scratch(at) = plus(scratch(at), java.lang.Double.longBitsToDouble(from(src)))
+            scratch(at + 1) = 1
+          }
+        case Avg =>
+          scratch(at) = plus(scratch(at), java.lang.Double.longBitsToDouble(from(src)))
+          scratch(at + 1) += from(src + 1)
+      }
+      j += 1
+    }
+  }
+
+  private def emit(window: TimeWindow, id: Int, values: Array[Long], base: Int): Unit = {
+    val out = new Array[Any](kinds.length)
+    var j = 0
+    while (j < kinds.length) {
+      val at = base + SlotsPerAggregate * j
+      out(j) = (kinds(j): @annotation.switch) match {
+        case CountRows | CountValues => values(at)
+        case LongSum => if (values(at + 1) != 0) values(at) else null
+        case DoubleSum => if (values(at + 1) != 0) java.lang.Double.longBitsToDouble(values(at)) else null
+        case Avg =>
+          if (values(at + 1) == 0) null else java.lang.Double.longBitsToDouble(values(at)) / values(at + 1)
+      }
+      j += 1
+    }
+    backend.switchTo(id.toLong)
+    metrics.panesFired += 1
+    metrics.windowsCleaned += 1
+    output.emitResult(backend.currentKey, window, onTimePane, out)
+  }
+
+  private def drop(slice: Slice): Unit = {
+    val pages = slice.pages
+    var p = 0
+    while (p < pages.length) {
+      val page = pages(p)
+      if (page != null) {
+        var m = page.mask
+        while (m != 0) {
+          val id = (p << 6) + java.lang.Long.numberOfTrailingZeros(m)
+          m &= m - 1
+          rowsOfKey(id) -= 1
+          if (rowsOfKey(id) == 0) keys -= 1
+        }
+        rows -= java.lang.Long.bitCount(page.mask)
+        page.mask = 0L
+        pool.push(page)
+        pages(p) = null
+      }
+      p += 1
+    }
+    if (hot eq slice) hot = null
+  }
+
+  private[engine] def newPage(): Page = if (pool.isEmpty) new Page(slots) else pool.pop()
+}
+
+object PackedSlicingOperator {
+
+  /** Each aggregate's slots in a row: a value, and a seen flag or a count. */
+  private val SlotsPerAggregate = 2
+
+  private final val CountRows = 0
+  private final val CountValues = 1
+  private final val LongSum = 2
+  private final val DoubleSum = 3
+  private final val Avg = 4
+
+  private def kindOf(a: Aggregate): Int = a match {
+    case Aggregate.Count(_, c) => if (c < 0) CountRows else CountValues
+    case Aggregate.Sum(_, _, NumericKind.Integral) => LongSum
+    case Aggregate.Sum(_, _, NumericKind.Fractional) => DoubleSum
+    case _: Aggregate.Avg => Avg
+    case other => throw new IllegalArgumentException(s"$other does not pack into longs")
+  }
+
+  /** A sliceable pipeline whose aggregates all pack into longs. */
+  def packs(spec: OperatorSpec): Boolean =
+    spec.sliceable && spec.aggregates.forall {
+      case _: Aggregate.Count | _: Aggregate.Avg => true
+      case Aggregate.Sum(_, _, kind) => kind != NumericKind.Decimal
+      case _ => false
+    }
+
+  @inline private def plus(bits: Long, v: Double): Long =
+    java.lang.Double.doubleToRawLongBits(java.lang.Double.longBitsToDouble(bits) + v)
+
+  /** The rows of 64 consecutive key ids in one slice: which are present, and their slots. */
+  private[engine] final class Page(slots: Int) {
+    var mask = 0L
+    val values = new Array[Long](64 * slots)
+  }
+
+  /** One slice of event time, with a row for every key that has data in it. */
+  private[engine] final class Slice(val start: Long) {
+    var pages = new Array[Page](4)
+
+    def pageFor(id: Int, op: PackedSlicingOperator): Page = {
+      val p = id >>> 6
+      if (p >= pages.length) pages = java.util.Arrays.copyOf(pages, math.max(p + 1, pages.length * 2))
+      var page = pages(p)
+      if (page == null) { page = op.newPage(); pages(p) = page }
+      page
+    }
+
+    def maskAt(p: Int): Long = if (p < pages.length && pages(p) != null) pages(p).mask else 0L
+
+    def has(id: Int): Boolean = (maskAt(id >>> 6) & (1L << id)) != 0
+  }
+}
