@@ -4,6 +4,10 @@ package sparkwin.engine
   * Flink-style [[WindowOperator]] and Storm's [[StormWindowOperator]] are operators.
   */
 trait Operator {
+
+  /** The pipeline it runs. */
+  def spec: OperatorSpec
+
   def processElement(record: Record, timestamp: Long): Unit
 
   /** Event time moves to `wm`: every due event-time timer fires, each with its key current. */
@@ -22,7 +26,6 @@ trait Operator {
 
 /** An operator that also takes pre-aggregated groups of elements (Spark's map-side combine). */
 trait PartialOperator extends Operator {
-  def spec: OperatorSpec
 
   /** `count` elements whose windows are those of `ts`, folded into `partial`. */
   def processPartial(ts: Long, partial: Array[sparkwin.agg.Accumulator], count: Long): Unit
@@ -43,10 +46,12 @@ object Operator {
     }
 
   /** The operator for a backend that holds every key in one process (the local runtime): as
-    * [[apply]], but packs sliced count/sum/avg state by slice ([[PackedSlicingOperator]]).
+    * [[apply]], but sliced windows and sessions with count/sum/avg keep their state in
+    * primitive arrays by key id ([[PackedSlicingOperator]], [[PackedSessionOperator]]).
     */
   def local(spec: OperatorSpec, backend: DenseKeyedBackend, output: Emitter): Operator =
     if (PackedSlicingOperator.packs(spec)) new PackedSlicingOperator(spec, backend, output)
+    else if (PackedSessionOperator.packs(spec)) new PackedSessionOperator(spec, backend, output)
     else apply(spec, backend, output)
 }
 

@@ -1,6 +1,5 @@
 package sparkwin.engine
 
-import sparkwin.agg.{Aggregate, NumericKind}
 import sparkwin.window.{SlidingWindows, TimeWindow, TumblingWindows, Window}
 
 /** [[SlicingWindowOperator]] for the local runtime, where one backend holds every key: the same
@@ -13,7 +12,7 @@ import sparkwin.window.{SlidingWindows, TimeWindow, TumblingWindows, Window}
   * timer or allocation. A window fires for all its keys when the watermark reaches its end, by
   * walking its slices' pages in key-id order, which is the order per-key timers of one instant
   * fire in. It needs dense key ids ([[DenseKeyedBackend]]) and aggregates that pack into two longs
-  * each ([[PackedSlicingOperator.packs]]: count, integral and fractional sum, avg); it
+  * each ([[PackedAggregates]]: count, integral and fractional sum, avg); it
   * registers no timers, so `timersRegistered` stays 0.
   */
 final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBackend, output: Emitter)
@@ -29,10 +28,8 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
     case other => throw new IllegalArgumentException(s"not an aligned assigner: $other")
   }
   private val width = spec.sliceWidth
-  private val aggregates = spec.aggregates.toArray
-  private val kinds = aggregates.map(kindOf)
-  private val columns = aggregates.map(_.column)
-  private val slots = SlotsPerAggregate * aggregates.length
+  private val packed = new PackedAggregates(spec.aggregates.toArray)
+  private val slots = packed.slots
   private val onTimePane = PaneInfo(PaneTiming.OnTime, 0L, isFirst = true, isLast = true)
 
   val metrics = new OperatorMetrics
@@ -84,7 +81,7 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
     val bit = 1L << id
     val base = (id & 63) * slots
     if ((page.mask & bit) == 0) openRow(slice, page, bit, base, id)
-    add(page.values, base, record)
+    packed.add(page.values, base, record)
   }
 
   private def late(record: Record, timestamp: Long): Unit =
@@ -148,33 +145,6 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
         e += slide
       }
     }
-
-  private def add(values: Array[Long], base: Int, record: Record): Unit = {
-    var j = 0
-    while (j < kinds.length) {
-      val at = base + SlotsPerAggregate * j
-      (kinds(j): @annotation.switch) match {
-        case CountRows => values(at) += 1
-        case CountValues => if (!record.isNullAt(columns(j))) values(at) += 1
-        case LongSum =>
-          val v = record.get(columns(j))
-          if (v != null) { values(at) += v.asInstanceOf[java.lang.Number].longValue; values(at + 1) = 1 }
-        case DoubleSum =>
-          val v = record.get(columns(j))
-          if (v != null) {
-            values(at) = plus(values(at), v.asInstanceOf[java.lang.Number].doubleValue)
-            values(at + 1) = 1
-          }
-        case Avg =>
-          val v = record.get(columns(j))
-          if (v != null) {
-            values(at) = plus(values(at), v.asInstanceOf[java.lang.Number].doubleValue)
-            values(at + 1) += 1
-          }
-      }
-      j += 1
-    }
-  }
 
   // ---------------------------------------------------------------------------------------
   // Time
@@ -246,7 +216,8 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
         java.util.Arrays.fill(scratch, 0L)
         i = 0
         while (i < n) {
-          if ((gathered(i).maskAt(p) & bit) != 0) merge(gathered(i).pages(p).values, b * slots)
+          if ((gathered(i).maskAt(p) & bit) != 0)
+            packed.merge(scratch, 0, gathered(i).pages(p).values, b * slots)
           i += 1
         }
         emit(window, (p << 6) + b, scratch, 0)
@@ -255,41 +226,8 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
     }
   }
 
-  private def merge(from: Array[Long], base: Int): Unit = {
-    var j = 0
-    while (j < kinds.length) {
-      val at = SlotsPerAggregate * j
-      val src = base + at
-      (kinds(j): @annotation.switch) match {
-        case CountRows | CountValues => scratch(at) += from(src)
-        case LongSum => if (from(src + 1) != 0) { scratch(at) += from(src); scratch(at + 1) = 1 }
-        case DoubleSum =>
-          if (from(src + 1) != 0) {
-            scratch(at) = plus(scratch(at), java.lang.Double.longBitsToDouble(from(src)))
-            scratch(at + 1) = 1
-          }
-        case Avg =>
-          scratch(at) = plus(scratch(at), java.lang.Double.longBitsToDouble(from(src)))
-          scratch(at + 1) += from(src + 1)
-      }
-      j += 1
-    }
-  }
-
   private def emit(window: TimeWindow, id: Int, values: Array[Long], base: Int): Unit = {
-    val out = new Array[Any](kinds.length)
-    var j = 0
-    while (j < kinds.length) {
-      val at = base + SlotsPerAggregate * j
-      out(j) = (kinds(j): @annotation.switch) match {
-        case CountRows | CountValues => values(at)
-        case LongSum => if (values(at + 1) != 0) values(at) else null
-        case DoubleSum => if (values(at + 1) != 0) java.lang.Double.longBitsToDouble(values(at)) else null
-        case Avg =>
-          if (values(at + 1) == 0) null else java.lang.Double.longBitsToDouble(values(at)) / values(at + 1)
-      }
-      j += 1
-    }
+    val out = packed.results(values, base)
     backend.switchTo(id.toLong)
     metrics.panesFired += 1
     metrics.windowsCleaned += 1
@@ -324,33 +262,8 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
 
 object PackedSlicingOperator {
 
-  /** Each aggregate's slots in a row: a value, and a seen flag or a count. */
-  private val SlotsPerAggregate = 2
-
-  private final val CountRows = 0
-  private final val CountValues = 1
-  private final val LongSum = 2
-  private final val DoubleSum = 3
-  private final val Avg = 4
-
-  private def kindOf(a: Aggregate): Int = a match {
-    case Aggregate.Count(_, c) => if (c < 0) CountRows else CountValues
-    case Aggregate.Sum(_, _, NumericKind.Integral) => LongSum
-    case Aggregate.Sum(_, _, NumericKind.Fractional) => DoubleSum
-    case _: Aggregate.Avg => Avg
-    case other => throw new IllegalArgumentException(s"$other does not pack into longs")
-  }
-
   /** A sliceable pipeline whose aggregates all pack into longs. */
-  def packs(spec: OperatorSpec): Boolean =
-    spec.sliceable && spec.aggregates.forall {
-      case _: Aggregate.Count | _: Aggregate.Avg => true
-      case Aggregate.Sum(_, _, kind) => kind != NumericKind.Decimal
-      case _ => false
-    }
-
-  @inline private def plus(bits: Long, v: Double): Long =
-    java.lang.Double.doubleToRawLongBits(java.lang.Double.longBitsToDouble(bits) + v)
+  def packs(spec: OperatorSpec): Boolean = spec.sliceable && PackedAggregates.packs(spec)
 
   /** The rows of 64 consecutive key ids in one slice: which are present, and their slots. */
   private[engine] final class Page(slots: Int) {

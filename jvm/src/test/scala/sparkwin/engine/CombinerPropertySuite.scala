@@ -76,20 +76,19 @@ class CombinerPropertySuite extends munit.ScalaCheckSuite {
   test("order-sensitive aggregates, lateness or a late output make a pipeline not combinable") {
     val tumbling = TumblingWindows(10, 0, isEventTime = true)
     def combinable(aggregates: Seq[sparkwin.agg.Aggregate], lateness: Long = 0, lateOutput: Boolean = false) =
-      harness(tumbling, aggregates = aggregates, lateness = lateness, lateOutput = lateOutput).runner.operator
-        .asInstanceOf[PartialOperator]
-        .spec
-        .combinable
+      harness(
+        tumbling,
+        aggregates = aggregates,
+        lateness = lateness,
+        lateOutput = lateOutput
+      ).runner.operator.spec.combinable
     assert(combinable(aggs))
     assert(!combinable(Seq(A.First("f", 1))))
     assert(!combinable(Seq(A.CollectList("l", 1))))
     assert(!combinable(aggs, lateness = 5))
     assert(!combinable(aggs, lateOutput = true))
     assert(
-      !harness(SessionWindows(5, -1, isEventTime = true), lateOutput = false).runner.operator
-        .asInstanceOf[SessionWindowOperator]
-        .spec
-        .combinable
+      !harness(SessionWindows(5, -1, isEventTime = true), lateOutput = false).runner.operator.spec.combinable
     )
   }
 }

@@ -8,7 +8,7 @@ import sparkwin.local.LocalBackend
 import sparkwin.trigger.EventTimeTrigger
 import sparkwin.window._
 
-/** The packed operator lays sliced state out by slice and key id, not by key: on random streams
+/** The packed operators lay state out by slice or key id in primitive arrays: on random streams
   * of interleaved keys, with disorder, late elements and watermarks, it still emits what Flink's
   * window operator emits (same panes in the same order, same late elements, same counters and
   * keys with state after every step).
@@ -70,6 +70,24 @@ class PackedDifferentialSuite extends munit.ScalaCheckSuite {
     }
   }
 
+  for (gap <- Seq(1L, 5L, 12L); lateOutput <- Seq(true, false)) {
+    property(s"sessions, gap $gap, late output $lateOutput: same panes, late elements and counters") {
+      Prop.forAll(Gen.long) { seed =>
+        val sessions = spec(SessionWindows(gap, -1, isEventTime = true), packable, lateOutput)
+        val (packed, _) = DifferentialCheck.check[PackedSessionOperator](
+          sessions,
+          seed,
+          steps = 300,
+          DifferentialCheck.dataCounters :+ "windowsMerged",
+          build = local,
+          key = key,
+          widen = widen
+        )
+        if (gap > 1) assert(packed.op.metrics.windowsMerged > 0) // gap 1 merges rarely
+      }
+    }
+  }
+
   test("the local runtime packs count, sum and avg over sliced windows, and nothing else") {
     val tumbling = TumblingWindows(10, 0, isEventTime = true)
     val backend = new LocalBackend
@@ -81,6 +99,9 @@ class PackedDifferentialSuite extends munit.ScalaCheckSuite {
       "SlicingWindowOperator"
     )
     assertEquals(kind(spec(tumbling, packable, true).copy(allowedLateness = 1)), "WindowOperator")
+    val sessions = SessionWindows(10, -1, isEventTime = true)
+    assertEquals(kind(spec(sessions, packable, lateOutput = true)), "PackedSessionOperator")
+    assertEquals(kind(spec(sessions, Seq(A.Max("m", 1)), lateOutput = true)), "SessionWindowOperator")
     // Spark's per-key backends keep the per-key layout.
     assertEquals(
       Operator(spec(tumbling, packable, true), backend, new Collect).getClass.getSimpleName,
