@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -161,7 +162,9 @@ def run_spark(
         print_["sum"] += row["sum"]
         print_["weighted"] += row["w"]
 
-    checkpoint = tempfile.mkdtemp(prefix=f"sparkwin-bench-{system}-")
+    checkpoint = tempfile.mkdtemp(
+        prefix=f"checkpoint-{system}-", dir=os.path.dirname(events.directory)
+    )
     before = {st["stageId"] for st in completed_stages(spark)} if measure else set()
     started = time.perf_counter()
     query = (
@@ -269,9 +272,19 @@ def main() -> None:
     systems = [s for s in args.systems.split(",") if s]
     workloads = [w for w in WORKLOADS if not args.workloads or w.kind in args.workloads.split(",")]
 
-    events = generate(
-        tempfile.mkdtemp(prefix="sparkwin-bench-"), n, args.keys, 20 if n >= 5_000_000 else 10, 7
-    )
+    # Events, warm-up input and checkpoints share one scratch directory, removed at the end.
+    scratch = tempfile.mkdtemp(prefix="sparkwin-bench-")
+    try:
+        run(args, n, systems, workloads, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def run(
+    args: argparse.Namespace, n: int, systems: list[str], workloads: list, scratch: str
+) -> None:
+    files = 20 if n >= 5_000_000 else 10
+    events = generate(os.path.join(scratch, "events"), n, args.keys, files, 7)
     cases: list[dict] = []
     if "engine" in systems:
         for name, r in run_engine(events, workloads).items():
@@ -298,7 +311,7 @@ def main() -> None:
         spark.sparkContext.setLogLevel("ERROR")
         # Untimed warm-up of every (workload, system) on a small input: the first query in a JVM
         # pays for class loading, JIT and state-store start-up, whichever system runs first.
-        warmup = generate(tempfile.mkdtemp(prefix="sparkwin-warmup-"), 20_000, args.keys, 3, 11)
+        warmup = generate(os.path.join(scratch, "warmup"), 20_000, args.keys, 3, 11)
         for w in workloads:
             for system in spark_systems:
                 run_spark(spark, warmup, w, system)

@@ -14,6 +14,18 @@ import sparkwin.window.{GlobalWindow, TimeWindow, Window, WindowAssigner}
 object TestSupport {
   def rec(key: String, value: Long, ts: Long): ArrayRecord = new ArrayRecord(Array(key, value, ts))
 
+  /** Aggregates over `assigner` with the default event-time trigger and no lateness. */
+  def aggregateSpec(assigner: WindowAssigner, aggs: Seq[Aggregate], lateOutput: Boolean): OperatorSpec =
+    OperatorSpec(
+      assigner,
+      sparkwin.trigger.EventTimeTrigger,
+      None,
+      0,
+      lateOutput,
+      WindowFunction.Aggregates(aggs.toIndexedSeq),
+      AccumulationMode.Accumulating
+    )
+
   val sumValue: Aggregate = Aggregate.Sum("sum", 1, NumericKind.Integral)
   val countAll: Aggregate = Aggregate.Count("count", -1)
   val collectValues: Aggregate = Aggregate.CollectList("values", 1)

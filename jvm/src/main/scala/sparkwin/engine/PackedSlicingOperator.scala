@@ -1,6 +1,6 @@
 package sparkwin.engine
 
-import sparkwin.window.{SlidingWindows, TimeWindow, TumblingWindows, Window}
+import sparkwin.window.TimeWindow
 
 /** [[SlicingWindowOperator]] for the local runtime, where one backend holds every key: the same
   * panes in the same order, the same late routing and data counters, with state laid out by
@@ -22,12 +22,9 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
   import PackedSlicingOperator._
   require(packs(spec), s"PackedSlicingOperator needs count, sum or avg over aligned windows, got $spec")
 
-  private val (size, slide, offset) = spec.assigner match {
-    case TumblingWindows(s, o, _) => (s, s, o)
-    case SlidingWindows(s, sl, o, _) => (s, sl, o)
-    case other => throw new IllegalArgumentException(s"not an aligned assigner: $other")
-  }
-  private val width = spec.sliceWidth
+  private val grid = new SliceGrid(spec)
+  import grid.{firstEnd, lastEnd, size, sliceOf, slide}
+  private val width = grid.width
   private val packed = new PackedAggregates(spec.aggregates.toArray)
   private val slots = packed.slots
   private val onTimePane = PaneInfo(PaneTiming.OnTime, 0L, isFirst = true, isLast = true)
@@ -49,21 +46,7 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
   def numHeldEntries: Int = rows
   def numHeldKeys: Int = keys
 
-  // ---------------------------------------------------------------------------------------
-  // Window arithmetic on the slice grid (as in SlicingWindowOperator)
-
-  @inline private def sliceOf(ts: Long): Long = Window.alignedStart(ts, offset, width)
-
-  @inline private def lastEnd(s: Long): Long =
-    if (width == slide) s + size else Window.alignedStart(s, offset, slide) + size
-
-  @inline private def firstEnd(s: Long): Long = Window.alignedStart(s - size, offset, slide) + slide + size
-
-  private def firstLiveEnd(s: Long): Long = {
-    var e = firstEnd(s)
-    if (e - 1 <= watermark) e += ((watermark - e + 1) / slide + 1) * slide
-    e
-  }
+  private def firstLiveEnd(s: Long): Long = grid.firstLiveEnd(s, watermark)
 
   // ---------------------------------------------------------------------------------------
   // Elements
@@ -161,7 +144,7 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
     // Windows ending by now are done even without data: a slice opened later must not fire them.
     if (wm == Long.MaxValue) firedEnd = Long.MaxValue
     else if (wm > Long.MinValue / 4) // far below any real time, where the arithmetic could wrap
-      firedEnd = math.max(firedEnd, Window.alignedStart(wm + 1 - size, offset, slide) + size)
+      firedEnd = math.max(firedEnd, grid.lastEndBy(wm))
   }
 
   private val gathered = new Array[Slice]((SlicingWindowOperator.MaxSlicesPerWindow + 1).toInt)

@@ -3,7 +3,7 @@ package sparkwin.engine
 import sparkwin.agg.Accumulator
 import sparkwin.state.{KeyState, WindowContents}
 import sparkwin.timer.Timer
-import sparkwin.window.{SlidingWindows, TimeWindow, TumblingWindows, Window}
+import sparkwin.window.TimeWindow
 
 /** The window operator for the commonest pipeline, in the way Flink's SQL window aggregation
   * works: aligned event-time windows (tumbling or sliding), the default event-time trigger, no
@@ -26,36 +26,15 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     with EventTimeClocks {
   require(spec.sliceable, s"SlicingWindowOperator needs a sliceable pipeline, got $spec")
 
-  private val (size, slide, offset) = spec.assigner match {
-    case TumblingWindows(s, o, _) => (s, s, o)
-    case SlidingWindows(s, sl, o, _) => (s, sl, o)
-    case other => throw new IllegalArgumentException(s"not an aligned assigner: $other")
-  }
-  private val width = spec.sliceWidth
+  private val grid = new SliceGrid(spec)
+  import grid.{firstEnd, lastEnd, size, sliceOf, slide}
+  private val width = grid.width
   private val aggregates = spec.aggregates.toArray // a sliceable pipeline has aggregates
   private val onTimePane = PaneInfo(PaneTiming.OnTime, 0L, isFirst = true, isLast = true)
 
   val metrics = new OperatorMetrics
 
-  // ---------------------------------------------------------------------------------------
-  // Window arithmetic on the slice grid
-
-  /** The start of the slice holding `ts`. */
-  @inline private def sliceOf(ts: Long): Long = Window.alignedStart(ts, offset, width)
-
-  /** The end of the last window holding the slice that starts at `s`. */
-  @inline private def lastEnd(s: Long): Long =
-    if (width == slide) s + size else Window.alignedStart(s, offset, slide) + size
-
-  /** The end of the first window holding the slice that starts at `s`. */
-  @inline private def firstEnd(s: Long): Long = Window.alignedStart(s - size, offset, slide) + slide + size
-
-  /** The end of the first window holding slice `s` that is not late yet (caller: one exists). */
-  private def firstLiveEnd(s: Long): Long = {
-    var e = firstEnd(s)
-    if (e - 1 <= watermark) e += ((watermark - e + 1) / slide + 1) * slide
-    e
-  }
+  private def firstLiveEnd(s: Long): Long = grid.firstLiveEnd(s, watermark)
 
   // ---------------------------------------------------------------------------------------
   // Elements

@@ -5,7 +5,6 @@ import org.scalacheck.{Gen, Prop}
 import sparkwin.TestSupport._
 import sparkwin.agg.{Aggregate => A, NumericKind}
 import sparkwin.local.LocalBackend
-import sparkwin.trigger.EventTimeTrigger
 import sparkwin.window._
 
 /** The packed operators lay state out by slice or key id in primitive arrays: on random streams
@@ -23,15 +22,7 @@ class PackedDifferentialSuite extends munit.ScalaCheckSuite {
   )
 
   private def spec(assigner: WindowAssigner, aggs: Seq[A], lateOutput: Boolean): OperatorSpec =
-    OperatorSpec(
-      assigner,
-      EventTimeTrigger,
-      None,
-      0,
-      lateOutput,
-      WindowFunction.Aggregates(aggs.toIndexedSeq),
-      AccumulationMode.Accumulating
-    )
+    aggregateSpec(assigner, aggs, lateOutput)
 
   private val local: (OperatorSpec, LocalBackend, Emitter) => Operator = Operator.local
 

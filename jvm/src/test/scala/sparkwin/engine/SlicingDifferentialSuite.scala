@@ -4,7 +4,6 @@ import org.scalacheck.{Gen, Prop}
 
 import sparkwin.TestSupport._
 import sparkwin.agg.{Aggregate => A, NumericKind}
-import sparkwin.trigger.EventTimeTrigger
 import sparkwin.window._
 
 /** The slicing operator is an optimisation, not a semantics: on random streams with disorder,
@@ -22,15 +21,7 @@ class SlicingDifferentialSuite extends munit.ScalaCheckSuite {
   )
 
   private def spec(assigner: WindowAssigner, aggs: Seq[A], lateOutput: Boolean): OperatorSpec =
-    OperatorSpec(
-      assigner,
-      EventTimeTrigger,
-      None,
-      0,
-      lateOutput,
-      WindowFunction.Aggregates(aggs.toIndexedSeq),
-      AccumulationMode.Accumulating
-    )
+    aggregateSpec(assigner, aggs, lateOutput)
 
   private def check(assigner: WindowAssigner, aggs: Seq[A], seed: Long, lateOutput: Boolean): Unit =
     DifferentialCheck.check[SlicingWindowOperator](spec(assigner, aggs, lateOutput), seed, steps = 200)
