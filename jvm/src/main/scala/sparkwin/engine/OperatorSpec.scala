@@ -51,11 +51,7 @@ final case class OperatorSpec(
     * per element).
     */
   lazy val combinable: Boolean = {
-    val fixedWindows = assigner match {
-      case t: sparkwin.window.TumblingWindows => t.isEventTime
-      case s: sparkwin.window.SlidingWindows => s.isEventTime
-      case _ => false
-    }
+    val fixedWindows = alignedGrid.isDefined
     // Grouping reorders elements within a window, so only aggregates blind to order qualify
     // (first/last break ties by arrival; collected lists and sets keep arrival order).
     fixedWindows && trigger == sparkwin.trigger.EventTimeTrigger && evictor.isEmpty && orderBlindAggregates &&
@@ -121,8 +117,7 @@ final case class OperatorSpec(
 
   /** (size, slide) of event-time tumbling or sliding windows. */
   private def alignedGrid: Option[(Long, Long)] = assigner match {
-    case t: sparkwin.window.TumblingWindows if t.isEventTime => Some((t.size, t.size))
-    case s: sparkwin.window.SlidingWindows if s.isEventTime => Some((s.size, s.slide))
+    case sparkwin.window.AlignedWindows(size, slide, _, true) => Some((size, slide))
     case _ => None
   }
 

@@ -1,14 +1,13 @@
 package sparkwin.engine
 
-import sparkwin.window.{SlidingWindows, TumblingWindows, Window}
+import sparkwin.window.{AlignedWindows, Window}
 
 /** Window arithmetic for aligned windows cut into slices of `gcd(size, slide)`: every window is
   * a run of whole slices, and a slice is named by its start.
   */
 final class SliceGrid(spec: OperatorSpec) {
   val (size, slide, offset) = spec.assigner match {
-    case TumblingWindows(s, o, _) => (s, s, o)
-    case SlidingWindows(s, sl, o, _) => (s, sl, o)
+    case AlignedWindows(s, sl, o, _) => (s, sl, o)
     case other => throw new IllegalArgumentException(s"not an aligned assigner: $other")
   }
   val width: Long = spec.sliceWidth

@@ -9,7 +9,7 @@ import org.apache.spark.sql.types._
 import sparkwin.agg.Accumulator
 import sparkwin.engine.OperatorSpec
 import sparkwin.state.ValueCodec
-import sparkwin.window.{SlidingWindows, TumblingWindows, Window, WindowAssigner}
+import sparkwin.window.{AlignedWindows, Window, WindowAssigner}
 
 /** Map-side pre-aggregation, the counterpart of Spark's partial aggregation, for pipelines
   * where single elements are never seen ([[OperatorSpec.combinable]]).
@@ -44,8 +44,7 @@ object Combiner {
     */
   final class WindowSets(assigner: WindowAssigner) {
     private val (size, slide, offset) = assigner match {
-      case TumblingWindows(s, o, true) => (s, s, o)
-      case SlidingWindows(s, sl, o, true) => (s, sl, o)
+      case AlignedWindows(s, sl, o, true) => (s, sl, o)
       case other => throw new IllegalArgumentException(s"not a combinable assigner: $other")
     }
 

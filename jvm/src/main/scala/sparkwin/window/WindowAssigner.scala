@@ -63,6 +63,17 @@ final case class SlidingWindows(size: Long, slide: Long, offset: Long, isEventTi
   }
 }
 
+/** Tumbling or sliding windows as one grid: (size, slide, offset, isEventTime); tumbling
+  * windows slide by their size.
+  */
+object AlignedWindows {
+  def unapply(assigner: WindowAssigner): Option[(Long, Long, Long, Boolean)] = assigner match {
+    case TumblingWindows(size, offset, eventTime) => Some((size, size, offset, eventTime))
+    case SlidingWindows(size, slide, offset, eventTime) => Some((size, slide, offset, eventTime))
+    case _ => None
+  }
+}
+
 /** Session windows: each element opens `[t, t + gap)`; overlapping ones merge. The gap is
   * fixed, or read per element from a column of milliseconds (`gapColumn`).
   */
