@@ -35,10 +35,9 @@ final class PackedSessionOperator(val spec: OperatorSpec, backend: DenseKeyedBac
   private var counts = new Array[Int](16)
   private var timerAt = Array.fill(16)(NoTimer)
   private val timers = new PackedSessionOperator.TimerHeap
-  private var entries = 0
-  private var keys = 0
-  def numHeldEntries: Int = entries
-  def numHeldKeys: Int = keys
+  // Read only by tests and the harness: counted from `counts`, not kept per change.
+  def numHeldEntries: Int = counts.sum
+  def numHeldKeys: Int = counts.count(_ > 0)
 
   private def NoTimer = Long.MaxValue
 
@@ -127,8 +126,6 @@ final class PackedSessionOperator(val spec: OperatorSpec, backend: DenseKeyedBac
     block(at + 1) = end
     java.util.Arrays.fill(block, at + 2, at + width, 0L)
     counts(id) = n + 1
-    entries += 1
-    if (n == 0) keys += 1
     at
   }
 
@@ -148,7 +145,6 @@ final class PackedSessionOperator(val spec: OperatorSpec, backend: DenseKeyedBac
       }
       i += 1
     }
-    entries -= n - kept
     counts(id) = kept
     moved
   }
@@ -207,8 +203,6 @@ final class PackedSessionOperator(val spec: OperatorSpec, backend: DenseKeyedBac
         if (next == last) next = due
       }
       counts(id) = n - 1
-      entries -= 1
-      if (n == 1) keys -= 1
       backend.switchTo(id.toLong)
       metrics.panesFired += 1
       metrics.windowsCleaned += 1

@@ -39,12 +39,22 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
   private val pool = new java.util.ArrayDeque[Page]() // emptied pages for new rows
   private var firedEnd = Long.MinValue // every window ending at or before this is done
 
-  // The rows each key has (keys with state) and all rows (state entries).
-  private var rowsOfKey = new Array[Int](64)
-  private var keys = 0
-  private var rows = 0
-  def numHeldEntries: Int = rows
-  def numHeldKeys: Int = keys
+  // State entries are the rows; keys with state, those present in some slice. Both are read
+  // only by tests and the harness, so they are counted from the masks, not kept per row.
+  def numHeldEntries: Int = {
+    var n = 0
+    slices.values.forEach(s => for (p <- s.pages.indices) n += java.lang.Long.bitCount(s.maskAt(p)))
+    n
+  }
+
+  def numHeldKeys: Int = {
+    var union = new Array[Long](0) // by page: the keys present in any slice
+    slices.values.forEach { s =>
+      if (s.pages.length > union.length) union = java.util.Arrays.copyOf(union, s.pages.length)
+      for (p <- s.pages.indices) union(p) |= s.maskAt(p)
+    }
+    union.map(java.lang.Long.bitCount).sum
+  }
 
   private def firstLiveEnd(s: Long): Long = grid.firstLiveEnd(s, watermark)
 
@@ -87,11 +97,6 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
   private def openRow(slice: Slice, page: Page, bit: Long, base: Int, id: Int): Unit = {
     page.mask |= bit
     java.util.Arrays.fill(page.values, base, base + slots, 0L)
-    rows += 1
-    if (id >= rowsOfKey.length)
-      rowsOfKey = java.util.Arrays.copyOf(rowsOfKey, math.max(id + 1, rowsOfKey.length * 2))
-    if (rowsOfKey(id) == 0) keys += 1
-    rowsOfKey(id) += 1
     countOpenedWindows(slice.start, id)
   }
 
@@ -223,14 +228,6 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
     while (p < pages.length) {
       val page = pages(p)
       if (page != null) {
-        var m = page.mask
-        while (m != 0) {
-          val id = (p << 6) + java.lang.Long.numberOfTrailingZeros(m)
-          m &= m - 1
-          rowsOfKey(id) -= 1
-          if (rowsOfKey(id) == 0) keys -= 1
-        }
-        rows -= java.lang.Long.bitCount(page.mask)
         page.mask = 0L
         pool.push(page)
         pages(p) = null
