@@ -34,7 +34,7 @@ final class PackedSessionOperator(val spec: OperatorSpec, backend: DenseKeyedBac
   private var sessions = new Array[Array[Long]](16)
   private var counts = new Array[Int](16)
   private var timerAt = Array.fill(16)(NoTimer)
-  private val timers = new PackedSessionOperator.TimerHeap
+  private val timers = new sparkwin.timer.TimeHeap
   // Read only by tests and the harness: counted from `counts`, not kept per change.
   def numHeldEntries: Int = counts.sum
   def numHeldKeys: Int = counts.count(_ > 0)
@@ -216,54 +216,4 @@ object PackedSessionOperator {
 
   /** Fixed-gap event-time sessions with the default trigger whose aggregates pack into longs. */
   def packs(spec: OperatorSpec): Boolean = spec.sessionFastPath && PackedAggregates.packs(spec)
-
-  /** A binary min-heap of (time, key id), ordered by time, then key id. */
-  private final class TimerHeap {
-    private var times = new Array[Long](16)
-    private var ids = new Array[Int](16)
-    private var size = 0
-
-    def isEmpty: Boolean = size == 0
-    def minTime: Long = times(0)
-    def minId: Int = ids(0)
-
-    @inline private def before(t1: Long, i1: Int, t2: Long, i2: Int): Boolean =
-      t1 < t2 || (t1 == t2 && i1 < i2)
-
-    def push(time: Long, id: Int): Unit = {
-      if (size == times.length) {
-        times = java.util.Arrays.copyOf(times, size * 2)
-        ids = java.util.Arrays.copyOf(ids, size * 2)
-      }
-      var i = size
-      size += 1
-      while (i > 0 && before(time, id, times((i - 1) >> 1), ids((i - 1) >> 1))) {
-        val parent = (i - 1) >> 1
-        times(i) = times(parent); ids(i) = ids(parent)
-        i = parent
-      }
-      times(i) = time; ids(i) = id
-    }
-
-    def pop(): Unit = {
-      size -= 1
-      val time = times(size)
-      val id = ids(size)
-      var i = 0
-      var settled = size == 0
-      while (!settled) {
-        var child = 2 * i + 1
-        if (child >= size) settled = true
-        else {
-          if (child + 1 < size && before(times(child + 1), ids(child + 1), times(child), ids(child)))
-            child += 1
-          if (before(times(child), ids(child), time, id)) {
-            times(i) = times(child); ids(i) = ids(child)
-            i = child
-          } else settled = true
-        }
-      }
-      if (size > 0) { times(i) = time; ids(i) = id }
-    }
-  }
 }

@@ -33,8 +33,8 @@ object Timer {
   * instants, where one ordered tree of all timers would compare down a deep run of equal
   * timestamps on every insert. An instant keeps its timers in a hash set and sorts them once,
   * when it comes due; an instant with a single timer (sessions spread over many) keeps it
-  * inline, and one with a few keeps them in a short array. Instants are found by time in a primitive-keyed map and ordered by a heap of their
-  * times. Polling order is the [[Timer.ordering]] order, exactly as a sorted set gives it.
+  * inline, and one with a few keeps them in a short array. Instants are found by time in a
+  * primitive-keyed map and ordered by a heap of their times ([[TimeHeap]]). Polling order is the [[Timer.ordering]] order, exactly as a sorted set gives it.
   */
 final class TimerQueue {
   private final class Instant(val time: Long) {
@@ -145,8 +145,7 @@ final class TimerQueue {
   // The heap is lazy: an instant that empties leaves its time behind, skipped when it surfaces.
   // Both are made on first use, as Spark decodes a queue per key and most stay empty.
   private var instants: scala.collection.mutable.LongMap[Instant] = _
-  private var times: Array[Long] = _
-  private var heapSize = 0
+  private var times: TimeHeap = _
   private var count = 0
   private var lastAdded: Instant = _ // timers come in runs at one instant
 
@@ -155,13 +154,13 @@ final class TimerQueue {
     if (instants == null) {
       if (!create) return null
       instants = new scala.collection.mutable.LongMap[Instant](8)
-      times = new Array[Long](8)
+      times = new TimeHeap
     }
     var i = instants.getOrNull(time)
     if (i == null && create) {
       i = new Instant(time)
       instants.update(time, i)
-      push(time)
+      times.push(time, 0)
     }
     if (i != null) lastAdded = i
     i
@@ -172,41 +171,12 @@ final class TimerQueue {
       instants -= i.time
       if (lastAdded eq i) lastAdded = null
       // Deleted timers leave their times behind until they surface: rebuild before they pile up.
-      if (heapSize > 64 && heapSize > 4 * instants.size) {
+      if (times.size > 64 && times.size > 4 * instants.size) {
         val live = instants.keys.toArray
-        java.util.Arrays.sort(live) // a sorted array is a heap
-        times = java.util.Arrays.copyOf(live, math.max(8, live.length * 2))
-        heapSize = live.length
+        java.util.Arrays.sort(live)
+        times.resetSorted(live)
       }
     }
-
-  private def push(time: Long): Unit = {
-    if (heapSize == times.length) times = java.util.Arrays.copyOf(times, heapSize * 2)
-    var at = heapSize
-    heapSize += 1
-    while (at > 0 && times((at - 1) >>> 1) > time) {
-      times(at) = times((at - 1) >>> 1)
-      at = (at - 1) >>> 1
-    }
-    times(at) = time
-  }
-
-  private def popTime(): Unit = {
-    heapSize -= 1
-    val last = times(heapSize)
-    var at = 0
-    var done = heapSize == 0
-    while (!done) {
-      var child = 2 * at + 1
-      if (child >= heapSize) done = true
-      else {
-        if (child + 1 < heapSize && times(child + 1) < times(child)) child += 1
-        if (times(child) < last) { times(at) = times(child); at = child }
-        else done = true
-      }
-    }
-    if (heapSize > 0) times(at) = last
-  }
 
   /** The earliest instant that holds timers (null when none): times of emptied or repeated
     * instants are dropped from the heap on the way.
@@ -214,9 +184,9 @@ final class TimerQueue {
   private def first: Instant = {
     if (count == 0) return null
     while (true) {
-      val i = instants.getOrNull(times(0))
+      val i = instants.getOrNull(times.minTime)
       if (i != null) return i
-      popTime()
+      times.pop()
     }
     null
   }
@@ -250,7 +220,7 @@ final class TimerQueue {
     val t = i.poll()
     count -= 1
     if (i.isEmpty) {
-      popTime() // the instant is the heap's top: its time goes with it
+      times.pop() // the instant is the heap's top: its time goes with it
       dropIfEmpty(i)
     }
     t
@@ -266,7 +236,7 @@ final class TimerQueue {
     if (count == 0) Iterator.empty
     else instants.values.toArray.sortBy(_.time).iterator.flatMap(_.sorted)
 
-  def clear(): Unit = { instants = null; times = null; heapSize = 0; count = 0; lastAdded = null }
+  def clear(): Unit = { instants = null; times = null; count = 0; lastAdded = null }
 
   /** Timers of one key (for per-key views and cleanup checks). */
   def ofKey(keyId: Long): Iterator[Timer] = iterator.filter(_.keyId == keyId)
