@@ -16,7 +16,7 @@ from pyspark.sql import functions as F  # noqa: N812
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import pandas_windows  # noqa: E402
-from benchmarks.run import breakdown, sparkwin_windows  # noqa: E402
+from benchmarks.run import breakdown, run_spark, sparkwin_windows  # noqa: E402
 from benchmarks.workloads import BOUND_MS, GRANULE, WORKLOADS, generate  # noqa: E402
 
 
@@ -117,3 +117,9 @@ def test_breakdown_sums_phases_and_classifies_stages() -> None:
     assert (b["state_updates"], b["state_commit"]) == (70, 80)
     assert (b["source_stage_run"], b["source_stage_cpu"], b["shuffled_rows"]) == (60, 50, 120)
     assert (b["stateful_stage_run"], b["stateful_stage_cpu"], b["gc"]) == (90, 20, 3)
+
+
+def test_the_floor_streams_every_file_and_keeps_no_row(spark, events) -> None:
+    r = run_spark(spark, events, WORKLOADS[0], "floor")
+    assert (r["windows"], r["sum"], r["weighted"]) == (0, 0, 0)
+    assert r["seconds"] > 0

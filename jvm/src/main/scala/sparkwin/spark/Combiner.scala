@@ -1,14 +1,14 @@
 package sparkwin.spark
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
+import java.io.{DataInputStream, DataOutputStream}
 
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
 import org.apache.spark.sql.types._
 
 import sparkwin.agg.Accumulator
-import sparkwin.engine.OperatorSpec
-import sparkwin.state.ValueCodec
+import sparkwin.engine.{OperatorSpec, PackedAggregates, Record}
+import sparkwin.state.{ByteSink, ByteSource, ValueCodec}
 import sparkwin.window.{AlignedWindows, Window, WindowAssigner}
 
 /** Map-side pre-aggregation, the counterpart of Spark's partial aggregation, for pipelines
@@ -79,16 +79,29 @@ object Combiner {
     }
   }
 
-  /** One (key, window set) group; a key's groups form a short chain. */
+  /** One (key, window set) group; a key's groups form a short chain. Its elements fold into
+    * `slots` when the aggregates pack into longs, else into `accumulators` (see [[PartialCodec]]).
+    */
   private final class Group(
       val key: Seq[Any],
       val ts: Long,
       val lastStart: Long,
       val windows: Int,
       val accumulators: Array[Accumulator],
+      val slots: Array[Long],
       val next: Group
   ) {
     var count = 0L
+  }
+
+  /** The row being folded, as an engine record: one view for all rows, since groups keep
+    * values, never records.
+    */
+  private final class RowView extends Record {
+    var row: Row = _
+    def length: Int = row.length
+    def get(i: Int): Any = row.get(i)
+    override def isNullAt(i: Int): Boolean = row.isNullAt(i)
   }
 
   /** One partition's rows as partial rows, grouped by the values of `keyColumns` (none:
@@ -102,7 +115,6 @@ object Combiner {
       rows: Iterator[Row],
       millisColumn: Int = -1
   ): Iterator[Row] = {
-    val aggs = plan.spec.aggregates.toArray
     val sets = new WindowSets(plan.spec.assigner)
     val ts = plan.timestampColumn
     val keys = keyColumns.toArray
@@ -111,6 +123,8 @@ object Combiner {
     // Hash lookups go by the key column's own value when there is one column, and by a probe
     // refilled per row when there are several (copied only for a new key).
     val probe = if (keys.length > 1) new MultiKey(new Array[AnyRef](keys.length)) else null
+    val codec = new PartialCodec(plan.spec)
+    val view = new RowView
     val chains = new java.util.HashMap[Any, Group]()
     val order = new java.util.ArrayList[Group]()
     val passThrough = new java.util.ArrayList[Row]()
@@ -133,62 +147,87 @@ object Combiner {
         while (g != null && (g.lastStart != last || g.windows != windows)) g = g.next
         if (g == null) {
           val key = if (head != null) head.key else keyValues(row)
-          g = new Group(key, t, last, windows, Accumulator.fresh(aggs), head)
+          g = new Group(key, t, last, windows, codec.newAccumulators(), codec.newSlots(), head)
           // A known key keeps its own hash key (put replaces only the value): the probe is reused.
           chains.put(if (probe != null && head == null) probe.copy() else lookup, g)
           order.add(g)
         }
-        val record = new RowRecord(row)
-        var i = 0
-        while (i < g.accumulators.length) { g.accumulators(i).add(record, t); i += 1 }
+        view.row = row
+        codec.add(g.accumulators, g.slots, view, t)
         g.count += 1
       }
     }
     val out = new java.util.ArrayList[Row](passThrough.size + order.size)
     out.addAll(passThrough)
-    val codec = new PartialCodec(plan.spec)
     val width = if (keys.isEmpty) 1 else keys.length
     order.forEach { g =>
       val values = new Array[Any](width + 4)
       g.key.copyToArray(values)
       values(width) = g.ts
       values(width + 1) = g.count
-      values(width + 2) = codec.encode(g.accumulators)
+      values(width + 2) = codec.encode(g.accumulators, g.slots)
       out.add(new GenericRow(values))
     }
     import scala.jdk.CollectionConverters._
     out.iterator.asScala
   }
 
-  /** The binary form of a group's accumulators in a partial row. It lives only between the
-    * combiner and the operator (never in a checkpoint). One codec per task reuses its buffers:
-    * a fresh stream pair per row was a tenth of the operator's time on pre-aggregated input.
+  /** A group's aggregates in a partial row, and how its elements fold into them. The binary
+    * form lives only between the combiner and the operator (never in a checkpoint). Count, sum
+    * and avg fold into long slots and travel as those longs; other aggregates fold into their
+    * accumulators and travel as their saved fields. One codec per task reuses its buffers, and
+    * `decode` returns the same accumulators for packed aggregates each time: an operator reads
+    * a partial only while it processes it.
     */
   final class PartialCodec(spec: OperatorSpec) {
     private val aggs = spec.aggregates.toArray
-    private val written = new ByteArrayOutputStream(64)
+    private val packed = if (PackedAggregates.packs(spec)) new PackedAggregates(aggs) else null
+    private val written = new ByteSink(64)
     private val out = new DataOutputStream(written)
-    private val source = new Source
+    private val source = new ByteSource
     private val in = new DataInputStream(source)
+    private val slots = if (packed != null) new Array[Long](packed.slots) else null
+    private val decoded = if (packed != null) Accumulator.fresh(aggs) else null
 
-    def encode(accumulators: Array[Accumulator]): Array[Byte] = {
+    /** A new group's long slots, or null when the aggregates do not pack. */
+    def newSlots(): Array[Long] = if (packed != null) new Array[Long](packed.slots) else null
+
+    /** A new group's accumulators, or null when the aggregates pack. */
+    def newAccumulators(): Array[Accumulator] = if (packed == null) Accumulator.fresh(aggs) else null
+
+    /** Folds one element into a group's slots or accumulators. */
+    def add(accumulators: Array[Accumulator], slots: Array[Long], record: Record, ts: Long): Unit =
+      if (slots != null) packed.add(slots, 0, record)
+      else {
+        var i = 0
+        while (i < accumulators.length) { accumulators(i).add(record, ts); i += 1 }
+      }
+
+    def encode(accumulators: Array[Accumulator], slots: Array[Long]): Array[Byte] = {
       written.reset()
-      var i = 0
-      while (i < accumulators.length) { ValueCodec.writeSeq(out, accumulators(i).save); i += 1 }
+      if (slots != null) {
+        var i = 0
+        while (i < slots.length) { out.writeLong(slots(i)); i += 1 }
+      } else {
+        var i = 0
+        while (i < accumulators.length) { ValueCodec.writeSeq(out, accumulators(i).save); i += 1 }
+      }
       out.flush()
       written.toByteArray
     }
 
     def decode(bytes: Array[Byte]): Array[Accumulator] = {
       source.point(bytes)
-      val accs = Accumulator.fresh(aggs)
-      accs.foreach(_.restore(ValueCodec.readSeq(in)))
-      accs
+      if (packed != null) {
+        var i = 0
+        while (i < slots.length) { slots(i) = in.readLong(); i += 1 }
+        packed.load(decoded, slots, 0)
+        decoded
+      } else {
+        val accs = Accumulator.fresh(aggs)
+        accs.foreach(_.restore(ValueCodec.readSeq(in)))
+        accs
+      }
     }
-  }
-
-  /** A byte-array input that can be pointed at the next array. */
-  private final class Source extends ByteArrayInputStream(Array.emptyByteArray) {
-    def point(bytes: Array[Byte]): Unit = { buf = bytes; pos = 0; count = bytes.length; mark = 0 }
   }
 }

@@ -1,6 +1,6 @@
 package sparkwin.state
 
-import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
+import java.io.{DataInputStream, DataOutputStream}
 import java.util.{ArrayList => JList}
 
 import sparkwin.agg.Aggregate
@@ -14,11 +14,18 @@ import sparkwin.window.{TimeWindow, Window}
   * The format is versioned; a checkpoint written by one version is read by the next.
   * `sliceWidth` is the slice width when the pipeline runs on the slicing operator (0: not):
   * its contents are slices, which a state from before version 3 holds only for tumbling windows.
+  *
+  * A codec reuses its buffers from one state to the next: one codec per task, not shared.
   */
 final class KeyStateCodec(aggregates: IndexedSeq[Aggregate], sliceWidth: Long = 0L) {
   // Version 1 also carried the runtime's per-key timers; a version 1 state is still read.
   // Version 3 has version 2's layout; it marks states whose aligned windows may be sliced.
   private val Version = 3
+
+  private val sink = new ByteSink(256)
+  private val out = new DataOutputStream(sink)
+  private val source = new ByteSource
+  private val in = new DataInputStream(source)
 
   /** Timers travel with the key: the runtime keeps one queue per key and domain. */
   final class Stored(
@@ -28,8 +35,7 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate], sliceWidth: Long = 
   )
 
   def encode(s: Stored): Array[Byte] = {
-    val bytes = new ByteArrayOutputStream(256)
-    val out = new DataOutputStream(bytes)
+    sink.reset()
     out.writeByte(Version)
     val st = s.state
     out.writeInt(st.contents.size)
@@ -69,11 +75,11 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate], sliceWidth: Long = 
     writeTimers(out, s.eventTimers)
     writeTimers(out, s.processingTimers)
     out.flush()
-    bytes.toByteArray
+    sink.toByteArray
   }
 
   def decode(bytes: Array[Byte]): Stored = {
-    val in = new DataInputStream(new ByteArrayInputStream(bytes))
+    source.point(bytes)
     val version = in.readByte()
     if (version < 1 || version > Version)
       throw new IllegalStateException(s"sparkwin state version $version is not readable by this jar")

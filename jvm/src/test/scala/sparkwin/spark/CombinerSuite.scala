@@ -5,8 +5,8 @@ import scala.util.Random
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
 
-import sparkwin.agg.{Aggregate => A, NumericKind}
-import sparkwin.engine.{AccumulationMode, OperatorSpec, WindowFunction}
+import sparkwin.agg.{Accumulator, Aggregate => A, NumericKind}
+import sparkwin.engine.{AccumulationMode, OperatorSpec, PackedAggregates, WindowFunction}
 import sparkwin.trigger.EventTimeTrigger
 import sparkwin.window._
 
@@ -22,10 +22,23 @@ class CombinerSuite extends munit.FunSuite {
       StructField("amount", LongType)
     )
   )
-  private val aggs = IndexedSeq(A.Sum("s", 3, NumericKind.Integral), A.Count("n", -1))
+  // Sum and count lead both sets. The first packs into long slots; max keeps the second on
+  // accumulators.
+  private val packedAggs = IndexedSeq(
+    A.Sum("s", 3, NumericKind.Integral),
+    A.Count("n", -1),
+    A.Count("users", 0),
+    A.Sum("d", 3, NumericKind.Fractional),
+    A.Avg("a", 3)
+  )
+  private val objectAggs = IndexedSeq(A.Sum("s", 3, NumericKind.Integral), A.Count("n", -1), A.Max("m", 3))
   private val noClock = new WindowAssignerContext { def currentProcessingTime = 0L }
 
-  private def plan(assigner: WindowAssigner, keys: IndexedSeq[Int]): Plan = {
+  private def plan(
+      assigner: WindowAssigner,
+      keys: IndexedSeq[Int],
+      aggs: IndexedSeq[A] = packedAggs
+  ): Plan = {
     val spec = OperatorSpec(
       assigner,
       EventTimeTrigger,
@@ -56,11 +69,23 @@ class CombinerSuite extends munit.FunSuite {
     SlidingWindows(3, 5, 0, isEventTime = true) // gaps: some elements are in no window
   )
 
-  for (assigner <- assigners; keys <- Seq(IndexedSeq(0), IndexedSeq(0, 1), IndexedSeq.empty[Int]))
-    test(s"$assigner keyed by ${keys.mkString(",")}: groups are key x window set") {
+  test("the first aggregate set packs into long slots, the second does not") {
+    val p = plan(assigners.head, IndexedSeq(0))
+    assert(PackedAggregates.packs(p.spec))
+    assert(!PackedAggregates.packs(plan(assigners.head, IndexedSeq(0), objectAggs).spec))
+  }
+
+  for (
+    assigner <- assigners; keys <- Seq(IndexedSeq(0), IndexedSeq(0, 1), IndexedSeq.empty[Int]);
+    (kind, aggs) <- Seq("packed" -> packedAggs, "object" -> objectAggs)
+  )
+    test(s"$assigner keyed by ${keys.mkString(",")}, $kind aggregates: groups are key x window set") {
+      val p = plan(assigner, keys, aggs)
       for (seed <- 1L to 20L) {
         val input = rows(seed)
-        val out = Combiner.combine(plan(assigner, keys), keys, input.iterator).toSeq
+        val out = Combiner.combine(p, keys, input.iterator).toSeq
+        // One codec decodes every group, as in a task: a reused decode target must not leak.
+        val codec = new Combiner.PartialCodec(p.spec)
         val width = math.max(keys.size, 1)
         def keyOf(r: Row): Seq[Any] = if (keys.isEmpty) Seq(0) else keys.map(r.get)
 
@@ -82,10 +107,12 @@ class CombinerSuite extends munit.FunSuite {
           // The group's timestamp is one of its members': the operator reads its windows from it.
           assertEquals(id(Row(want._1.head, 0, g.getLong(width), 0L)) match { case (_, w) => w }, want._2)
           assertEquals(g.getLong(width + 1), members.size.toLong)
-          val accs =
-            new Combiner.PartialCodec(plan(assigner, keys).spec).decode(g.getAs[Array[Byte]](width + 2))
+          val accs = codec.decode(g.getAs[Array[Byte]](width + 2))
           assertEquals(accs(0).result, members.map(_.getLong(3)).sum)
           assertEquals(accs(1).result, members.size.toLong)
+          val folded = Accumulator.fresh(aggs.toArray)
+          members.foreach(r => folded.foreach(_.add(new RowRecord(r), r.getLong(2))))
+          assertEquals(Accumulator.results(accs).toSeq, Accumulator.results(folded).toSeq)
         }
       }
     }
