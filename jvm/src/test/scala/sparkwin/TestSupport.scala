@@ -14,6 +14,17 @@ import sparkwin.window.{GlobalWindow, TimeWindow, Window, WindowAssigner}
 object TestSupport {
   def rec(key: String, value: Long, ts: Long): ArrayRecord = new ArrayRecord(Array(key, value, ts))
 
+  /** One aggregate of every kind [[PackedAggregates]] folds into longs: sum and avg of the
+    * long column, count(*), count of the nullable column and sum of the double column.
+    */
+  def packableAggregates(long: Int, nullable: Int, double: Int): Seq[Aggregate] = Seq(
+    Aggregate.Sum("s", long, NumericKind.Integral),
+    Aggregate.Count("n", -1),
+    Aggregate.Count("nv", nullable),
+    Aggregate.Sum("d", double, NumericKind.Fractional),
+    Aggregate.Avg("avg", long)
+  )
+
   /** Aggregates over `assigner` with the default event-time trigger and no lateness. */
   def aggregateSpec(assigner: WindowAssigner, aggs: Seq[Aggregate], lateOutput: Boolean): OperatorSpec =
     OperatorSpec(

@@ -13,13 +13,7 @@ import sparkwin.window._
   * keys with state after every step).
   */
 class PackedDifferentialSuite extends munit.ScalaCheckSuite {
-  private val packable = Seq(
-    A.Sum("s", 1, NumericKind.Integral),
-    A.Count("n", -1),
-    A.Count("nv", 3),
-    A.Sum("d", 4, NumericKind.Fractional),
-    A.Avg("avg", 1)
-  )
+  private val packable = packableAggregates(long = 1, nullable = 3, double = 4)
 
   private def spec(assigner: WindowAssigner, aggs: Seq[A], lateOutput: Boolean): OperatorSpec =
     aggregateSpec(assigner, aggs, lateOutput)

@@ -24,13 +24,8 @@ class CombinerSuite extends munit.FunSuite {
   )
   // Sum and count lead both sets. The first packs into long slots; max keeps the second on
   // accumulators.
-  private val packedAggs = IndexedSeq(
-    A.Sum("s", 3, NumericKind.Integral),
-    A.Count("n", -1),
-    A.Count("users", 0),
-    A.Sum("d", 3, NumericKind.Fractional),
-    A.Avg("a", 3)
-  )
+  private val packedAggs =
+    sparkwin.TestSupport.packableAggregates(long = 3, nullable = 0, double = 3).toIndexedSeq
   private val objectAggs = IndexedSeq(A.Sum("s", 3, NumericKind.Integral), A.Count("n", -1), A.Max("m", 3))
   private val noClock = new WindowAssignerContext { def currentProcessingTime = 0L }
 
