@@ -254,27 +254,45 @@ def test_key_groups_setting_is_checked(spark, tmp_path: Path, value: str) -> Non
         spark.conf.set("spark.sparkwin.keyGroups", "2")
 
 
-def test_restarted_query_equals_an_uninterrupted_run(spark, tmp_path: Path) -> None:
-    def run(dirs: Path, parts: list[list[list[dict]]]) -> dict[str, list]:
+CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+
+
+@pytest.mark.parametrize(
+    "changelog",
+    [("true", "true"), ("false", "true")],
+    ids=["changelog", "snapshots-then-changelog"],
+)
+def test_restarted_query_equals_an_uninterrupted_run(
+    spark, tmp_path: Path, changelog: tuple[str, str]
+) -> None:
+    # sparkwin.session() turns changelog checkpointing on; a checkpoint from before that (state
+    # committed as snapshots) must resume under it with nothing lost or repeated.
+    def run(dirs: Path, parts: list[list[list[dict]]], settings: tuple[str, ...]) -> dict:
         source, outputs = dirs / "source", dirs / "out"
         paths = {t: str(outputs / t) for t in ("main", "late", "errors")}
-        start = 0
-        for part in parts:
+        start, changelogSoFar = 0, False
+        for part, setting in zip(parts, settings, strict=True):
             writeBatches(source, part, start=start)
             start += len(part)
+            spark.conf.set(CHANGELOG, setting)
             df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(source))
             q = tumbling(df).writeStream(str(dirs / "checkpoint"), paths)
             try:
                 q.processAllAvailable()
             finally:
                 q.stop()
+                spark.conf.set(CHANGELOG, "true")
+            # The setting took: state commits wrote changelogs once it was on, not before.
+            changelogSoFar = changelogSoFar or setting == "true"
+            logs = list((dirs / "checkpoint" / "state").rglob("*.changelog"))
+            assert bool(logs) == changelogSoFar, setting
         return {
             t: [r.asDict() for r in spark.read.parquet(p).drop("batch_id").collect()]
             for t, p in paths.items()
         }
 
-    whole = run(tmp_path / "whole", [SCRIPT])
-    restarted = run(tmp_path / "restarted", [SCRIPT[:3], SCRIPT[3:]])
+    whole = run(tmp_path / "whole", [SCRIPT], changelog[1:])
+    restarted = run(tmp_path / "restarted", [SCRIPT[:3], SCRIPT[3:]], changelog)
     assert whole["main"] and whole["late"]
     for tag in whole:
         assert canonical(restarted[tag]) == canonical(whole[tag]), tag
