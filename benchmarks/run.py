@@ -271,6 +271,16 @@ def print_breakdown(cases: list[dict]) -> None:
         )
 
 
+def spark_setting(text: str) -> tuple[str, str]:
+    """One `--conf KEY=VALUE`, as a (key, value) pair."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(
+            f"--conf takes KEY=VALUE, e.g. --conf spark.sql.shuffle.partitions=8; got {text!r}"
+        )
+    return key.strip(), value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="about 1M events instead of 10M")
@@ -288,6 +298,7 @@ def main() -> None:
         "--conf",
         action="append",
         default=[],
+        type=spark_setting,
         metavar="KEY=VALUE",
         help="a Spark setting for every Spark system (repeatable)",
     )
@@ -336,7 +347,7 @@ def run(
                 # time at 10M events; every system gets the same heap.
                 "spark.driver.memory": "4g",
                 **({"spark.ui.enabled": "true"} if args.breakdown else {}),
-                **dict(c.split("=", 1) for c in args.conf),
+                **dict(args.conf),
             },
         )
         spark.sparkContext.setLogLevel("ERROR")

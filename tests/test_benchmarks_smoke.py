@@ -16,7 +16,7 @@ from pyspark.sql import functions as F  # noqa: N812
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import pandas_windows  # noqa: E402
-from benchmarks.run import breakdown, run_spark, sparkwin_windows  # noqa: E402
+from benchmarks.run import breakdown, run_spark, spark_setting, sparkwin_windows  # noqa: E402
 from benchmarks.workloads import BOUND_MS, GRANULE, WORKLOADS, generate  # noqa: E402
 
 
@@ -123,3 +123,13 @@ def test_the_floor_streams_every_file_and_keeps_no_row(spark, events) -> None:
     r = run_spark(spark, events, WORKLOADS[0], "floor")
     assert (r["windows"], r["sum"], r["weighted"]) == (0, 0, 0)
     assert r["seconds"] > 0
+
+
+def test_conf_settings_need_a_key_and_an_equals_sign() -> None:
+    import argparse
+
+    assert spark_setting("spark.a=b=c") == ("spark.a", "b=c")
+    assert spark_setting("spark.a=") == ("spark.a", "")
+    for bad in ("spark.a", "=b", ""):
+        with pytest.raises(argparse.ArgumentTypeError, match="--conf takes KEY=VALUE"):
+            spark_setting(bad)
