@@ -208,10 +208,7 @@ object Combiner {
       if (slots != null) {
         var i = 0
         while (i < slots.length) { out.writeLong(slots(i)); i += 1 }
-      } else {
-        var i = 0
-        while (i < accumulators.length) { ValueCodec.writeSeq(out, accumulators(i).save); i += 1 }
-      }
+      } else ValueCodec.writeAccumulators(out, accumulators)
       out.flush()
       written.toByteArray
     }
@@ -223,11 +220,7 @@ object Combiner {
         while (i < slots.length) { slots(i) = in.readLong(); i += 1 }
         packed.load(decoded, slots, 0)
         decoded
-      } else {
-        val accs = Accumulator.fresh(aggs)
-        accs.foreach(_.restore(ValueCodec.readSeq(in)))
-        accs
-      }
+      } else ValueCodec.readAccumulators(in, aggs)
     }
   }
 }

@@ -22,6 +22,7 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate], sliceWidth: Long = 
   // Version 3 has version 2's layout; it marks states whose aligned windows may be sliced.
   private val Version = 3
 
+  private val aggs = aggregates.toArray
   private val sink = new ByteSink(256)
   private val out = new DataOutputStream(sink)
   private val source = new ByteSource
@@ -43,7 +44,7 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate], sliceWidth: Long = 
       ValueCodec.writeWindow(out, w)
       if (c.accumulators != null) {
         out.writeBoolean(true)
-        c.accumulators.foreach(a => ValueCodec.writeSeq(out, a.save))
+        ValueCodec.writeAccumulators(out, c.accumulators)
       } else {
         out.writeBoolean(false)
         writeElements(out, c.elements)
@@ -88,10 +89,7 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate], sliceWidth: Long = 
       val w = ValueCodec.readWindow(in)
       val contents =
         if (in.readBoolean()) {
-          val accs = aggregates.map { a =>
-            val acc = a.newAccumulator(); acc.restore(ValueCodec.readSeq(in)); acc
-          }.toArray
-          new WindowContents(accs, null)
+          new WindowContents(ValueCodec.readAccumulators(in, aggs), null)
         } else new WindowContents(null, readElements(in))
       st.contents.put(w, contents)
       if (version < 3 && sliceWidth > 0 && !isSlice(w))

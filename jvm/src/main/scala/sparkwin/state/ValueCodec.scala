@@ -2,6 +2,7 @@ package sparkwin.state
 
 import java.io.{DataInputStream, DataOutputStream}
 
+import sparkwin.agg.{Accumulator, Aggregate}
 import sparkwin.engine.{ArrayRecord, Record}
 import sparkwin.window.{GlobalWindow, TimeWindow, Window}
 
@@ -115,6 +116,20 @@ object ValueCodec {
     var i = 0
     while (i < a.length) { a(i) = read(in); i += 1 }
     a
+  }
+
+  /** Accumulators as their saved fields, one sequence each (in checkpoints and partial rows). */
+  def writeAccumulators(out: DataOutputStream, accs: Array[Accumulator]): Unit = {
+    var i = 0
+    while (i < accs.length) { writeSeq(out, accs(i).save); i += 1 }
+  }
+
+  /** New accumulators of `aggregates` restored from what [[writeAccumulators]] wrote. */
+  def readAccumulators(in: DataInputStream, aggregates: Array[Aggregate]): Array[Accumulator] = {
+    val accs = Accumulator.fresh(aggregates)
+    var i = 0
+    while (i < accs.length) { accs(i).restore(readSeq(in)); i += 1 }
+    accs
   }
 
   def writeWindow(out: DataOutputStream, w: Window): Unit = write(out, w)
