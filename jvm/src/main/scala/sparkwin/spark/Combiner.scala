@@ -8,7 +8,7 @@ import org.apache.spark.sql.types._
 
 import sparkwin.agg.Accumulator
 import sparkwin.engine.{OperatorSpec, PackedAggregates, Record}
-import sparkwin.state.{ByteSink, ByteSource, ValueCodec}
+import sparkwin.state.{ByteSink, ByteSource, Bytes, ValueCodec}
 import sparkwin.window.{AlignedWindows, Window, WindowAssigner}
 
 /** Map-side pre-aggregation, the counterpart of Spark's partial aggregation, for pipelines
@@ -213,24 +213,32 @@ object Combiner {
         while (i < accumulators.length) { accumulators(i).add(record, ts); i += 1 }
       }
 
-    def encode(accumulators: Array[Accumulator], slots: Array[Long]): Array[Byte] = {
-      written.reset()
+    def encode(accumulators: Array[Accumulator], slots: Array[Long]): Array[Byte] =
       if (slots != null) {
+        val bytes = new Array[Byte](slots.length * 8)
         var i = 0
-        while (i < slots.length) { out.writeLong(slots(i)); i += 1 }
-      } else ValueCodec.writeAccumulators(out, accumulators)
-      out.flush()
-      written.toByteArray
-    }
+        while (i < slots.length) { Bytes.putLong(bytes, i * 8, slots(i)); i += 1 }
+        bytes
+      } else {
+        written.reset()
+        ValueCodec.writeAccumulators(out, accumulators)
+        out.flush()
+        written.toByteArray
+      }
 
-    def decode(bytes: Array[Byte]): Array[Accumulator] = {
-      source.point(bytes)
+    def decode(bytes: Array[Byte]): Array[Accumulator] =
       if (packed != null) {
+        if (bytes.length != slots.length * 8)
+          throw new IllegalStateException(
+            s"a packed partial of ${bytes.length} bytes, not ${slots.length} longs"
+          )
         var i = 0
-        while (i < slots.length) { slots(i) = in.readLong(); i += 1 }
+        while (i < slots.length) { slots(i) = Bytes.getLong(bytes, i * 8); i += 1 }
         packed.load(decoded, slots, 0)
         decoded
-      } else ValueCodec.readAccumulators(in, aggs)
-    }
+      } else {
+        source.point(bytes)
+        ValueCodec.readAccumulators(in, aggs)
+      }
   }
 }

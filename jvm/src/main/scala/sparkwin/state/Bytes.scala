@@ -64,3 +64,21 @@ final class ByteSource extends java.io.InputStream {
 
   override def available(): Int = buf.length - pos
 }
+
+/** Longs in byte arrays, big-endian as `DataOutputStream` writes them, without a stream: a
+  * partial of packed slots is read a long at a time, where a `DataInputStream` copied each
+  * long's bytes through its stream first.
+  */
+object Bytes {
+  def putLong(bytes: Array[Byte], at: Int, v: Long): Unit = {
+    var i = 0
+    while (i < 8) { bytes(at + i) = (v >>> (56 - 8 * i)).toByte; i += 1 }
+  }
+
+  def getLong(bytes: Array[Byte], at: Int): Long = {
+    var v = 0L
+    var i = 0
+    while (i < 8) { v = (v << 8) | (bytes(at + i) & 0xffL); i += 1 }
+    v
+  }
+}

@@ -112,6 +112,22 @@ class CombinerSuite extends munit.FunSuite {
       }
     }
 
+  test("a packed partial is its slots' longs, and one of another length is refused") {
+    val p = plan(assigners.head, IndexedSeq(0))
+    val codec = new Combiner.PartialCodec(p.spec)
+    val slots = codec.newSlots()
+    slots.indices.foreach(i => slots(i) = (i + 1) * 1000003L * (if (i % 2 == 0) 1 else -1))
+    val bytes = codec.encode(null, slots)
+    assertEquals(bytes.length, slots.length * 8)
+    val fresh = new Combiner.PartialCodec(p.spec)
+    // The decoded accumulators hold what loading the same slots gives.
+    val expected = Accumulator.fresh(packedAggs.toArray)
+    new PackedAggregates(packedAggs.toArray).load(expected, slots, 0)
+    assertEquals(Accumulator.results(fresh.decode(bytes)).toSeq, Accumulator.results(expected).toSeq)
+    val e = intercept[IllegalStateException](fresh.decode(bytes.dropRight(1)))
+    assert(e.getMessage.contains("packed partial"), e.getMessage)
+  }
+
   test("window sets: counts match the assigner's windows") {
     for (
       assigner <- assigners.collect { case s: SlidingWindows => s };

@@ -49,4 +49,19 @@ class BytesSuite extends munit.FunSuite {
     assertEquals(source.available(), 0)
     assertEquals(source.read(new Array[Byte](0), 0, 0), 0)
   }
+
+  test("longs put into and got from a byte array are DataOutputStream's big-endian bytes") {
+    val rnd = new Random(5)
+    val values = Seq(0L, 1L, -1L, Long.MinValue, Long.MaxValue, 0x0102030405060708L) ++
+      Seq.fill(200)(rnd.nextLong())
+    val sink = new ByteSink(8)
+    val out = new DataOutputStream(sink)
+    values.foreach(out.writeLong)
+    out.flush()
+    val streamed = sink.toByteArray
+    val direct = new Array[Byte](values.size * 8 + 3)
+    values.zipWithIndex.foreach { case (v, i) => Bytes.putLong(direct, 3 + i * 8, v) }
+    assertEquals(direct.drop(3).toSeq, streamed.toSeq)
+    assertEquals(values.indices.map(i => Bytes.getLong(streamed, i * 8)), values.toIndexedSeq)
+  }
 }
