@@ -20,7 +20,8 @@ import sparkwin.window.{AlignedWindows, Window, WindowAssigner}
   *
   * The per-row work is one hash lookup on the key's own value and a walk of the key's window
   * sets, newest first, that stops at the row's own or an older one (in mostly-ordered time,
-  * the first): no tuple keys, no window objects, no per-row boxing of the grouping id. Grouping cost what it saved before it was written this way.
+  * the first): no tuple keys, no window objects, no per-row boxing of the grouping id.
+  * Grouping cost what it saved before it was written this way.
   */
 object Combiner {
   val Ts = "__sw_ts"
@@ -94,9 +95,9 @@ object Combiner {
   ) {
     var count = 0L
 
-    /** Whether this group's window set sorts before (is newer than) `(last, count)`. */
-    def newerThan(last: Long, count: Int): Boolean =
-      lastStart > last || (lastStart == last && windows > count)
+    /** Whether this group's window set sorts before (is newer than) `(last, windowCount)`. */
+    def newerThan(last: Long, windowCount: Int): Boolean =
+      lastStart > last || (lastStart == last && windows > windowCount)
   }
 
   /** The row being folded, as an engine record: one view for all rows, since groups keep
