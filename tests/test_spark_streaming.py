@@ -326,6 +326,40 @@ def test_map_side_combine_changes_nothing_but_speed(spark, tmp_path: Path, build
     assert dropped[0] == dropped[1] > 0
 
 
+# One micro-batch where a key's windows turn up newest first, then oldest, then in between: the
+# combiner's per-key chain of window sets is kept newest first, so these go to its end and middle.
+# With 10 s windows sliding by 4 s, 26000 is in two windows and 25000 in three: same last start,
+# different sets.
+OUT_OF_ORDER_SCRIPT = [
+    [
+        _r("a", 8, 26000),
+        _r("a", 2, 5000),
+        _r("a", 4, 15000),
+        _r("a", 1, 25000),
+        _r("a", 16, 6000),
+        _r("a", 32, 16000),
+        _r("b", 64, 5000),
+        _r("a", 128, 7000),
+    ],
+    [_r("z", 0, 100000)],
+]
+
+
+@pytest.mark.parametrize(
+    "build", [tumblingPreaggregated, slidingPreaggregated], ids=lambda b: b.__name__
+)
+def test_map_side_combine_groups_windows_that_arrive_out_of_order(
+    spark, tmp_path: Path, build
+) -> None:
+    (combined, _), main, _ = _combinedAndPlain(spark, tmp_path, SCHEMA, build, OUT_OF_ORDER_SCRIPT)
+    assert main[0] and main[0] == main[1]
+    sums = sorted(
+        (r["user"], r["sum_amount"]) for r in combined.outputs["main"] if r["user"] != "z"
+    )
+    if build is tumblingPreaggregated:
+        assert sums == [("a", 9), ("a", 36), ("a", 146), ("b", 64)]
+
+
 OLD_TIMES_SCHEMA = "user string, amount long, ts timestamp, note string"
 
 
