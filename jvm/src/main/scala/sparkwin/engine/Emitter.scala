@@ -31,6 +31,15 @@ final class OperatorMetrics {
   var timersRegistered: Long = 0L
   var unfiredAtCleanup: Long = 0L
 
+  /** An element whose windows are all gone: to the late side output when the pipeline has one
+    * (`sideOutput`), else counted as dropped. Never lost silently.
+    */
+  def late(sideOutput: Boolean, output: Emitter, key: Any, record: Record, timestamp: Long): Unit =
+    if (sideOutput) {
+      lateSideOutput += 1
+      output.emitLate(key, record, timestamp)
+    } else droppedLate += 1
+
   def asMap: Map[String, Long] = Map(
     "elementsIn" -> elementsIn,
     "droppedLate" -> droppedLate,

@@ -57,10 +57,7 @@ final class PackedSessionOperator(val spec: OperatorSpec, backend: DenseKeyedBac
       if (block(1) < end) { block(1) = end; countGrowth(1) }
     } else at = place(id, timestamp, end)
     if (at < 0) {
-      if (spec.lateOutput) {
-        metrics.lateSideOutput += 1
-        output.emitLate(backend.currentKey, record, timestamp)
-      } else metrics.droppedLate += 1
+      metrics.late(spec.lateOutput, output, backend.currentKey, record, timestamp)
     } else {
       block = sessions(id)
       packed.add(block, at + 2, record)

@@ -78,10 +78,7 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
   }
 
   private def late(record: Record, timestamp: Long): Unit =
-    if (spec.lateOutput) {
-      metrics.lateSideOutput += 1
-      output.emitLate(backend.currentKey, record, timestamp)
-    } else metrics.droppedLate += 1
+    metrics.late(spec.lateOutput, output, backend.currentKey, record, timestamp)
 
   private def sliceAt(s: Long): Slice = {
     var slice = slices.get(s)

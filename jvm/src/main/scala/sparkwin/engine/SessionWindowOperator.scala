@@ -46,10 +46,7 @@ final class SessionWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     if (contents == null) contents = place(st, start, end)
     if (contents == null) {
       backend.stateTouched() // a key seen only late keeps no state
-      if (spec.lateOutput) {
-        metrics.lateSideOutput += 1
-        output.emitLate(backend.currentKey, record, timestamp)
-      } else metrics.droppedLate += 1
+      metrics.late(spec.lateOutput, output, backend.currentKey, record, timestamp)
     } else {
       val accs = contents.accumulators
       var i = 0

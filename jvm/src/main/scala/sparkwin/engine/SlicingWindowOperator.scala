@@ -44,10 +44,7 @@ final class SlicingWindowOperator(val spec: OperatorSpec, backend: KeyedBackend,
     val s = sliceOf(timestamp)
     if (lastEnd(s) - 1 <= watermark) {
       // Every window of the element has fired and gone: the element is late.
-      if (spec.lateOutput) {
-        metrics.lateSideOutput += 1
-        output.emitLate(backend.currentKey, record, timestamp)
-      } else metrics.droppedLate += 1
+      metrics.late(spec.lateOutput, output, backend.currentKey, record, timestamp)
     } else {
       val accs = sliceAccumulators(backend.state, s)
       var i = 0

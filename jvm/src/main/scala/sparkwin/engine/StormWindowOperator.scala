@@ -37,10 +37,7 @@ final class StormWindowOperator(
   def processElement(record: Record, timestamp: Long): Unit = {
     metrics.elementsIn += 1
     if (timestamp < watermark) {
-      if (spec.lateOutput) {
-        metrics.lateSideOutput += 1
-        output.emitLate(backend.currentKey, record, timestamp)
-      } else metrics.droppedLate += 1
+      metrics.late(spec.lateOutput, output, backend.currentKey, record, timestamp)
     } else {
       val st = backend.state.stormState
       st.queue.add(Element(timestamp, backend.retain(record)))

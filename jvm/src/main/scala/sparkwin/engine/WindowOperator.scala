@@ -91,10 +91,7 @@ final class WindowOperator(val spec: OperatorSpec, backend: KeyedBackend, output
     }
     if (!accepted) {
       if (closed) metrics.droppedClosedWindow += 1
-      else if (spec.lateOutput) {
-        metrics.lateSideOutput += 1
-        output.emitLate(backend.currentKey, record, timestamp)
-      } else metrics.droppedLate += 1
+      else metrics.late(spec.lateOutput, output, backend.currentKey, record, timestamp)
     }
     backend.stateTouched()
   }
