@@ -8,7 +8,7 @@ applyInPandasWithState implementation, on the same events, in the same run.
 Results are checked equal across systems (windows, sum of values, sum of start x value)
 before timings are reported. Spark systems read the events as a stream of parquet files
 (one per micro-batch) on local[2] and run until all are processed; each first runs once,
-untimed, on a smaller input, so no system pays for the JVM's warm-up.
+untimed, on a warm-up input of its own, so no system pays for the JVM's warm-up.
 
 `floor` is not a windowing system but Spark's floor under all three: the same stream through
 a stateless query that keeps no row (same files, micro-batches and foreachBatch sink). No

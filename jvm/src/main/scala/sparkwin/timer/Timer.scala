@@ -34,7 +34,8 @@ object Timer {
   * timestamps on every insert. An instant keeps its timers in a hash set and sorts them once,
   * when it comes due; an instant with a single timer (sessions spread over many) keeps it
   * inline, and one with a few keeps them in a short array. Instants are found by time in a
-  * primitive-keyed map and ordered by a heap of their times ([[TimeHeap]]). Polling order is the [[Timer.ordering]] order, exactly as a sorted set gives it.
+  * primitive-keyed map and ordered by a heap of their times ([[TimeHeap]]). Polling order is
+  * the [[Timer.ordering]] order, exactly as a sorted set gives it.
   */
 final class TimerQueue {
   private final class Instant(val time: Long) {
