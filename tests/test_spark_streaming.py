@@ -6,6 +6,7 @@ then +infinity; a restarted query must equal an uninterrupted one.
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import pandas as pd
@@ -212,12 +213,26 @@ def test_state_store_holds_no_window_state_after_windows_expire(spark, tmp_path:
     # Only the flush key's window, still open at watermark 97999, keeps state: its engine state
     # and its key group's record (2 key groups, one key with state, a timer at the window's end,
     # and that key's wake-up).
-    engine, groups = stateOf("sparkwin"), stateOf("keyGroup")
-    assert [r["user_map_key"]["user"] for r in engine] == ["z"]
-    assert len(groups) == 1 and groups[0]["key"] == engine[0]["key"]
-    record = groups[0]["value"]
-    assert (record["keyGroups"], record["liveKeys"], record["timer"]) == (2, 1, 109999)
-    assert [(w["key"]["user"], w["at"]) for w in record["wakeups"]] == [("z", 109999)]
+    # The state holds bytes: keys as Spark's UnsafeRow of the key columns, and the record (the
+    # map's empty key) in sparkwin's layout 1 (WindowProcessor, GroupRecord).
+    entries = {bytes(r["user_map_key"]["value"]): r for r in stateOf("sparkwin")}
+    assert len(entries) == 2 and b"" in entries
+    groupEntry = entries.pop(b"")
+    [(key, engine)] = entries.items()
+    assert unsafeRowString(key) == "z" and engine["key"] == groupEntry["key"]
+    record = bytes(groupEntry["user_map_value"]["value"])
+    version, groups, timer, live, n = struct.unpack_from(">biqqi", record)
+    assert (version, groups, live, timer, n) == (1, 2, 1, 109999, 1)
+    (length,) = struct.unpack_from(">i", record, 25)
+    wakeupKey, (at,) = record[29 : 29 + length], struct.unpack_from(">q", record, 29 + length)
+    assert (wakeupKey, at, len(record)) == (key, 109999, 29 + length + 8)
+
+
+def unsafeRowString(row: bytes) -> str:
+    """The one string field of a Spark UnsafeRow: a null bitmap word, then (offset, size)."""
+    (word,) = struct.unpack_from("<q", row, 8)
+    offset, size = word >> 32, word & 0xFFFFFFFF
+    return row[offset : offset + size].decode()
 
 
 def test_key_groups_are_fixed_for_the_life_of_a_checkpoint(spark, tmp_path: Path) -> None:

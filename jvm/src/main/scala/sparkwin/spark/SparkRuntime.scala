@@ -120,16 +120,17 @@ object SparkRuntime {
     columns :+ millis.as(Combiner.Millis)
   }
 
-  private val keyGroupField = StructField(KeyGroup, IntegerType, nullable = false)
-
-  /** A stream's rows grouped by key group: a hash of the key columns (windowAll: one group). */
+  /** A stream's rows grouped by key group: a hash of the key columns (windowAll: one group).
+    * The group is a plain `Int`: Spark builds the grouping key's encoders for every state
+    * variable and timer in every task, and a primitive's are the cheapest.
+    */
   private def keyGrouped(input: DataFrame, plan: Plan, groups: Int) = {
     val keyGroup =
       if (plan.keyColumns.isEmpty) lit(0)
       else pmod(hash(plan.keyFields.map(f => col(s"`${f.name}`")): _*), lit(groups))
     input
       .groupBy(keyGroup.as(KeyGroup))
-      .as[Row, Row](Encoders.row(StructType(Seq(keyGroupField))), Encoders.row(input.schema))
+      .as[Int, Row](Encoders.scalaInt, Encoders.row(input.schema))
   }
 
   /** Whether combinable pipelines pre-aggregate before the shuffle (on unless set to false). */

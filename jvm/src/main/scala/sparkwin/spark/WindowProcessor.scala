@@ -28,13 +28,14 @@ object TimerDomains {
   * Spark's grouping key is a key group (a hash of the pipeline's key, as Flink's key groups),
   * not the key itself: Spark's timers cost several state-store operations each, and one timer
   * per key group instead of one per key is what makes the runtime keep up with Spark's own
-  * windows (DESIGN.md, "Key groups"). Within a group:
-  *   - `sparkwin` maps each key to its engine state (one read and at most one write per key
-  *     the call touches);
-  *   - `keyGroup` is one record: the number of key groups the checkpoint was written with, the
-  *     group's one Spark timer (at the earliest wake-up), how many of its keys hold state, and
-  *     the wake-up table (each key with pending engine timers and when it must wake). One read
-  *     and at most one write per call, where a map of wake-ups cost a scan and a write per key.
+  * windows (DESIGN.md, "Key groups"). Within a group, the one state variable `sparkwin` maps
+  *   - each key (as [[KeyBytes]]) to its engine state: one read and at most one write per key
+  *     the call touches;
+  *   - the empty key to the group's [[GroupRecord]]: the number of key groups the checkpoint
+  *     was written with, the group's one Spark timer (at the earliest wake-up), how many of
+  *     its keys hold state, and the wake-up table (each key with pending engine timers and
+  *     when it must wake). One read and at most one write per call, where a map of wake-ups
+  *     cost a scan and a write per key.
   * A call processes every key with rows, and every key whose wake-up is due, as the per-key
   * design did: due timers fire before the key's rows, as when a watermark precedes the
   * elements that follow it.
@@ -48,12 +49,13 @@ final class WindowProcessor(
     domains: TimerDomains,
     combined: Boolean,
     keyGroups: Int
-) extends StatefulProcessor[Row, Row, Row] {
+) extends StatefulProcessor[Int, Row, Row] {
 
-  @transient private var keyStates: MapState[Row, Array[Byte]] = _
-  @transient private var group: ValueState[Row] = _
+  @transient private var keyStates: MapState[Array[Byte], Array[Byte]] = _
+  @transient private var keyBytes: KeyBytes = _
   @transient private var liveKeys: Long = _
   @transient private var wakeups: java.util.LinkedHashMap[Row, java.lang.Long] = _ // this call's table
+  @transient private var encoded: java.util.HashMap[Row, Array[Byte]] = _ // this call's keys as bytes
   @transient private var wakeupsChanged: Boolean = _
   @transient private var backend: SparkKeyBackend = _
   @transient private var operator: Operator = _
@@ -69,14 +71,15 @@ final class WindowProcessor(
     plan = PlanDecoder.decode(planJson)
     val keySchema = StructType(SparkRuntime.keyFields(plan))
     val handle = getHandle
-    keyStates = handle.getMapState[Row, Array[Byte]](
+    // One variable, bytes on both sides: Spark builds every state variable's encoders in
+    // every task (KeyBytes).
+    keyStates = handle.getMapState[Array[Byte], Array[Byte]](
       "sparkwin",
-      Encoders.row(keySchema),
+      Encoders.BINARY,
       Encoders.BINARY,
       TTLConfig.NONE
     )
-    group = handle
-      .getValueState[Row]("keyGroup", Encoders.row(WindowProcessor.groupSchema(keySchema)), TTLConfig.NONE)
+    keyBytes = new KeyBytes(keySchema)
     backend = new SparkKeyBackend(new KeyStateCodec(plan.spec.aggregates, plan.spec.sliceWidth))
     collector = new RowCollector(new OutputLayout(plan, java8Time))
     operator = Operator(plan.spec, backend, collector)
@@ -105,14 +108,14 @@ final class WindowProcessor(
       row => Row.fromSeq(columns.map(row.get))
     }
 
-  override def handleInputRows(key: Row, rows: Iterator[Row], timers: TimerValues): Iterator[Row] = {
+  override def handleInputRows(key: Int, rows: Iterator[Row], timers: TimerValues): Iterator[Row] = {
     // A key's rows in arrival order; keys in the order they first appear.
     val byKey = new java.util.LinkedHashMap[Row, ArrayBuffer[Row]]()
     rows.foreach(row => byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row)
     run(timers, byKey, firing = false)
   }
 
-  override def handleExpiredTimer(key: Row, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] =
+  override def handleExpiredTimer(key: Int, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] =
     run(timers, new java.util.LinkedHashMap[Row, ArrayBuffer[Row]](), firing = true)
 
   /** The clock Spark's timers run on, for this pipeline. */
@@ -128,9 +131,9 @@ final class WindowProcessor(
       firing: Boolean
   ): Iterator[Row] = {
     val clock = timerClock(timers)
-    val stored = if (group.exists()) Some(group.get()) else None
+    val stored = Option(keyStates.getValue(WindowProcessor.GroupRecordKey)).map(GroupRecord.decode)
     stored.foreach { g =>
-      val groups = g.getInt(0)
+      val groups = g.keyGroups
       if (groups != keyGroups)
         throw new IllegalStateException(
           s"this checkpoint was written with $groups key groups, but spark.sparkwin.keyGroups is " +
@@ -138,10 +141,15 @@ final class WindowProcessor(
             "fixed for the life of a checkpoint)"
         )
     }
-    liveKeys = stored.map(_.getLong(2)).getOrElse(0L)
+    liveKeys = stored.map(_.liveKeys).getOrElse(0L)
     wakeups = new java.util.LinkedHashMap[Row, java.lang.Long]()
+    encoded = new java.util.HashMap[Row, Array[Byte]]()
     wakeupsChanged = false
-    stored.foreach(_.getSeq[Row](3).foreach(w => wakeups.put(w.getStruct(0), w.getLong(1))))
+    stored.foreach(_.wakeups.foreach { case (bytes, at) =>
+      val key = keyBytes.decode(bytes)
+      wakeups.put(key, at)
+      encoded.put(key, bytes)
+    })
     // Keys to wake: those with rows, then those whose wake-up is due.
     val due = new ArrayBuffer[Row]()
     var earliest = Long.MaxValue // among keys this call does not touch
@@ -168,7 +176,8 @@ final class WindowProcessor(
       rows: ArrayBuffer[Row],
       timers: TimerValues
   ): Long = {
-    val loaded = keyStates.getValue(key)
+    val id = encoded.computeIfAbsent(key, k => keyBytes.encode(k))
+    val loaded = keyStates.getValue(id)
     backend.load(key, loaded)
     val now = timers.getCurrentProcessingTimeInMs()
     operator.setProcessingTime(now)
@@ -185,7 +194,7 @@ final class WindowProcessor(
           try operator.processElement(record, Rows.millis(row.get(tsColumn)))
           catch { case e: RecordError => collector.emitError(record, e.getMessage) }
       }
-    backend.save(bytes => keyStates.updateValue(key, bytes), () => keyStates.removeKey(key))
+    backend.save(bytes => keyStates.updateValue(id, bytes), () => keyStates.removeKey(id))
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
     val next = wakeup(now)
@@ -228,8 +237,8 @@ final class WindowProcessor(
     * a timer due now would fire at the end of this batch in Spark but at the next advance in
     * the engine's semantics. The group's record goes once no key of it holds state or waits.
     */
-  private def syncGroup(stored: Option[Row], earliest: Long, clock: Long, firing: Boolean): Unit = {
-    val current = stored.map(_.getLong(1)).getOrElse(Long.MinValue)
+  private def syncGroup(stored: Option[GroupRecord], earliest: Long, clock: Long, firing: Boolean): Unit = {
+    val current = stored.map(_.timer).getOrElse(Long.MinValue)
     val wanted = if (earliest == Long.MaxValue) Long.MinValue else math.max(earliest, clock + 1)
     if (wanted != current) {
       val handle = getHandle
@@ -238,37 +247,23 @@ final class WindowProcessor(
       if (current != Long.MinValue && (current > clock || !firing)) handle.deleteTimer(current)
       if (wanted != Long.MinValue) handle.registerTimer(wanted)
     }
-    if (liveKeys == 0 && wanted == Long.MinValue && wakeups.isEmpty) { if (stored.isDefined) group.clear() }
-    else if (stored.isEmpty || wakeupsChanged || wanted != current || liveKeys != stored.get.getLong(2)) {
-      val table = new ArrayBuffer[Row](wakeups.size)
-      wakeups.forEach((k, at) => table += Row(k, at.longValue))
-      group.update(Row(keyGroups, wanted, liveKeys, table.toSeq))
+    if (liveKeys == 0 && wanted == Long.MinValue && wakeups.isEmpty) {
+      if (stored.isDefined) keyStates.removeKey(WindowProcessor.GroupRecordKey)
+    } else if (stored.isEmpty || wakeupsChanged || wanted != current || liveKeys != stored.get.liveKeys) {
+      val table = new ArrayBuffer[(Array[Byte], Long)](wakeups.size)
+      wakeups.forEach((k, at) => table += (encoded.get(k) -> at.longValue))
+      keyStates.updateValue(
+        WindowProcessor.GroupRecordKey,
+        GroupRecord.encode(GroupRecord(keyGroups, wanted, liveKeys, table.toSeq))
+      )
     }
   }
 }
 
 object WindowProcessor {
 
-  /** The key group's record: key groups, its Spark timer, keys with state, wake-up table. */
-  def groupSchema(keySchema: StructType): StructType =
-    StructType(
-      Seq(
-        StructField("keyGroups", IntegerType, nullable = false),
-        StructField("timer", LongType, nullable = false),
-        StructField("liveKeys", LongType, nullable = false),
-        StructField(
-          "wakeups",
-          ArrayType(
-            StructType(
-              Seq(
-                StructField("key", keySchema, nullable = false),
-                StructField("at", LongType, nullable = false)
-              )
-            ),
-            containsNull = false
-          ),
-          nullable = false
-        )
-      )
-    )
+  /** Where the group's record lives in `sparkwin`: no key's bytes are empty (a key row has at
+    * least one field, so its `UnsafeRow` at least a null bitmap and a word).
+    */
+  val GroupRecordKey: Array[Byte] = Array.emptyByteArray
 }
