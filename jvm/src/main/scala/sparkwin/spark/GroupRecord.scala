@@ -2,7 +2,7 @@ package sparkwin.spark
 
 import java.nio.ByteBuffer
 
-/** A key group's record (DESIGN.md, "Streaming"): the number of key groups the checkpoint was
+/** A key group's record (DESIGN.md, "State variables"): the number of key groups the checkpoint was
   * written with, the group's one Spark timer (`Long.MinValue`: none), how many of its keys hold
   * state, and the wake-up table: each key with pending engine timers (as [[KeyBytes]]) and
   * when it must wake, in the order the keys were added.
