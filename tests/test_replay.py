@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pandas as pd
 import pytest
 from pyspark.sql import functions as F  # noqa: N812
 
@@ -179,3 +180,31 @@ def test_replay_refuses_streams_and_missing_arrival(spark) -> None:
     )
     with pytest.raises(ValueError, match="arrival"):
         pipeline.replay()
+
+
+def test_replay_calls_a_process_function_once_per_pane(spark) -> None:
+    def perPane(key, window, pdf: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"user": [key[0]], "n": [len(pdf)], "total": [int(pdf["amount"].sum())]}
+        )
+
+    rows = [
+        {"user": u, "amount": a, "ts": ts, "arrival": i, "part": 0, "marker": False}
+        for i, (u, a, ts) in enumerate([("a", 1, 10), ("b", 2, 20), ("a", 3, 150), ("a", 4, 260)])
+    ]
+    replayed = (
+        sw.stream(
+            spark.createDataFrame(rows, SCHEMA),
+            "ts",
+            arrival="arrival",
+            watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(1000),
+        )
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(100))
+        .process(perPane, "user string, n long, total long")
+        .replay(endOfInput=True)
+    )
+    # Every window fires at the end of input, at the same arrival: still one call per pane.
+    got = sorted(tuple(r) for r in replayed.toDF().collect())
+    assert got == [("a", 1, 1), ("a", 1, 3), ("a", 1, 4), ("b", 1, 2)]
+    replayed.unpersist()

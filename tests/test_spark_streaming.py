@@ -145,6 +145,25 @@ def storm(df: DataFrame) -> sw.Pipeline:
     )
 
 
+def windowAllPreaggregated(df: DataFrame) -> sw.Pipeline:
+    # One stand-in key for the whole stream on Spark; none in the output.
+    return (
+        _source(df)
+        .windowAll(sw.TumblingEventTimeWindows.of(10_000))
+        .aggregate(sw.agg.sum("amount"), sw.agg.count())
+    )
+
+
+def windowAllLate(df: DataFrame) -> sw.Pipeline:
+    return (
+        _source(df)
+        .windowAll(sw.SlidingEventTimeWindows.of(10_000, 5_000))
+        .allowedLateness(5_000)
+        .sideOutputLateData("late")
+        .aggregate(sw.agg.max("amount"), sw.agg.count())
+    )
+
+
 PIPELINES = [
     tumbling,
     tumblingPreaggregated,
@@ -156,6 +175,8 @@ PIPELINES = [
     beamEarlyLate,
     evicting,
     storm,
+    windowAllPreaggregated,
+    windowAllLate,
 ]
 
 
@@ -521,6 +542,39 @@ def test_process_function_on_a_bounded_dataframe(spark) -> None:
         ("c", "ON_TIME", 1, 12),
         ("z", "ON_TIME", 1, 0),
     ]
+
+
+def test_process_function_over_window_all_gets_no_key(spark, tmp_path: Path) -> None:
+    def perWindow(key, window, pdf: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "key": [repr(key)],
+                "n": [len(pdf)],
+                "total": [int(pdf["amount"].sum())],
+            }
+        )
+
+    def build(df: DataFrame) -> sw.Pipeline:
+        return (
+            _source(df)
+            .windowAll(sw.TumblingEventTimeWindows.of(10_000))
+            .process(perWindow, "key string, n long, total long")
+        )
+
+    rows = [r for batch in SCRIPT for r in batch if r["ts"] is not None]
+    bounded = sorted(tuple(r) for r in build(spark.createDataFrame(rows, SCHEMA)).toDF().collect())
+    # Everything, then +infinity: each window holds every user's elements.
+    assert bounded == [
+        ("()", 1, 0),
+        ("()", 1, 7),
+        ("()", 1, 10),
+        ("()", 3, 23),
+        ("()", 7, 38),
+    ]
+    result = runStream(spark, tmp_path, SCHEMA, build, SCRIPT)
+    expected = replayInHarness(build(spark.createDataFrame([], SCHEMA)), result, SCRIPT)
+    assert expected["main"] and {r["key"] for r in expected["main"]} == {"()"}
+    assert canonical(result.outputs["main"]) == canonical(expected["main"])
 
 
 def test_timestamp_columns_and_java8_time_api(spark) -> None:
