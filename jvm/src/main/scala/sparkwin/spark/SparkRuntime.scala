@@ -1,7 +1,7 @@
 package sparkwin.spark
 
 import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
-import org.apache.spark.sql.functions.{col, hash, lit, pmod, timestamp_millis, unix_millis, when}
+import org.apache.spark.sql.functions.{col, element_at, hash, lit, pmod, timestamp_millis, unix_millis, when}
 import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
 import org.apache.spark.sql.types.{IntegerType, LongType, Metadata, StructField, StructType}
 
@@ -120,14 +120,18 @@ object SparkRuntime {
     columns :+ millis.as(Combiner.Millis)
   }
 
-  /** A stream's rows grouped by key group: a hash of the key columns (windowAll: one group).
-    * The group is a plain `Int`: Spark builds the grouping key's encoders for every state
-    * variable and timer in every task, and a primitive's are the cheapest.
+  /** A stream's rows grouped by key group: a hash of the key columns (windowAll: one group),
+    * sent to the shuffle as its [[KeyGroupLabels]] label so partitions get even shares. The
+    * group is a plain `Int`: Spark builds the grouping key's encoders for every state variable
+    * and timer in every task, and a primitive's are the cheapest.
     */
   private def keyGrouped(input: DataFrame, plan: Plan, groups: Int) = {
     val keyGroup =
       if (plan.keyColumns.isEmpty) lit(0)
-      else pmod(hash(plan.keyFields.map(f => col(s"`${f.name}`")): _*), lit(groups))
+      else {
+        val group = pmod(hash(plan.keyFields.map(f => col(s"`${f.name}`")): _*), lit(groups))
+        element_at(lit(KeyGroupLabels(groups)), group + 1)
+      }
     input
       .groupBy(keyGroup.as(KeyGroup))
       .as[Int, Row](Encoders.scalaInt, Encoders.row(input.schema))
