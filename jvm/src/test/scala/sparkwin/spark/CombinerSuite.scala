@@ -6,8 +6,7 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
 
 import sparkwin.agg.{Accumulator, Aggregate => A, NumericKind}
-import sparkwin.engine.{AccumulationMode, OperatorSpec, PackedAggregates, WindowFunction}
-import sparkwin.trigger.EventTimeTrigger
+import sparkwin.engine.PackedAggregates
 import sparkwin.window._
 
 /** The combiner's groups are exactly "same key, same windows", in order of first appearance,
@@ -34,15 +33,7 @@ class CombinerSuite extends munit.FunSuite {
       keys: IndexedSeq[Int],
       aggs: IndexedSeq[A] = packedAggs
   ): Plan = {
-    val spec = OperatorSpec(
-      assigner,
-      EventTimeTrigger,
-      None,
-      0,
-      lateOutput = false,
-      WindowFunction.Aggregates(aggs),
-      AccumulationMode.Accumulating
-    )
+    val spec = sparkwin.TestSupport.aggregateSpec(assigner, aggs, lateOutput = false)
     assert(spec.combinable)
     Plan("{}", schema, 2, keys, None, None, None, spec, None, IndexedSeq.empty, None)
   }

@@ -4,8 +4,7 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._
 
 import sparkwin.agg.{Aggregate => A, NumericKind}
-import sparkwin.engine.{AccumulationMode, ArrayRecord, OperatorSpec, PaneInfo, PaneTiming, WindowFunction}
-import sparkwin.trigger.EventTimeTrigger
+import sparkwin.engine.{ArrayRecord, PaneInfo, PaneTiming}
 import sparkwin.window._
 
 /** Result and pane rows have exactly their schema's fields, in order, for keyed pipelines and
@@ -18,15 +17,8 @@ class OutputLayoutSuite extends munit.FunSuite {
   private val aggs = IndexedSeq(A.Sum("s", 2, NumericKind.Integral), A.Count("n", -1))
 
   private def layout(keys: IndexedSeq[Int], firedAt: Option[DataType] = None): OutputLayout = {
-    val spec = OperatorSpec(
-      TumblingWindows(10, 0, isEventTime = true),
-      EventTimeTrigger,
-      None,
-      0,
-      lateOutput = false,
-      WindowFunction.Aggregates(aggs),
-      AccumulationMode.Accumulating
-    )
+    val spec =
+      sparkwin.TestSupport.aggregateSpec(TumblingWindows(10, 0, isEventTime = true), aggs, lateOutput = false)
     val fields = IndexedSeq(StructField("s", LongType), StructField("n", LongType))
     new OutputLayout(
       Plan("{}", schema, 1, keys, None, None, None, spec, None, fields, None),
