@@ -15,7 +15,7 @@ from pyspark.sql import SparkSession
 from sparkwin._version import __version__
 from sparkwin.errors import JarNotFoundError, PlanError, VersionMismatchError, WindowMergeError
 
-ENTRY_CLASS = "sparkwin.spark.PythonEntryPoint"
+ENTRY_CLASS = "sparkwin.plan.PythonEntryPoint"
 _checked: set[int] = set()
 
 
@@ -32,7 +32,7 @@ def _activeSession(spark: SparkSession | None) -> SparkSession:
 
 
 def entryPoint(spark: SparkSession | None = None) -> Any:
-    """The JVM object `sparkwin.spark.PythonEntryPoint`, after checking jar and version."""
+    """The JVM object `sparkwin.plan.PythonEntryPoint`, after checking jar and version."""
     spark = _activeSession(spark)
     jvm = spark._jvm
     assert jvm is not None
@@ -48,7 +48,7 @@ def entryPoint(spark: SparkSession | None = None) -> Any:
                 "sparkwin.configure(SparkSession.builder).getOrCreate(), or add "
                 f"spark.jars={_jarHint()} to its configuration."
             ) from exc
-        jarVersion = str(jvm.sparkwin.spark.PythonEntryPoint.version())
+        jarVersion = str(jvm.sparkwin.plan.PythonEntryPoint.version())
         if jarVersion != __version__:
             raise VersionMismatchError(
                 f"the sparkwin jar on the JVM is version {jarVersion} but the Python package "
@@ -56,7 +56,7 @@ def entryPoint(spark: SparkSession | None = None) -> Any:
                 "come from the same build"
             )
         _checked.add(key)
-    return jvm.sparkwin.spark.PythonEntryPoint
+    return jvm.sparkwin.plan.PythonEntryPoint
 
 
 def _jarHint() -> str:
@@ -80,8 +80,8 @@ def jvm_version(spark: SparkSession | None = None) -> str:
 
 # JVM exception classes that become sparkwin's own Python exceptions.
 _TRANSLATED: dict[str, type[Exception]] = {
-    "sparkwin.spark.PlanException": PlanError,
-    "sparkwin.engine.WindowOperator$WindowMergeException": WindowMergeError,
+    "sparkwin.plan.PlanException": PlanError,
+    "sparkwin.operator.WindowOperator$WindowMergeException": WindowMergeError,
 }
 
 

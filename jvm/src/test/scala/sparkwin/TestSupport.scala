@@ -2,13 +2,15 @@ package sparkwin
 
 import scala.collection.mutable.ArrayBuffer
 
-import sparkwin.agg.{Aggregate, NumericKind}
-import sparkwin.engine._
-import sparkwin.evictor.Evictor
-import sparkwin.local.LocalRunner
-import sparkwin.time.WatermarkStrategy
-import sparkwin.trigger.{DefaultTrigger, Trigger}
-import sparkwin.window.{GlobalWindow, TimeWindow, Window, WindowAssigner}
+import sparkwin.core.agg.{Aggregate, NumericKind}
+import sparkwin.core._
+import sparkwin.operator._
+import sparkwin.operator.store._
+import sparkwin.core.evictor.Evictor
+import sparkwin.runtime.local.LocalRunner
+import sparkwin.core.time.WatermarkStrategy
+import sparkwin.core.trigger.{DefaultTrigger, Trigger}
+import sparkwin.core.window.{GlobalWindow, TimeWindow, Window, WindowAssigner}
 
 /** Records are (key: String, value: Long, ts: Long); helpers build runners and read results. */
 object TestSupport {
@@ -29,7 +31,7 @@ object TestSupport {
   def aggregateSpec(assigner: WindowAssigner, aggs: Seq[Aggregate], lateOutput: Boolean): OperatorSpec =
     OperatorSpec(
       assigner,
-      sparkwin.trigger.EventTimeTrigger,
+      sparkwin.core.trigger.EventTimeTrigger,
       None,
       0,
       lateOutput,

@@ -1,10 +1,12 @@
 package sparkwin.bench
 
-import sparkwin.agg.{Aggregate, NumericKind}
-import sparkwin.engine._
-import sparkwin.local.LocalBackend
-import sparkwin.trigger.DefaultTrigger
-import sparkwin.window._
+import sparkwin.core.agg.{Aggregate, NumericKind}
+import sparkwin.core._
+import sparkwin.operator._
+import sparkwin.operator.store._
+import sparkwin.runtime.local.LocalBackend
+import sparkwin.core.trigger.DefaultTrigger
+import sparkwin.core.window._
 
 /** The engine alone, single thread: events/s for the benchmark workloads.
   *

@@ -1,0 +1,70 @@
+package sparkwin.core
+
+/** An input row as the engine sees it: positional fields, no Spark types.
+  *
+  * Runtimes wrap their own rows (an array for the local runtime, a Spark Row on Spark), so
+  * the engine never copies a row it only aggregates.
+  */
+trait Record {
+  def length: Int
+  def get(i: Int): Any
+  def isNullAt(i: Int): Boolean = get(i) == null
+
+  /** A numeric or time field as a long (timestamps as epoch milliseconds). */
+  def getLong(i: Int): Long = Values.toLong(get(i))
+
+  /** A numeric field as a double. */
+  def getDouble(i: Int): Double = Values.toDouble(get(i))
+
+  /** The fields as an array the caller may keep. */
+  def toArray: Array[Any] = Array.tabulate(length)(get)
+}
+
+/** The local runtime's record: an array of field values. */
+final class ArrayRecord(val values: Array[Any]) extends Record {
+  def length: Int = values.length
+  def get(i: Int): Any = values(i)
+  override def toArray: Array[Any] = values
+  override def toString: String = values.mkString("ArrayRecord(", ", ", ")")
+  override def equals(o: Any): Boolean = o match {
+    case r: ArrayRecord => java.util.Arrays.deepEquals(toRefs(values), toRefs(r.values))
+    case _ => false
+  }
+  override def hashCode: Int = java.util.Arrays.deepHashCode(toRefs(values))
+  private def toRefs(a: Array[Any]): Array[AnyRef] = a.map(_.asInstanceOf[AnyRef])
+}
+
+/** A record the engine cannot process (for example a non-positive dynamic session gap).
+  * Runtimes route it to the error side output instead of failing.
+  */
+final class RecordError(message: String) extends IllegalArgumentException(message)
+
+/** A stored element of a window: its timestamp and its record. */
+final case class Element(timestamp: Long, record: Record)
+
+/** Conversions between the value kinds that reach the engine. */
+object Values {
+  def toLong(v: Any): Long = v match {
+    case n: java.lang.Number => n.longValue
+    case t: java.sql.Timestamp => t.getTime
+    case i: java.time.Instant => i.toEpochMilli
+    case null => throw new IllegalArgumentException("null where a number was needed")
+    case other =>
+      throw new IllegalArgumentException(s"not a number or timestamp: $other (${other.getClass})")
+  }
+
+  def toDouble(v: Any): Double = v match {
+    case n: java.lang.Number => n.doubleValue
+    case null => throw new IllegalArgumentException("null where a number was needed")
+    case other => throw new IllegalArgumentException(s"not a number: $other (${other.getClass})")
+  }
+
+  /** Epoch milliseconds of a timestamp field, whatever its representation. */
+  def toMillis(v: Any): Long = v match {
+    case t: java.sql.Timestamp => t.getTime
+    case i: java.time.Instant => i.toEpochMilli
+    case n: java.lang.Number => n.longValue
+    case null => throw new IllegalArgumentException("null timestamp")
+    case other => throw new IllegalArgumentException(s"not a timestamp: $other (${other.getClass})")
+  }
+}

@@ -1,0 +1,264 @@
+package sparkwin.core.agg
+
+import sparkwin.core.{Record, Values}
+
+/** A declarative aggregate: what to compute, over which field, under which output name.
+  * The operator makes one mutable [[Accumulator]] per aggregate per window.
+  */
+sealed trait Aggregate {
+  def alias: String
+
+  /** The input column it reads (negative: none, as count() over rows). */
+  def column: Int
+  def newAccumulator(): Accumulator
+}
+
+/** The running state of one aggregate in one window. Mutated in place on the hot path. */
+abstract class Accumulator {
+  def add(record: Record, ts: Long): Unit
+  def merge(other: Accumulator): Unit
+  def result: Any
+  def copy(): Accumulator
+
+  /** The accumulator's fields, for serialisation; `restore` is the inverse. */
+  def save: Array[Any]
+  def restore(fields: Array[Any]): Unit
+}
+
+object Accumulator {
+
+  /** A new accumulator per aggregate, in plan order. */
+  def fresh(aggregates: Array[Aggregate]): Array[Accumulator] = {
+    val out = new Array[Accumulator](aggregates.length)
+    var i = 0
+    while (i < out.length) { out(i) = aggregates(i).newAccumulator(); i += 1 }
+    out
+  }
+
+  /** Folds `from` into `into`, aggregate by aggregate (both in plan order). */
+  def mergeAll(into: Array[Accumulator], from: Array[Accumulator]): Unit = {
+    var i = 0
+    while (i < into.length) { into(i).merge(from(i)); i += 1 }
+  }
+
+  /** The aggregates' current values, in plan order. */
+  def results(accs: Array[Accumulator]): Array[Any] = {
+    val out = new Array[Any](accs.length)
+    var i = 0
+    while (i < accs.length) { out(i) = accs(i).result; i += 1 }
+    out
+  }
+}
+
+/** How a numeric input column is summed: as longs, doubles or decimals. */
+sealed trait NumericKind
+object NumericKind {
+  case object Integral extends NumericKind
+  case object Fractional extends NumericKind
+  case object Decimal extends NumericKind
+}
+
+object Aggregate {
+  final case class Count(alias: String, column: Int) extends Aggregate {
+    def newAccumulator(): Accumulator = new CountAcc(column)
+  }
+  final case class Sum(alias: String, column: Int, kind: NumericKind) extends Aggregate {
+    def newAccumulator(): Accumulator = kind match {
+      case NumericKind.Integral => new LongSumAcc(column)
+      case NumericKind.Fractional => new DoubleSumAcc(column)
+      case NumericKind.Decimal => new DecimalSumAcc(column)
+    }
+  }
+  final case class Avg(alias: String, column: Int) extends Aggregate {
+    def newAccumulator(): Accumulator = new AvgAcc(column)
+  }
+  final case class Min(alias: String, column: Int) extends Aggregate {
+    def newAccumulator(): Accumulator = new ExtremeAcc(column, wantMax = false)
+  }
+  final case class Max(alias: String, column: Int) extends Aggregate {
+    def newAccumulator(): Accumulator = new ExtremeAcc(column, wantMax = true)
+  }
+  final case class First(alias: String, column: Int) extends Aggregate {
+    def newAccumulator(): Accumulator = new ByTimeAcc(column, wantLast = false)
+  }
+  final case class Last(alias: String, column: Int) extends Aggregate {
+    def newAccumulator(): Accumulator = new ByTimeAcc(column, wantLast = true)
+  }
+  final case class CollectList(alias: String, column: Int) extends Aggregate {
+    def newAccumulator(): Accumulator = new CollectAcc(column, distinct = false)
+  }
+  final case class CollectSet(alias: String, column: Int) extends Aggregate {
+    def newAccumulator(): Accumulator = new CollectAcc(column, distinct = true)
+  }
+
+  /** Orders the values min/max compare: numbers numerically, strings, timestamps, booleans. */
+  val valueOrdering: Ordering[Any] = new Ordering[Any] {
+    def compare(a: Any, b: Any): Int = (a, b) match {
+      case (x: java.math.BigDecimal, y: java.math.BigDecimal) => x.compareTo(y)
+      case (x: java.lang.Double, y: java.lang.Number) => java.lang.Double.compare(x, y.doubleValue)
+      case (x: java.lang.Float, y: java.lang.Number) => java.lang.Double.compare(x.doubleValue, y.doubleValue)
+      case (x: java.lang.Number, y: java.lang.Double) => java.lang.Double.compare(x.doubleValue, y)
+      case (x: java.lang.Number, y: java.lang.Float) => java.lang.Double.compare(x.doubleValue, y.doubleValue)
+      case (x: java.lang.Number, y: java.lang.Number) => java.lang.Long.compare(x.longValue, y.longValue)
+      case (x: String, y: String) => x.compareTo(y)
+      case (x: java.lang.Boolean, y: java.lang.Boolean) => x.compareTo(y)
+      case (x: java.sql.Timestamp, y: java.sql.Timestamp) => x.compareTo(y)
+      case (x: java.time.Instant, y: java.time.Instant) => x.compareTo(y)
+      case (x: java.time.LocalDate, y: java.time.LocalDate) => x.compareTo(y)
+      case (x: java.sql.Date, y: java.sql.Date) => x.compareTo(y)
+      case (x: Comparable[_], y) =>
+        x.asInstanceOf[Comparable[Any]].compareTo(y)
+      case _ =>
+        throw new IllegalArgumentException(s"cannot order $a and $b for min/max")
+    }
+  }
+}
+
+/** count() over rows (column < 0) or count(col) over non-null values. */
+final class CountAcc(column: Int) extends Accumulator {
+  var n: Long = 0L
+  def add(record: Record, ts: Long): Unit = if (column < 0 || !record.isNullAt(column)) n += 1
+  def merge(other: Accumulator): Unit = n += other.asInstanceOf[CountAcc].n
+  def result: Any = n
+  def copy(): Accumulator = { val c = new CountAcc(column); c.n = n; c }
+  def save: Array[Any] = Array(n)
+  def restore(f: Array[Any]): Unit = n = Values.toLong(f(0))
+}
+
+/** SQL sum: nulls are skipped; a window of only nulls sums to null. */
+final class LongSumAcc(column: Int) extends Accumulator {
+  var sum: Long = 0L
+  var seen: Boolean = false
+  def add(record: Record, ts: Long): Unit = {
+    val v = record.get(column)
+    if (v != null) { sum += v.asInstanceOf[java.lang.Number].longValue; seen = true }
+  }
+  def merge(other: Accumulator): Unit = {
+    val o = other.asInstanceOf[LongSumAcc]
+    if (o.seen) { sum += o.sum; seen = true }
+  }
+  def result: Any = if (seen) sum else null
+  def copy(): Accumulator = { val c = new LongSumAcc(column); c.sum = sum; c.seen = seen; c }
+  def save: Array[Any] = Array(sum, seen)
+  def restore(f: Array[Any]): Unit = { sum = Values.toLong(f(0)); seen = f(1).asInstanceOf[Boolean] }
+}
+
+final class DoubleSumAcc(column: Int) extends Accumulator {
+  var sum: Double = 0.0
+  var seen: Boolean = false
+  def add(record: Record, ts: Long): Unit = {
+    val v = record.get(column)
+    if (v != null) { sum += v.asInstanceOf[java.lang.Number].doubleValue; seen = true }
+  }
+  def merge(other: Accumulator): Unit = {
+    val o = other.asInstanceOf[DoubleSumAcc]
+    if (o.seen) { sum += o.sum; seen = true }
+  }
+  def result: Any = if (seen) sum else null
+  def copy(): Accumulator = { val c = new DoubleSumAcc(column); c.sum = sum; c.seen = seen; c }
+  def save: Array[Any] = Array(sum, seen)
+  def restore(f: Array[Any]): Unit = {
+    sum = Values.toDouble(f(0)); seen = f(1).asInstanceOf[Boolean]
+  }
+}
+
+final class DecimalSumAcc(column: Int) extends Accumulator {
+  var sum: java.math.BigDecimal = null
+  private def plus(v: java.math.BigDecimal): Unit = sum = if (sum == null) v else sum.add(v)
+  def add(record: Record, ts: Long): Unit = {
+    val v = record.get(column)
+    if (v != null) plus(v match {
+      case d: java.math.BigDecimal => d
+      case d: scala.math.BigDecimal => d.bigDecimal
+      case n: java.lang.Number => new java.math.BigDecimal(n.toString)
+      case other => throw new IllegalArgumentException(s"not a decimal: $other")
+    })
+  }
+  def merge(other: Accumulator): Unit = {
+    val o = other.asInstanceOf[DecimalSumAcc]
+    if (o.sum != null) plus(o.sum)
+  }
+  def result: Any = sum
+  def copy(): Accumulator = { val c = new DecimalSumAcc(column); c.sum = sum; c }
+  def save: Array[Any] = Array(sum)
+  def restore(f: Array[Any]): Unit = sum = f(0).asInstanceOf[java.math.BigDecimal]
+}
+
+/** avg over non-null values, as a double; null for a window of only nulls. */
+final class AvgAcc(column: Int) extends Accumulator {
+  var sum: Double = 0.0
+  var n: Long = 0L
+  def add(record: Record, ts: Long): Unit = {
+    val v = record.get(column)
+    if (v != null) { sum += v.asInstanceOf[java.lang.Number].doubleValue; n += 1 }
+  }
+  def merge(other: Accumulator): Unit = {
+    val o = other.asInstanceOf[AvgAcc]; sum += o.sum; n += o.n
+  }
+  def result: Any = if (n == 0) null else sum / n
+  def copy(): Accumulator = { val c = new AvgAcc(column); c.sum = sum; c.n = n; c }
+  def save: Array[Any] = Array(sum, n)
+  def restore(f: Array[Any]): Unit = { sum = Values.toDouble(f(0)); n = Values.toLong(f(1)) }
+}
+
+/** min/max over non-null values, in the value's natural order. */
+final class ExtremeAcc(column: Int, wantMax: Boolean) extends Accumulator {
+  var best: Any = null
+  private def offer(v: Any): Unit =
+    if (v != null) {
+      if (best == null) best = v
+      else {
+        val c = Aggregate.valueOrdering.compare(v, best)
+        if (if (wantMax) c > 0 else c < 0) best = v
+      }
+    }
+  def add(record: Record, ts: Long): Unit = offer(record.get(column))
+  def merge(other: Accumulator): Unit = offer(other.asInstanceOf[ExtremeAcc].best)
+  def result: Any = best
+  def copy(): Accumulator = { val c = new ExtremeAcc(column, wantMax); c.best = best; c }
+  def save: Array[Any] = Array(best)
+  def restore(f: Array[Any]): Unit = best = f(0)
+}
+
+/** first/last by event time; among equal timestamps the earlier (first) or later (last)
+  * arrival wins, so the result does not depend on how a batch was split.
+  */
+final class ByTimeAcc(column: Int, wantLast: Boolean) extends Accumulator {
+  var ts: Long = 0L
+  var value: Any = null
+  var seen: Boolean = false
+  private def offer(t: Long, v: Any): Unit =
+    if (!seen || (if (wantLast) t >= ts else t < ts)) { ts = t; value = v; seen = true }
+  def add(record: Record, t: Long): Unit = offer(t, record.get(column))
+  def merge(other: Accumulator): Unit = {
+    val o = other.asInstanceOf[ByTimeAcc]
+    if (o.seen) offer(o.ts, o.value)
+  }
+  def result: Any = value
+  def copy(): Accumulator = {
+    val c = new ByTimeAcc(column, wantLast); c.ts = ts; c.value = value; c.seen = seen; c
+  }
+  def save: Array[Any] = Array(ts, value, seen)
+  def restore(f: Array[Any]): Unit = {
+    ts = Values.toLong(f(0)); value = f(1); seen = f(2).asInstanceOf[Boolean]
+  }
+}
+
+/** collectList / collectSet of non-null values, in arrival order. */
+final class CollectAcc(column: Int, distinct: Boolean) extends Accumulator {
+  val values = new java.util.ArrayList[Any]()
+  private lazy val seen = new java.util.HashSet[Any]()
+  private def offer(v: Any): Unit =
+    if (v != null && (!distinct || seen.add(v))) values.add(v)
+  def add(record: Record, ts: Long): Unit = offer(record.get(column))
+  def merge(other: Accumulator): Unit = other.asInstanceOf[CollectAcc].values.forEach(offer(_))
+  def result: Any = {
+    val out = new Array[Any](values.size)
+    var i = 0
+    while (i < out.length) { out(i) = values.get(i); i += 1 }
+    out.toSeq
+  }
+  def copy(): Accumulator = { val c = new CollectAcc(column, distinct); c.merge(this); c }
+  def save: Array[Any] = values.toArray.asInstanceOf[Array[Any]]
+  def restore(f: Array[Any]): Unit = { values.clear(); f.foreach(offer) }
+}

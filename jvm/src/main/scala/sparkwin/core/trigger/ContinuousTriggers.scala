@@ -1,0 +1,89 @@
+package sparkwin.core.trigger
+
+import sparkwin.core.Record
+import sparkwin.core.window.Window
+
+/** Fires every `interval` of event time while the window is open, and at its end.
+  *
+  * The first firing is the first multiple of `interval` after the first element's timestamp
+  * (aligned with a floor modulo, so negative timestamps work); firings never go past the
+  * window's end. It keeps contents between firings: wrap it in [[PurgingTrigger]] for deltas.
+  */
+final case class ContinuousEventTimeTrigger(interval: Long) extends Trigger {
+  require(interval > 0, s"interval must be positive, got $interval")
+  override protected def ownSlots: Int = 1 // the next periodic fire time
+
+  private def registerNext(from: Long, window: Window, ctx: TriggerContext): Unit = {
+    val next = math.min(from + interval, window.maxTimestamp)
+    ctx.setState(slot(0), next)
+    ctx.registerEventTimeTimer(next)
+  }
+
+  def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult =
+    if (window.maxTimestamp <= ctx.currentWatermark) TriggerResult.FIRE
+    else {
+      ctx.registerEventTimeTimer(window.maxTimestamp)
+      if (ctx.getState(slot(0)) == null) registerNext(Slots.alignDown(ts, interval), window, ctx)
+      TriggerResult.CONTINUE
+    }
+
+  def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
+    if (time == window.maxTimestamp) TriggerResult.FIRE
+    else if (Slots.optLong(ctx, slot(0)).contains(time)) {
+      registerNext(time, window, ctx)
+      TriggerResult.FIRE
+    } else TriggerResult.CONTINUE
+
+  def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
+    TriggerResult.CONTINUE
+
+  override def canMerge: Boolean = true
+
+  override def onMerge(window: Window, ctx: OnMergeContext): Unit =
+    Slots.mergeLongs(ctx, slot(0), math.min).foreach(ctx.registerEventTimeTimer)
+
+  def clear(window: Window, ctx: TriggerContext): Unit = {
+    Slots.optLong(ctx, slot(0)).foreach(ctx.deleteEventTimeTimer)
+    ctx.clearState(slot(0))
+  }
+}
+
+/** Fires every `interval` of processing time, aligned to multiples of the interval, starting
+  * from the first element's arrival; never later than the window's end.
+  */
+final case class ContinuousProcessingTimeTrigger(interval: Long) extends Trigger {
+  require(interval > 0, s"interval must be positive, got $interval")
+  override protected def ownSlots: Int = 1
+
+  private def registerNext(from: Long, window: Window, ctx: TriggerContext): Unit = {
+    val next = math.min(from + interval, window.maxTimestamp)
+    ctx.setState(slot(0), next)
+    ctx.registerProcessingTimeTimer(next)
+  }
+
+  def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult = {
+    if (ctx.getState(slot(0)) == null)
+      registerNext(Slots.alignDown(ctx.currentProcessingTime, interval), window, ctx)
+    TriggerResult.CONTINUE
+  }
+
+  def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
+    TriggerResult.CONTINUE
+
+  def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
+    if (time == window.maxTimestamp) TriggerResult.FIRE
+    else if (Slots.optLong(ctx, slot(0)).contains(time)) {
+      registerNext(time, window, ctx)
+      TriggerResult.FIRE
+    } else TriggerResult.CONTINUE
+
+  override def canMerge: Boolean = true
+
+  override def onMerge(window: Window, ctx: OnMergeContext): Unit =
+    Slots.mergeLongs(ctx, slot(0), math.min).foreach(ctx.registerProcessingTimeTimer)
+
+  def clear(window: Window, ctx: TriggerContext): Unit = {
+    Slots.optLong(ctx, slot(0)).foreach(ctx.deleteProcessingTimeTimer)
+    ctx.clearState(slot(0))
+  }
+}

@@ -1,0 +1,101 @@
+package sparkwin.core.trigger
+
+import sparkwin.core.{ArrayRecord, Record}
+import sparkwin.core.window.Window
+
+/** The distance between two records: the absolute difference of one numeric field, or the
+  * Euclidean distance over several.
+  */
+final case class DeltaFunction(columns: Seq[Int]) {
+  require(columns.nonEmpty, "a delta needs at least one column")
+
+  def apply(a: Record, b: Record): Double =
+    if (columns.size == 1) math.abs(a.getDouble(columns.head) - b.getDouble(columns.head))
+    else
+      math.sqrt(columns.map { c =>
+        val d = a.getDouble(c) - b.getDouble(c); d * d
+      }.sum)
+}
+
+/** Fires when an element is more than `threshold` away from the element of the last firing
+  * (the first element, before any firing).
+  */
+final case class DeltaTrigger(threshold: Double, delta: DeltaFunction) extends Trigger {
+  override protected def ownSlots: Int = 1 // the reference element
+
+  def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult =
+    ctx.getState(slot(0)) match {
+      case null =>
+        ctx.setState(slot(0), new ArrayRecord(record.toArray.clone()))
+        TriggerResult.CONTINUE
+      case last: Record if delta(last, record) > threshold =>
+        ctx.setState(slot(0), new ArrayRecord(record.toArray.clone()))
+        TriggerResult.FIRE
+      case _ => TriggerResult.CONTINUE
+    }
+
+  def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
+    TriggerResult.CONTINUE
+  def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
+    TriggerResult.CONTINUE
+  def clear(window: Window, ctx: TriggerContext): Unit = ctx.clearState(slot(0))
+}
+
+/** Wraps `nested` and also fires when `timeout` of processing time has passed since the first
+  * element after the last firing (or since the latest element, with `resetTimerOnNewRecord`).
+  * With `clearOnTimeout` the nested trigger starts afresh after a timeout firing.
+  *
+  * Unlike Flink, only the trigger's own timeout timer forces a firing; other timers of the
+  * window go to the nested trigger, so the window's cleanup does not cause an extra pane.
+  */
+final case class ProcessingTimeoutTrigger(
+    nested: Trigger,
+    timeout: Long,
+    resetTimerOnNewRecord: Boolean,
+    clearOnTimeout: Boolean
+) extends Trigger {
+  require(timeout > 0, s"timeout must be positive, got $timeout")
+  override protected def ownSlots: Int = 1 // the pending timeout
+  override def children: Seq[Trigger] = nested :: Nil
+
+  def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult = {
+    val r = nested.onElement(record, ts, window, ctx)
+    if (r.fire) { clear(window, ctx); r }
+    else {
+      val pending = Slots.optLong(ctx, slot(0))
+      if (pending.isDefined && resetTimerOnNewRecord) {
+        ctx.deleteProcessingTimeTimer(pending.get)
+        ctx.clearState(slot(0))
+      }
+      if (pending.isEmpty || resetTimerOnNewRecord) {
+        val at = ctx.currentProcessingTime + timeout
+        ctx.setState(slot(0), at)
+        ctx.registerProcessingTimeTimer(at)
+      }
+      r
+    }
+  }
+
+  def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
+    if (Slots.optLong(ctx, slot(0)).contains(time)) {
+      val r = nested.onProcessingTime(time, window, ctx)
+      if (clearOnTimeout) clear(window, ctx) else ctx.clearState(slot(0))
+      if (r.purge) TriggerResult.FIRE_AND_PURGE else TriggerResult.FIRE
+    } else afterNested(nested.onProcessingTime(time, window, ctx), window, ctx)
+
+  def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
+    afterNested(nested.onEventTime(time, window, ctx), window, ctx)
+
+  private def afterNested(r: TriggerResult, window: Window, ctx: TriggerContext): TriggerResult = {
+    if (r.fire) clear(window, ctx)
+    r
+  }
+
+  def clear(window: Window, ctx: TriggerContext): Unit = {
+    Slots.optLong(ctx, slot(0)).foreach(ctx.deleteProcessingTimeTimer)
+    ctx.clearState(slot(0))
+    nested.clear(window, ctx)
+  }
+
+  override def beamPanes: Boolean = nested.beamPanes
+}

@@ -1,0 +1,154 @@
+package sparkwin.core.window
+
+import sparkwin.core.{Record, RecordError}
+
+/** What an assigner may ask of the operator: the current processing time. */
+trait WindowAssignerContext {
+  def currentProcessingTime: Long
+}
+
+/** Maps an element to the windows it belongs to. Assigners are stateless values. */
+sealed trait WindowAssigner {
+
+  /** The windows of an element with event timestamp `ts`. */
+  def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window]
+
+  /** True when windows are defined by event time (lateness and watermark apply). */
+  def isEventTime: Boolean
+
+  /** True for session-like assigners whose windows merge. */
+  def isMerging: Boolean = false
+}
+
+/** Assigners whose windows merge (sessions). */
+sealed trait MergingWindowAssigner extends WindowAssigner {
+  override def isMerging: Boolean = true
+
+  /** Groups `windows` into merge sets; each result is (merged window, windows it covers).
+    * Only groups of two or more windows are returned.
+    */
+  def mergeWindows(windows: Iterable[TimeWindow]): Seq[(TimeWindow, Seq[TimeWindow])] =
+    TimeWindows.mergeOverlapping(windows)
+}
+
+/** Tumbling windows of `size`, aligned to the epoch shifted by `offset`. */
+final case class TumblingWindows(size: Long, offset: Long, isEventTime: Boolean) extends WindowAssigner {
+  require(size > 0, s"size must be positive, got $size")
+  require(math.abs(offset) < size, s"|offset| must be smaller than size, got offset $offset")
+
+  def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] = {
+    val t = if (isEventTime) ts else ctx.currentProcessingTime
+    val start = Window.alignedStart(t, offset, size)
+    TimeWindow(start, start + size) :: Nil
+  }
+}
+
+/** Sliding windows of `size` every `slide`; size need not be a multiple of slide. */
+final case class SlidingWindows(size: Long, slide: Long, offset: Long, isEventTime: Boolean)
+    extends WindowAssigner {
+  require(size > 0, s"size must be positive, got $size")
+  require(slide > 0, s"slide must be positive, got $slide")
+  require(math.abs(offset) < slide, s"|offset| must be smaller than slide, got offset $offset")
+
+  def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] = {
+    val t = if (isEventTime) ts else ctx.currentProcessingTime
+    val last = Window.alignedStart(t, offset, slide)
+    val out = List.newBuilder[Window]
+    var start = last
+    while (start > t - size) {
+      out += TimeWindow(start, start + size)
+      start -= slide
+    }
+    out.result()
+  }
+}
+
+/** Tumbling or sliding windows as one grid: (size, slide, offset, isEventTime); tumbling
+  * windows slide by their size.
+  */
+object AlignedWindows {
+  def unapply(assigner: WindowAssigner): Option[(Long, Long, Long, Boolean)] = assigner match {
+    case TumblingWindows(size, offset, eventTime) => Some((size, size, offset, eventTime))
+    case SlidingWindows(size, slide, offset, eventTime) => Some((size, slide, offset, eventTime))
+    case _ => None
+  }
+}
+
+/** Session windows: each element opens `[t, t + gap)`; overlapping ones merge. The gap is
+  * fixed, or read per element from a column of milliseconds (`gapColumn`).
+  */
+final case class SessionWindows(gap: Long, gapColumn: Int, isEventTime: Boolean)
+    extends MergingWindowAssigner {
+  require(gapColumn >= 0 || gap > 0, s"gap must be positive, got $gap")
+
+  def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] = {
+    val t = if (isEventTime) ts else ctx.currentProcessingTime
+    val g = if (gapColumn < 0) gap else SessionWindows.dynamicGap(record, gapColumn)
+    TimeWindow(t, t + g) :: Nil
+  }
+}
+
+object SessionWindows {
+  def dynamicGap(record: Record, column: Int): Long = {
+    if (record.isNullAt(column))
+      throw new RecordError("the dynamic session gap is null")
+    val g = record.getLong(column)
+    if (g <= 0) throw new RecordError(s"a dynamic session gap must be positive, got $g ms")
+    g
+  }
+}
+
+/** Every element in the one global window; pair it with a trigger (default: never fire). */
+case object GlobalWindows extends WindowAssigner {
+  private val only: Seq[Window] = GlobalWindow :: Nil
+  def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] = only
+  def isEventTime: Boolean = false
+}
+
+/** A Storm window length or sliding interval: a number of tuples or a duration. */
+sealed trait StormSize
+object StormSize {
+  final case class Count(n: Long) extends StormSize {
+    require(n > 0, s"a Storm count must be positive, got $n")
+  }
+  final case class Duration(millis: Long) extends StormSize {
+    require(millis > 0, s"a Storm duration must be positive, got $millis ms")
+  }
+}
+
+/** Storm's event-time windows: a length and a sliding interval, each a count or a duration,
+  * with a lag that lets tuples up to `lag` past a window's end wait for the next window.
+  * Windows are made by [[sparkwin.operator.StormWindowOperator]], not by assignment.
+  */
+final case class StormWindows(length: StormSize, slide: StormSize, lag: Long) extends WindowAssigner {
+  require(lag >= 0, s"lag must not be negative, got $lag")
+  def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] =
+    throw new UnsupportedOperationException("Storm windows are built by StormWindowOperator")
+  def isEventTime: Boolean = true
+}
+
+object TimeWindows {
+
+  /** Sorts by start and sweeps, covering every window that overlaps or touches the run. */
+  def mergeOverlapping(windows: Iterable[TimeWindow]): Seq[(TimeWindow, Seq[TimeWindow])] = {
+    val sorted = windows.toArray.sortBy(w => (w.start, w.end))
+    val out = Seq.newBuilder[(TimeWindow, Seq[TimeWindow])]
+    var i = 0
+    while (i < sorted.length) {
+      var cover = sorted(i)
+      val members = List.newBuilder[TimeWindow]
+      members += sorted(i)
+      var n = 1
+      var j = i + 1
+      while (j < sorted.length && cover.intersects(sorted(j))) {
+        cover = cover.cover(sorted(j))
+        members += sorted(j)
+        n += 1
+        j += 1
+      }
+      if (n > 1) out += ((cover, members.result()))
+      i = j
+    }
+    out.result()
+  }
+}

@@ -1,0 +1,241 @@
+package sparkwin.operator
+
+import sparkwin.core._
+import sparkwin.operator.store._
+
+import java.util.{ArrayList => JList}
+
+import sparkwin.core.agg.Accumulator
+import sparkwin.operator.store.StormState
+import sparkwin.core.timer.Timer
+import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows}
+
+/** Storm's event-time windowing (BaseWindowedBolt with a timestamp field), per key.
+  *
+  * Tuples queue in arrival order. When the watermark passes a window's end the queue is
+  * scanned in arrival order: a tuple beyond `end + lag` stops the scan, one within the lag
+  * waits for a later window, one too old for the window's length expires, the rest form the
+  * window `(end - length, end]`. Time slides advance window ends by the slide and, after an
+  * empty window, jump to the slide-aligned end of the next queued tuple; count slides fire
+  * at every `slide`-th tuple at or before the watermark. A tuple older than the watermark is
+  * late. Each window fires once (one ON_TIME, first and last pane).
+  *
+  * Unlike Storm, the first window end is the aligned end of the earliest tuple (Storm starts
+  * its search at time 0, which mistreats negative timestamps), and a count-length window that
+  * would repeat unchanged with no newer tuple queued is not re-emitted for every slide step.
+  */
+final class StormWindowOperator(
+    val spec: OperatorSpec,
+    storm: StormWindows,
+    backend: KeyedBackend,
+    output: Emitter
+) extends Operator
+    with EventTimeClocks {
+  private val aggregates = spec.aggregates.toArray
+  private val lag = storm.lag
+  private val onTime = PaneInfo(PaneTiming.OnTime, 0, isFirst = true, isLast = true)
+
+  val metrics = new OperatorMetrics
+
+  def processElement(record: Record, timestamp: Long): Unit = {
+    metrics.elementsIn += 1
+    if (timestamp < watermark) {
+      metrics.late(spec.lateOutput, output, backend.currentKey, record, timestamp)
+    } else {
+      val st = backend.state.stormState
+      st.queue.add(Element(timestamp, backend.retain(record)))
+      scheduleWake(st)
+    }
+    backend.stateTouched()
+  }
+
+  def advanceWatermark(wm: Long): Unit = {
+    // Equal watermarks still poll: on Spark every key of a batch sees the same watermark.
+    if (wm < watermark) return
+    watermark = wm
+    backend.fireDue(backend.eventTimers, wm) { _ =>
+      val st = backend.state.stormState
+      st.wakeAt = Long.MinValue
+      storm.slide match {
+        case StormSize.Duration(s) => slideByTime(st, s)
+        case StormSize.Count(s) => slideByCount(st, s)
+      }
+      scheduleWake(st)
+      backend.stateTouched()
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Trigger policies
+
+  /** WatermarkTimeTriggerPolicy: every window end up to the watermark, in order. */
+  private def slideByTime(st: StormState, slide: Long): Unit = {
+    var end = st.nextWindowEnd
+    if (end == Long.MinValue) {
+      val first = earliestAfter(st, Long.MinValue)
+      if (first == Long.MaxValue || first > watermark) return
+      end = alignUp(first, slide)
+    }
+    var going = true
+    while (going && end <= watermark) {
+      val window = contentsAt(st, end)
+      if (!window.isEmpty) {
+        if (isCountLength && window == st.previousWindow && earliestAfter(st, end) == Long.MaxValue)
+          going = false // it would only repeat until newer tuples arrive
+        else {
+          emit(end, window)
+          st.previousWindow = window
+          if (end > Long.MaxValue - slide) going = false else end += slide
+        }
+      } else {
+        st.previousWindow = java.util.Collections.emptyList()
+        val next = earliestAfter(st, end)
+        // Long.MaxValue: nothing queued after this end (the watermark may be +infinity).
+        if (next == Long.MaxValue || next > watermark) going = false
+        else end = alignUp(next, slide)
+      }
+    }
+    st.nextWindowEnd = end
+  }
+
+  /** WatermarkCountTriggerPolicy: a window at every `slide`-th tuple with a timestamp after the
+    * last window's reference and at or before the watermark (arrival order); its reference is
+    * the largest timestamp counted so far.
+    */
+  private def slideByCount(st: StormState, slide: Long): Unit = {
+    val refs = List.newBuilder[Long]
+    var n = 0L
+    var max = Long.MinValue
+    st.queue.forEach { e =>
+      if (e.timestamp > st.lastProcessed && e.timestamp <= watermark) {
+        n += 1
+        if (e.timestamp > max) max = e.timestamp
+        if (n % slide == 0) refs += max
+      }
+    }
+    for (ref <- refs.result()) {
+      val window = storm.length match {
+        case StormSize.Duration(len) => scanByTime(st, ref, len)
+        case StormSize.Count(len) =>
+          val w = scanByCount(st, ref, len, st.processedLast + slide)
+          st.processedLast = w.size
+          w
+      }
+      if (!window.isEmpty) emit(ref, window)
+      st.lastProcessed = ref
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Eviction policies
+
+  private def isCountLength: Boolean = storm.length.isInstanceOf[StormSize.Count]
+
+  private def contentsAt(st: StormState, end: Long): JList[Element] = storm.length match {
+    case StormSize.Duration(len) => scanByTime(st, end, len)
+    case StormSize.Count(len) =>
+      var atOrBefore = 0L
+      st.queue.forEach(e => if (e.timestamp <= end) atOrBefore += 1)
+      scanByCount(st, end, len, atOrBefore)
+  }
+
+  /** WatermarkTimeEvictionPolicy: `(end - length, end]`, scanning in arrival order. */
+  private def scanByTime(st: StormState, end: Long, length: Long): JList[Element] = {
+    val window = new JList[Element]()
+    val stopAfter = if (end > Long.MaxValue - lag) Long.MaxValue else end + lag
+    val expireAtOrBefore = if (end < Long.MinValue + length) Long.MinValue else end - length
+    val it = st.queue.iterator()
+    var scanning = true
+    while (scanning && it.hasNext) {
+      val e = it.next()
+      if (e.timestamp > stopAfter) scanning = false
+      else if (e.timestamp > end) () // within the lag: waits for a later window
+      else if (e.timestamp <= expireAtOrBefore) it.remove()
+      else window.add(e)
+    }
+    window
+  }
+
+  /** WatermarkCountEvictionPolicy: of the tuples at or before `ref`, the last `length` (in
+    * arrival order); older ones beyond the count expire.
+    */
+  private def scanByCount(st: StormState, ref: Long, length: Long, count: Long): JList[Element] = {
+    val window = new JList[Element]()
+    var current = count
+    val it = st.queue.iterator()
+    while (it.hasNext) {
+      val e = it.next()
+      if (e.timestamp <= ref && window.size < current) {
+        if (current > length) { current -= 1; it.remove() }
+        else window.add(e)
+      }
+    }
+    window
+  }
+
+  // ---------------------------------------------------------------------------------------
+
+  private def emit(end: Long, elements: JList[Element]): Unit = {
+    val start = storm.length match {
+      case StormSize.Duration(len) => end - len
+      case StormSize.Count(_) => Long.MinValue
+    }
+    val window = StormWindow(start, end)
+    metrics.panesFired += 1
+    spec.function match {
+      case WindowFunction.Aggregates(_) =>
+        val accs = Accumulator.fresh(aggregates)
+        elements.forEach { e =>
+          var i = 0
+          while (i < accs.length) { accs(i).add(e.record, e.timestamp); i += 1 }
+        }
+        output.emitResult(backend.currentKey, window, onTime, accs.map(_.result))
+      case WindowFunction.ProcessElements =>
+        output.emitElements(backend.currentKey, window, onTime, elements)
+    }
+  }
+
+  /** The smallest queued timestamp strictly after `t`, or Long.MaxValue. */
+  private def earliestAfter(st: StormState, t: Long): Long = {
+    var min = Long.MaxValue
+    st.queue.forEach(e => if (e.timestamp > t && e.timestamp < min) min = e.timestamp)
+    min
+  }
+
+  private def alignUp(t: Long, slide: Long): Long = {
+    val r = java.lang.Math.floorMod(t, slide)
+    if (r == 0) t else if (t > Long.MaxValue - (slide - r)) Long.MaxValue else t + (slide - r)
+  }
+
+  /** One timer per key brings it back when the watermark reaches its next possible window. */
+  private def scheduleWake(st: StormState): Unit = {
+    val next =
+      if (st.queue.isEmpty) Long.MinValue
+      else
+        storm.slide match {
+          case StormSize.Duration(s) =>
+            if (st.nextWindowEnd == Long.MinValue) alignUp(earliestAfter(st, Long.MinValue), s)
+            else if (st.nextWindowEnd > watermark) st.nextWindowEnd
+            else {
+              val after = earliestAfter(st, st.nextWindowEnd)
+              if (after == Long.MaxValue) Long.MinValue
+              else if (isCountLength) st.nextWindowEnd
+              else alignUp(after, s)
+            }
+          case StormSize.Count(s) =>
+            val candidates = new java.util.ArrayList[java.lang.Long]()
+            st.queue.forEach(e => if (e.timestamp > st.lastProcessed) candidates.add(e.timestamp))
+            if (candidates.size < s) Long.MinValue
+            else { candidates.sort(null); candidates.get((s - 1).toInt).longValue }
+        }
+    if (next != st.wakeAt) {
+      if (st.wakeAt != Long.MinValue)
+        backend.eventTimers.remove(Timer(st.wakeAt, backend.currentKeyId, GlobalWindow))
+      if (next != Long.MinValue) {
+        backend.eventTimers.add(Timer(next, backend.currentKeyId, GlobalWindow))
+        metrics.timersRegistered += 1
+      }
+      st.wakeAt = next
+    }
+  }
+}

@@ -1,0 +1,57 @@
+package sparkwin.operator.store
+
+import sparkwin.core._
+import sparkwin.operator._
+
+import sparkwin.operator.store.KeyState
+import sparkwin.core.timer.{Timer, TimerQueue}
+
+/** What the operator needs from a runtime: the current key, its state, and the timer queues
+  * that hold the current key's timers (one queue for all keys locally, one per key on Spark).
+  */
+trait KeyedBackend {
+  def currentKey: Any
+  def currentKeyId: Long
+
+  /** Makes the key of a firing timer current. */
+  def switchTo(keyId: Long): Unit
+
+  /** The current key's state, created on first use. */
+  def state: KeyState
+
+  /** Called after the operator changed the current key's state (drop it once empty). */
+  def stateTouched(): Unit
+
+  /** A record the operator keeps beyond the current call (element buffers). */
+  def retain(record: Record): Record
+
+  def eventTimers: TimerQueue
+  def processingTimers: TimerQueue
+
+  /** Fires every timer of `queue` due at `time`, in order, each with its key current; timers
+    * the handler registers that are due by then fire in the same pass.
+    */
+  final def fireDue(queue: TimerQueue, time: Long)(onTimer: Timer => Unit): Unit = {
+    var t = queue.pollDue(time)
+    while (t != null) {
+      switchTo(t.keyId)
+      onTimer(t)
+      t = queue.pollDue(time)
+    }
+  }
+}
+
+/** A backend that holds every key in one process, with ids 0, 1, 2... in order of first sight
+  * (the local runtime's), so an operator may lay state out by key id.
+  */
+trait DenseKeyedBackend extends KeyedBackend {
+
+  /** Counts state an operator keeps in its own layout with the backend's. */
+  def hold(state: HeldState): Unit
+}
+
+/** State an operator keeps outside the per-key states ([[PackedSlicingOperator]]). */
+trait HeldState {
+  def numHeldEntries: Int
+  def numHeldKeys: Int
+}

@@ -1,0 +1,279 @@
+package sparkwin.plan
+
+import sparkwin.plan._
+import sparkwin.runtime.spark._
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import org.apache.spark.sql.types._
+
+import sparkwin.core.agg.{Aggregate, NumericKind}
+import sparkwin.operator.{AccumulationMode, OperatorSpec, WindowFunction}
+import sparkwin.core.evictor.{CountEvictor, DeltaEvictor, Evictor, TimeEvictor}
+import sparkwin.core.time.WatermarkStrategy
+import sparkwin.core.trigger._
+import sparkwin.core.window._
+
+/** A decoded pipeline plan (docs/plan.md): the engine's spec and what the runtimes need
+  * around it. Decoding builds fresh trigger instances, so each decode gives an independent spec.
+  */
+final case class Plan(
+    json: String,
+    inputSchema: StructType,
+    timestampColumn: Int,
+    keyColumns: IndexedSeq[Int],
+    watermark: Option[WatermarkStrategy],
+    arrivalColumn: Option[Int],
+    channelColumn: Option[Int],
+    spec: OperatorSpec,
+    lateOutputTag: Option[String],
+    aggregateFields: IndexedSeq[StructField],
+    processSchema: Option[StructType]
+) {
+  def keyFields: IndexedSeq[StructField] = keyColumns.map(inputSchema.fields(_))
+  def timestampIsLong: Boolean = inputSchema.fields(timestampColumn).dataType == LongType
+  def isProcess: Boolean = processSchema.isDefined
+  def timestampName: String = inputSchema.fields(timestampColumn).name
+}
+
+/** Thrown for a plan the JVM cannot accept; Python checks first, so this is a second line. */
+final class PlanException(message: String) extends IllegalArgumentException(message)
+
+object PlanDecoder {
+  private val mapper = new ObjectMapper()
+  val SupportedVersion = 1
+
+  def decode(json: String): Plan = {
+    val root = mapper.readTree(json)
+    val version = int(root, "planVersion")
+    if (version != SupportedVersion)
+      throw new PlanException(
+        s"plan version $version is not supported by this jar (it reads version $SupportedVersion)"
+      )
+    val schema = DataType.fromJson(mapper.writeValueAsString(root.get("inputSchema"))) match {
+      case s: StructType => s
+      case other => throw new PlanException(s"inputSchema must be a struct, got $other")
+    }
+    val columns = new Columns(schema)
+    val ts = columns.index(str(root, "timestamp"), "timestamp")
+    schema.fields(ts).dataType match {
+      case TimestampType | LongType =>
+      case other =>
+        throw new PlanException(s"timestamp column must be a timestamp or a long, got $other")
+    }
+    val keys = root.get("keys").elements().asScala.map(k => columns.index(k.asText, "keys")).toIndexedSeq
+    val watermark = optional(root, "watermark").map(decodeWatermark(_, columns))
+    val assigner = decodeAssigner(root.get("assigner"), columns)
+    val trigger = optional(root, "trigger")
+      .map(decodeTrigger(_, columns))
+      .getOrElse(DefaultTrigger.forAssigner(assigner))
+    val evictor = optional(root, "evictor").map(decodeEvictor(_, columns))
+    val fn = root.get("function")
+    val (function, aggFields, processSchema) = str(fn, "kind") match {
+      case "aggregate" =>
+        val aggs = fn.get("aggregates").elements().asScala.map(decodeAggregate(_, columns)).toIndexedSeq
+        (WindowFunction.Aggregates(aggs.map(_._1)), aggs.map(_._2), None)
+      case "process" =>
+        val out =
+          DataType.fromJson(mapper.writeValueAsString(fn.get("outputSchema"))).asInstanceOf[StructType]
+        (WindowFunction.ProcessElements, IndexedSeq.empty, Some(out))
+      case other => throw new PlanException(s"unknown function kind '$other'")
+    }
+    val mode = str(root, "accumulationMode") match {
+      case "accumulating" => AccumulationMode.Accumulating
+      case "discarding" => AccumulationMode.Discarding
+      case other => throw new PlanException(s"unknown accumulationMode '$other'")
+    }
+    val lateTag = optional(root, "lateOutputTag").map(_.asText)
+    val spec =
+      try
+        OperatorSpec(
+          assigner,
+          trigger,
+          evictor,
+          long(root, "allowedLatenessMs"),
+          lateTag.isDefined,
+          function,
+          mode
+        )
+      catch { case e: IllegalArgumentException => throw new PlanException(e.getMessage) }
+    Plan(
+      json,
+      schema,
+      ts,
+      keys,
+      watermark,
+      optional(root, "arrival").map(n => columns.index(n.asText, "arrival")),
+      optional(root, "channel").map(n => columns.index(n.asText, "channel")),
+      spec,
+      lateTag,
+      aggFields,
+      processSchema
+    )
+  }
+
+  private final class Columns(schema: StructType) {
+    private val byName = schema.fields.map(_.name).zipWithIndex.toMap
+    def index(name: String, param: String): Int =
+      byName.getOrElse(
+        name,
+        throw new PlanException(
+          s"$param: no column '$name'; the input has ${schema.fieldNames.mkString(", ")}"
+        )
+      )
+    def field(i: Int): StructField = schema.fields(i)
+  }
+
+  private def decodeWatermark(n: JsonNode, columns: Columns): WatermarkStrategy = {
+    val idle = optional(n, "idleTimeoutMs").map(_.asLong)
+    val interval = long(n, "intervalMs")
+    val kind = str(n, "kind") match {
+      case "boundedOutOfOrderness" => WatermarkStrategy.BoundedOutOfOrderness(long(n, "boundMs"))
+      case "punctuated" =>
+        WatermarkStrategy.Punctuated(
+          columns.index(str(n, "markerColumn"), "markerColumn"),
+          long(n, "boundMs")
+        )
+      case "stormLag" => WatermarkStrategy.StormLag(long(n, "lagMs"))
+      case other => throw new PlanException(s"unknown watermark kind '$other'")
+    }
+    WatermarkStrategy(kind, idle, interval)
+  }
+
+  private def decodeAssigner(n: JsonNode, columns: Columns): WindowAssigner =
+    guard {
+      str(n, "kind") match {
+        case "tumbling" =>
+          TumblingWindows(long(n, "sizeMs"), long(n, "offsetMs"), bool(n, "eventTime"))
+        case "sliding" =>
+          SlidingWindows(long(n, "sizeMs"), long(n, "slideMs"), long(n, "offsetMs"), bool(n, "eventTime"))
+        case "session" =>
+          val gapColumn = optional(n, "gapColumn").map(c => columns.index(c.asText, "gapColumn"))
+          SessionWindows(
+            optional(n, "gapMs").map(_.asLong).getOrElse(0L),
+            gapColumn.getOrElse(-1),
+            bool(n, "eventTime")
+          )
+        case "global" => GlobalWindows
+        case "storm" =>
+          val length = stormSize(n.get("length"))
+          val slide = optional(n, "slide").map(stormSize).getOrElse(length)
+          StormWindows(length, slide, long(n, "lagMs"))
+        case other => throw new PlanException(s"unknown assigner kind '$other'")
+      }
+    }
+
+  private def stormSize(n: JsonNode): StormSize =
+    if (n.has("count")) StormSize.Count(long(n, "count"))
+    else StormSize.Duration(long(n, "durationMs"))
+
+  private def decodeTrigger(n: JsonNode, columns: Columns): Trigger = guard {
+    def nested(field: String) = decodeTrigger(n.get(field), columns)
+    def list(field: String) = n.get(field).elements().asScala.map(decodeTrigger(_, columns)).toSeq
+    str(n, "kind") match {
+      case "eventTime" => EventTimeTrigger
+      case "processingTime" => ProcessingTimeTrigger
+      case "never" => NeverTrigger
+      case "count" => CountTrigger(long(n, "count"))
+      case "continuousEventTime" => ContinuousEventTimeTrigger(long(n, "intervalMs"))
+      case "continuousProcessingTime" => ContinuousProcessingTimeTrigger(long(n, "intervalMs"))
+      case "delta" => DeltaTrigger(n.get("threshold").asDouble, delta(n, columns))
+      case "purging" => PurgingTrigger(nested("nested"))
+      case "processingTimeout" =>
+        ProcessingTimeoutTrigger(
+          nested("nested"),
+          long(n, "timeoutMs"),
+          bool(n, "resetTimerOnNewRecord"),
+          bool(n, "shouldClearOnTimeout")
+        )
+      case "afterWatermark" =>
+        AfterWatermark(
+          optional(n, "early").map(decodeTrigger(_, columns)),
+          optional(n, "late").map(decodeTrigger(_, columns))
+        )
+      case "afterProcessingTime" => AfterProcessingTime(long(n, "delayMs"))
+      case "afterPane" => AfterPane(long(n, "count"))
+      case "repeatedly" => Repeatedly(nested("nested"))
+      case "afterEach" => AfterEach(list("triggers"))
+      case "afterFirst" => AfterFirst(list("triggers"))
+      case "afterAll" => AfterAll(list("triggers"))
+      case "orFinally" => OrFinally(nested("main"), nested("until"))
+      case other => throw new PlanException(s"unknown trigger kind '$other'")
+    }
+  }
+
+  private def decodeEvictor(n: JsonNode, columns: Columns): Evictor = guard {
+    val after = bool(n, "doEvictAfter")
+    str(n, "kind") match {
+      case "count" => CountEvictor(long(n, "maxCount"), after)
+      case "time" => TimeEvictor(long(n, "windowSizeMs"), after)
+      case "delta" => DeltaEvictor(n.get("threshold").asDouble, delta(n, columns), after)
+      case other => throw new PlanException(s"unknown evictor kind '$other'")
+    }
+  }
+
+  private def delta(n: JsonNode, columns: Columns): DeltaFunction =
+    DeltaFunction(n.get("columns").elements().asScala.map(c => columns.index(c.asText, "columns")).toSeq)
+
+  /** An aggregate and the output field it produces (name, Spark type). */
+  private def decodeAggregate(n: JsonNode, columns: Columns): (Aggregate, StructField) = {
+    val alias = str(n, "alias")
+    val fn = str(n, "fn")
+    val col = optional(n, "column").map(c => columns.index(c.asText, s"aggregate $alias"))
+    def input = col.getOrElse(throw new PlanException(s"aggregate $alias ($fn) needs a column"))
+    def inType = columns.field(input).dataType
+    def numeric(): NumericKind = inType match {
+      case ByteType | ShortType | IntegerType | LongType => NumericKind.Integral
+      case FloatType | DoubleType => NumericKind.Fractional
+      case _: DecimalType => NumericKind.Decimal
+      case other => throw new PlanException(s"aggregate $alias: $fn needs a numeric column, got $other")
+    }
+    fn match {
+      case "count" =>
+        (Aggregate.Count(alias, col.getOrElse(-1)), StructField(alias, LongType, nullable = false))
+      case "sum" =>
+        val kind = numeric()
+        val out = kind match {
+          case NumericKind.Integral => LongType
+          case NumericKind.Fractional => DoubleType
+          case NumericKind.Decimal =>
+            val d = inType.asInstanceOf[DecimalType]
+            DecimalType(math.min(d.precision + 10, DecimalType.MAX_PRECISION), d.scale)
+        }
+        (Aggregate.Sum(alias, input, kind), StructField(alias, out))
+      case "avg" => numeric(); (Aggregate.Avg(alias, input), StructField(alias, DoubleType))
+      case "min" => (Aggregate.Min(alias, input), StructField(alias, inType))
+      case "max" => (Aggregate.Max(alias, input), StructField(alias, inType))
+      case "first" => (Aggregate.First(alias, input), StructField(alias, inType))
+      case "last" => (Aggregate.Last(alias, input), StructField(alias, inType))
+      case "collectList" =>
+        (
+          Aggregate.CollectList(alias, input),
+          StructField(alias, ArrayType(inType, containsNull = false), nullable = false)
+        )
+      case "collectSet" =>
+        (
+          Aggregate.CollectSet(alias, input),
+          StructField(alias, ArrayType(inType, containsNull = false), nullable = false)
+        )
+      case other => throw new PlanException(s"unknown aggregate '$other'")
+    }
+  }
+
+  private def guard[A](body: => A): A =
+    try body
+    catch {
+      case e: PlanException => throw e
+      case e: IllegalArgumentException => throw new PlanException(e.getMessage)
+    }
+
+  private def optional(n: JsonNode, field: String): Option[JsonNode] =
+    Option(n.get(field)).filterNot(_.isNull)
+  private def str(n: JsonNode, field: String): String = required(n, field).asText
+  private def long(n: JsonNode, field: String): Long = required(n, field).asLong
+  private def int(n: JsonNode, field: String): Int = required(n, field).asInt
+  private def bool(n: JsonNode, field: String): Boolean = required(n, field).asBoolean
+  private def required(n: JsonNode, field: String): JsonNode =
+    optional(n, field).getOrElse(throw new PlanException(s"the plan lacks '$field' in $n"))
+}

@@ -1,0 +1,54 @@
+package sparkwin.plan
+
+import sparkwin.plan._
+import sparkwin.runtime.spark._
+import sparkwin.runtime.harness.Harness
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.spark.sql.{DataFrame, Dataset, Row}
+
+import sparkwin.BuildInfo
+
+/** The one object Python reaches through Py4J (`jvm.sparkwin.plan.PythonEntryPoint`).
+  *
+  * Every method takes and returns Py4J-friendly values (strings, numbers, Java Datasets), so
+  * the Python side stays a thin wrapper.
+  */
+object PythonEntryPoint {
+  private val mapper = new ObjectMapper()
+
+  /** The jar's version; Python refuses to run against a jar of another version. */
+  def version(): String = BuildInfo.version
+
+  /** The Spark version the jar was compiled against. */
+  def sparkVersion(): String = BuildInfo.sparkVersion
+
+  /** Checks a plan and returns its output schemas as JSON: {"result", "pane", "errors",
+    * "union"} (Spark schema JSON each) plus "timerDomains".
+    */
+  def describe(planJson: String, java8Time: Boolean): String = {
+    val plan = PlanDecoder.decode(planJson)
+    val layout = new OutputLayout(plan, java8Time)
+    val node = mapper.createObjectNode()
+    node.set("result", mapper.readTree(layout.resultSchema.json))
+    node.set("pane", mapper.readTree(layout.paneSchema.json))
+    node.set("errors", mapper.readTree(layout.errorsSchema.json))
+    node.set("union", mapper.readTree(layout.unionSchema.json))
+    node.put("timerDomains", SparkRuntime.timerDomains(plan).toString)
+    mapper.writeValueAsString(node)
+  }
+
+  /** Runs the plan on `df` (streaming or bounded); the union of all outputs
+    * (see [[OutputLayout]]).
+    */
+  def windowed(df: Dataset[Row], planJson: String): DataFrame =
+    SparkRuntime.windowed(df.toDF(), PlanDecoder.decode(planJson))
+
+  /** Replays a bounded DataFrame with live-stream semantics (see [[ReplayRuntime]]). */
+  def replay(df: Dataset[Row], planJson: String, endOfInput: Boolean): ReplayHandle =
+    ReplayRuntime.replay(df.toDF(), PlanDecoder.decode(planJson), endOfInput)
+
+  /** A test harness for the plan (sparkwin.testing.WindowHarness). */
+  def harness(planJson: String, channels: Int, generateWatermarks: Boolean): Harness =
+    new Harness(planJson, channels, generateWatermarks)
+}

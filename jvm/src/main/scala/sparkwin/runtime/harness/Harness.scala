@@ -1,0 +1,186 @@
+package sparkwin.runtime.harness
+
+import sparkwin.plan._
+import sparkwin.runtime.spark._
+
+import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import org.apache.spark.sql.types._
+
+import sparkwin.core._
+import sparkwin.operator._
+import sparkwin.operator.store._
+import sparkwin.runtime.local.LocalRunner
+import sparkwin.core.window.{GlobalWindow, StormWindow, TimeWindow, Window}
+
+/** The test harness behind `sparkwin.testing.WindowHarness`: the engine Spark runs, driven by
+  * hand through a [[LocalRunner]] (channels, valve, watermarks, processing time), with rows
+  * going in and out as JSON.
+  *
+  * Values: timestamps are epoch milliseconds, dates are days since the epoch, decimals are
+  * strings; everything else is plain JSON.
+  */
+final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean) {
+  private val mapper = new ObjectMapper()
+  private val plan = PlanDecoder.decode(planJson)
+  private val schema = plan.inputSchema
+  private val out = new HarnessOutput
+  private val runner = new LocalRunner(
+    plan.spec,
+    r => plan.keyColumns.map(r.get).toVector,
+    channels,
+    if (generateWatermarks) plan.watermark else None,
+    out
+  )
+
+  /** Processes one element; `row` is a JSON object of column values. */
+  def processElement(row: String, channel: Int): Unit = {
+    val record = new ArrayRecord(Harness.fromJson(mapper.readTree(row), schema))
+    if (record.isNullAt(plan.timestampColumn)) out.errors += ((record, "the timestamp is null"))
+    else {
+      try runner.processElement(record, Values.toMillis(record.get(plan.timestampColumn)), channel)
+      catch { case e: RecordError => out.errors += ((record, e.getMessage)) }
+    }
+  }
+
+  def processWatermark(watermark: Long, channel: Int): Unit = runner.processWatermark(watermark, channel)
+  def markIdle(channel: Int): Unit = runner.markIdle(channel)
+  def markActive(channel: Int): Unit = runner.markActive(channel)
+  def setProcessingTime(time: Long): Unit = runner.setProcessingTime(time)
+  def endOfInput(): Unit = runner.endOfInput()
+  def currentWatermark(): Long = runner.currentWatermark
+  def currentProcessingTime(): Long = runner.currentProcessingTime
+  def numStateEntries(): Int = runner.numStateEntries
+  def numLateRecordsDropped(): Long = runner.operator.metrics.droppedLate
+  def metrics(): String = mapper.writeValueAsString(runner.operator.metrics.asMap.asJava)
+
+  /** Results since the last call, in emission order: JSON list of objects. For process
+    * pipelines each entry is {"pane": {...}, "elements": [...]}.
+    */
+  def extractOutput(): String = {
+    val items = out.results.toList
+    out.results.clear()
+    mapper.writeValueAsString(items.asJava)
+  }
+
+  /** A side output's rows since the last call: "late" (or the plan's tag) or "errors". */
+  def extractSideOutput(tag: String): String = {
+    val rows: Seq[java.util.Map[String, Any]] =
+      if (plan.lateOutputTag.contains(tag)) {
+        val r = out.late.toList.map(rec => rowMap(rec, schema)); out.late.clear(); r
+      } else if (tag == "errors") {
+        val r = out.errors.toList.map { case (rec, msg) =>
+          val m = rowMap(rec, schema); m.put("error", msg); m
+        }
+        out.errors.clear(); r
+      } else
+        throw new IllegalArgumentException(
+          s"no side output '$tag': this pipeline has ${(plan.lateOutputTag.toSeq :+ "errors").mkString(", ")}"
+        )
+    mapper.writeValueAsString(rows.asJava)
+  }
+
+  private def rowMap(r: Record, s: StructType): java.util.Map[String, Any] = {
+    val m = new java.util.LinkedHashMap[String, Any]()
+    s.fields.indices.foreach(i => m.put(s.fields(i).name, Harness.toJson(r.get(i))))
+    m
+  }
+
+  private final class HarnessOutput extends Emitter {
+    val results = ArrayBuffer.empty[java.util.Map[String, Any]]
+    val late = ArrayBuffer.empty[Record]
+    val errors = ArrayBuffer.empty[(Record, String)]
+
+    private def head(key: Any, window: Window, pane: PaneInfo): java.util.LinkedHashMap[String, Any] = {
+      val m = new java.util.LinkedHashMap[String, Any]()
+      val keys = key.asInstanceOf[Vector[Any]]
+      plan.keyFields.zip(keys).foreach { case (f, v) => m.put(f.name, Harness.toJson(v)) }
+      val (start, end) = window match {
+        case t: TimeWindow => (t.start: Any, t.end: Any)
+        case s: StormWindow => (if (s.hasStart) s.start else null, s.end: Any)
+        case GlobalWindow => (null, null)
+      }
+      m.put("window_start", start)
+      m.put("window_end", end)
+      m
+    }
+
+    private def paneFields(m: java.util.Map[String, Any], pane: PaneInfo): Unit = {
+      m.put("pane_timing", pane.timing.name)
+      m.put("pane_index", pane.index)
+      m.put("pane_is_first", pane.isFirst)
+      m.put("pane_is_last", pane.isLast)
+    }
+
+    def emitResult(key: Any, window: Window, pane: PaneInfo, values: Array[Any]): Unit = {
+      val m = head(key, window, pane)
+      plan.aggregateFields.zip(values).foreach { case (f, v) => m.put(f.name, Harness.toJson(v)) }
+      paneFields(m, pane)
+      results += m
+    }
+
+    def emitElements(key: Any, window: Window, pane: PaneInfo, elements: java.util.List[Element]): Unit = {
+      val info = head(key, window, pane)
+      paneFields(info, pane)
+      val entry = new java.util.LinkedHashMap[String, Any]()
+      entry.put("pane", info)
+      val rows = new java.util.ArrayList[Any]()
+      elements.forEach(e => rows.add(rowMap(e.record, schema)))
+      entry.put("elements", rows)
+      results += entry
+    }
+
+    def emitLate(key: Any, record: Record, timestamp: Long): Unit = late += record
+  }
+}
+
+object Harness {
+
+  /** JSON input to the Java values a Spark Row of `schema` would hold. */
+  def fromJson(node: JsonNode, schema: StructType): Array[Any] = {
+    val known = schema.fieldNames.toSet
+    node.fieldNames().asScala.foreach { n =>
+      if (!known(n))
+        throw new IllegalArgumentException(
+          s"unknown column '$n'; the pipeline's input has ${schema.fieldNames.mkString(", ")}"
+        )
+    }
+    schema.fields.map(f => value(node.get(f.name), f.dataType, f.name))
+  }
+
+  private def value(n: JsonNode, t: DataType, name: String): Any =
+    if (n == null || n.isNull) null
+    else
+      t match {
+        case TimestampType | TimestampNTZType => new java.sql.Timestamp(n.asLong)
+        case DateType => java.sql.Date.valueOf(java.time.LocalDate.ofEpochDay(n.asLong))
+        case LongType => n.asLong
+        case IntegerType => n.asInt
+        case ShortType => n.asInt.toShort
+        case ByteType => n.asInt.toByte
+        case DoubleType => n.asDouble
+        case FloatType => n.asDouble.toFloat
+        case BooleanType => n.asBoolean
+        case StringType => n.asText
+        case _: DecimalType => new java.math.BigDecimal(n.asText)
+        case a: ArrayType => n.elements().asScala.map(value(_, a.elementType, name)).toSeq
+        case s: StructType => new ArrayRecord(fromJson(n, s))
+        case other =>
+          throw new IllegalArgumentException(s"the harness cannot take column '$name' of type $other")
+      }
+
+  /** An engine value as plain JSON (see the class comment). */
+  def toJson(v: Any): Any = v match {
+    case null => null
+    case t: java.sql.Timestamp => t.getTime
+    case i: java.time.Instant => i.toEpochMilli
+    case d: java.sql.Date => d.toLocalDate.toEpochDay
+    case d: java.time.LocalDate => d.toEpochDay
+    case d: java.math.BigDecimal => d.toPlainString
+    case r: Record => r.toArray.map(toJson).toSeq.asJava
+    case s: scala.collection.Seq[_] => s.map(toJson).asJava
+    case other => other
+  }
+}

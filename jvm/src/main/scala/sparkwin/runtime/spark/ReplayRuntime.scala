@@ -1,0 +1,233 @@
+package sparkwin.runtime.spark
+
+import sparkwin.plan._
+import sparkwin.runtime.spark._
+
+import org.apache.spark.sql.{DataFrame, Encoders, Row}
+import org.apache.spark.sql.functions.{broadcast, col, monotonically_increasing_id, unix_millis}
+import org.apache.spark.sql.types._
+import org.apache.spark.storage.StorageLevel
+
+import sparkwin.operator.Operator
+import sparkwin.core.RecordError
+import sparkwin.runtime.local._
+import sparkwin.core.time.WatermarkStrategy
+
+/** A replay's result: the union of all outputs (results carry `fired_at`), the watermark
+  * timeline, and what the first pass cost. `unpersist()` releases the cached input.
+  */
+final class ReplayHandle(
+    val union: DataFrame,
+    val timeline: WatermarkTimeline,
+    val watermarkPassMillis: Long,
+    val channelValues: Array[String],
+    prepared: DataFrame
+) {
+  def timelineSize(): Int = timeline.size
+  def timelineTimes(): Array[Long] = timeline.positions.map(_.time)
+  def timelineWatermarks(): Array[Long] = timeline.watermarks
+  def unpersist(): Unit = prepared.unpersist()
+}
+
+/** Replaying a bounded DataFrame as the live stream that delivered it would have run.
+  *
+  * Pass 1 (parallel, then on the driver): each channel's elements, summarised per periodic
+  * tick of arrival time, go through the watermark strategy's generators and the valve,
+  * giving a monotone watermark timeline. Pass 2 (parallel across keys): each key's elements in
+  * arrival order run through the engine with event time following the timeline and processing
+  * time following arrival (see [[ReplayDriver]]).
+  */
+object ReplayRuntime {
+  private val Arrival = "__sw_arrival"
+  private val Ordinal = "__sw_ordinal"
+  private val Channel = "__sw_channel"
+
+  private val SummarySchema = StructType(
+    Seq(
+      StructField("channel", IntegerType),
+      StructField("bucket", LongType),
+      StructField("first", ArrayType(LongType)),
+      StructField("lastArrival", LongType),
+      StructField("maxTimestamp", LongType),
+      StructField("markers", ArrayType(ArrayType(LongType)))
+    )
+  )
+
+  def replay(df: DataFrame, plan: Plan, endOfInput: Boolean): ReplayHandle = {
+    val arrivalIdx = plan.arrivalColumn.getOrElse(
+      throw new PlanException("replay needs an arrival column: sw.stream(df, ..., arrival=\"column\")")
+    )
+    val arrivalField = plan.inputSchema.fields(arrivalIdx)
+    val strategy = plan.watermark.getOrElse(
+      throw new PlanException("replay needs a watermark strategy: sw.stream(df, ..., watermark=...)")
+    )
+    val spark = df.sparkSession
+    val java8 = spark.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
+    val firedAtType = if (arrivalField.dataType == TimestampType) TimestampType else LongType
+    val layout = new OutputLayout(plan, java8, Some(firedAtType))
+
+    val arrivalMs = arrivalField.dataType match {
+      case TimestampType => unix_millis(col(s"`${arrivalField.name}`"))
+      case _ => col(s"`${arrivalField.name}`").cast(LongType)
+    }
+    // Channels: the distinct values, sorted, numbered from 0.
+    val (withChannel, channelValues) = plan.channelColumn match {
+      case None => (df.withColumn(Channel, org.apache.spark.sql.functions.lit(0)), Array("0"))
+      case Some(c) =>
+        val name = plan.inputSchema.fields(c).name
+        val values = df
+          .select(col(s"`$name`"))
+          .where(col(s"`$name`").isNotNull)
+          .distinct()
+          .orderBy(col(s"`$name`"))
+          .collect()
+        val mapping = spark.createDataFrame(
+          java.util.Arrays.asList(values.zipWithIndex.map { case (r, i) => Row(r.get(0), i) }: _*),
+          StructType(
+            Seq(
+              StructField("__sw_value", plan.inputSchema.fields(c).dataType),
+              StructField(Channel, IntegerType)
+            )
+          )
+        )
+        (
+          df.join(broadcast(mapping), df.col(s"`$name`") <=> mapping.col("__sw_value"), "left")
+            .drop("__sw_value"),
+          values.map(r => String.valueOf(r.get(0)))
+        )
+    }
+    val inputCols = plan.inputSchema.fields.map(f => col(s"`${f.name}`"))
+    val prepared = withChannel
+      .select(
+        (inputCols ++ Seq(
+          arrivalMs.as(Arrival),
+          col(Channel),
+          monotonically_increasing_id().as(Ordinal)
+        )).toIndexedSeq: _*
+      )
+      .persist(StorageLevel.MEMORY_AND_DISK)
+    val n = plan.inputSchema.length // arrival, channel, ordinal follow the input's columns
+
+    // Pass 1.
+    val started = System.nanoTime()
+    val ts = plan.timestampColumn
+    val marker = strategy.kind match {
+      case WatermarkStrategy.Punctuated(c, _) => c
+      case _ => -1
+    }
+    val interval = strategy.interval
+    val summaries = prepared
+      .where(col(s"`${plan.timestampName}`").isNotNull && col(Arrival).isNotNull && col(Channel).isNotNull)
+      .groupByKey(r => (r.getInt(n + 1), Activity.bucket(r.getLong(n), interval)))(
+        Encoders.tuple(Encoders.scalaInt, Encoders.scalaLong)
+      )
+      .mapGroups { (group: (Int, Long), rows: Iterator[Row]) =>
+        val (channel, bucket) = group
+        val s = Activity.summarize(
+          channel,
+          bucket,
+          rows.map { r =>
+            val pos = Position.element(r.getLong(n), channel, r.getLong(n + 2))
+            (pos, Rows.millis(r.get(ts)), marker >= 0 && !r.isNullAt(marker) && r.getBoolean(marker))
+          }
+        )
+        def p(x: Position) = Seq(x.time, x.channel.toLong, x.ordinal)
+        Row(
+          s.channel,
+          s.bucket,
+          p(s.first),
+          s.lastArrival,
+          s.maxTimestamp,
+          s.markers.map { case (pos, _, max) => p(pos) :+ max }
+        )
+      }(Encoders.row(SummarySchema))
+      .collect()
+      .map { r =>
+        def pos(s: scala.collection.Seq[Long]) = Position.element(s(0), s(1).toInt, s(2))
+        val markers = r.getSeq[scala.collection.Seq[Long]](5).map(m => (pos(m), m(0), m(3)))
+        BucketSummary(
+          r.getInt(0),
+          r.getLong(1),
+          pos(r.getSeq[Long](2)),
+          r.getLong(3),
+          r.getLong(4),
+          markers.toSeq
+        )
+      }
+    val punctuated = marker >= 0
+    val timeline = WatermarkTimeline.compute(
+      strategy,
+      channelValues.length,
+      Activity.merge(summaries.toSeq, punctuated),
+      0L
+    )
+    val lastArrival = if (summaries.isEmpty) Long.MinValue else summaries.map(_.lastArrival).max
+    val passMillis = (System.nanoTime() - started) / 1000000
+
+    // Pass 2.
+    val shared = spark.sparkContext.broadcast(timeline)
+    val planJson = plan.json
+    val keySchema =
+      if (plan.keyColumns.isEmpty) StructType(Seq(StructField("__sw_all", IntegerType)))
+      else StructType(plan.keyFields)
+    val keys =
+      if (plan.keyColumns.isEmpty) Seq(org.apache.spark.sql.functions.lit(0).as("__sw_all"))
+      else plan.keyFields.map(f => col(s"`${f.name}`"))
+    val union = prepared
+      .groupBy(keys: _*)
+      .as[Row, Row](Encoders.row(keySchema), Encoders.row(prepared.schema))
+      .flatMapGroups { (key: Row, rows: Iterator[Row]) =>
+        replayKey(
+          PlanDecoder.decode(planJson),
+          java8,
+          firedAtType,
+          shared.value,
+          lastArrival,
+          endOfInput,
+          key,
+          rows
+        )
+      }(Encoders.row(layout.unionSchema))
+    new ReplayHandle(union, timeline, passMillis, channelValues, prepared)
+  }
+
+  private def replayKey(
+      plan: Plan,
+      java8: Boolean,
+      firedAtType: DataType,
+      timeline: WatermarkTimeline,
+      lastArrival: Long,
+      endOfInput: Boolean,
+      key: Row,
+      rows: Iterator[Row]
+  ): Iterator[Row] = {
+    val n = plan.inputSchema.length
+    val layout = new OutputLayout(plan, java8, Some(firedAtType))
+    val clock = new ReplayDriver.Clock
+    val collector = new RowCollector(layout, () => clock.firedAt)
+    val backend = new LocalBackend
+    val operator = Operator(plan.spec, backend, collector)
+    val ts = plan.timestampColumn
+    val valid = Array.newBuilder[(Position, org.apache.spark.sql.Row, Long)]
+    rows.foreach { r =>
+      val input = new RowRecord(Row.fromSeq(r.toSeq.take(n)))
+      if (r.isNullAt(ts)) collector.emitError(input, "the timestamp is null")
+      else if (r.isNullAt(n)) collector.emitError(input, "the arrival is null")
+      else if (r.isNullAt(n + 1)) collector.emitError(input, "the channel is null")
+      else
+        valid += ((
+          Position.element(r.getLong(n), r.getInt(n + 1), r.getLong(n + 2)),
+          r,
+          Rows.millis(r.get(ts))
+        ))
+    }
+    val elements = valid.result().sortBy(_._1).iterator.map { case (p, r, t) =>
+      (p, new RowRecord(Row.fromSeq(r.toSeq.take(n))): sparkwin.core.Record, t)
+    }
+    ReplayDriver.run(operator, backend, key, timeline, elements, lastArrival, clock, collector.emitError)
+    if (endOfInput) operator.advanceWatermark(Long.MaxValue)
+    val m = OutputLayout.metricValues(operator.metrics)
+    if (m.exists(_ != 0)) collector.addMetrics(m)
+    collector.drain()
+  }
+}

@@ -1,0 +1,51 @@
+package sparkwin.runtime.spark
+
+import sparkwin.plan._
+import sparkwin.runtime.spark._
+
+import sparkwin.core.{ArrayRecord, Record}
+import sparkwin.operator.store.KeyedBackend
+import sparkwin.operator.store.{KeyState, KeyStateCodec}
+import sparkwin.core.timer.TimerQueue
+
+/** The engine's backend inside a Spark stateful processor: one key at a time, its whole state
+  * loaded from one state-store value when the key is woken and written back once after, so
+  * state-store traffic grows with keys touched, not events.
+  */
+final class SparkKeyBackend(codec: KeyStateCodec) extends KeyedBackend {
+  private var key: Any = _
+  private var stored: codec.Stored = _
+  private var loaded: Array[Byte] = _ // the bytes read, to skip writing back an unchanged state
+
+  /** Makes `k` current with its stored state (null: a fresh one). */
+  def load(k: Any, bytes: Array[Byte]): Unit = {
+    key = k
+    loaded = bytes
+    stored = if (loaded != null) codec.decode(loaded) else codec.empty()
+  }
+
+  /** Writes the key's state back with `write`, if it changed; an empty state is removed with
+    * `remove`.
+    */
+  def save(write: Array[Byte] => Unit, remove: () => Unit): Unit =
+    if (isEmpty) { if (loaded != null) remove() }
+    else {
+      val bytes = codec.encode(stored)
+      if (loaded == null || !java.util.Arrays.equals(bytes, loaded)) write(bytes)
+    }
+
+  def isEmpty: Boolean =
+    stored.state.isEmpty && stored.eventTimers.isEmpty && stored.processingTimers.isEmpty
+
+  def currentKey: Any = key
+  def currentKeyId: Long = 0L
+  def switchTo(keyId: Long): Unit = ()
+  def state: KeyState = stored.state
+  def stateTouched(): Unit = ()
+  def retain(record: Record): Record = record match {
+    case r: RowRecord => new ArrayRecord(Rows.toEngine(r.row))
+    case other => other
+  }
+  def eventTimers: TimerQueue = stored.eventTimers
+  def processingTimers: TimerQueue = stored.processingTimers
+}

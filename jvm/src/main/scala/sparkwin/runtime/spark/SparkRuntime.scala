@@ -1,0 +1,231 @@
+package sparkwin.runtime.spark
+
+import sparkwin.plan._
+import sparkwin.runtime.spark._
+
+import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
+import org.apache.spark.sql.functions.{col, element_at, hash, lit, pmod, timestamp_millis, unix_millis, when}
+import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
+import org.apache.spark.sql.types.{IntegerType, LongType, Metadata, StructField, StructType}
+
+import sparkwin.runtime.local.LocalBackend
+import sparkwin.operator.Operator
+import sparkwin.core.RecordError
+import sparkwin.core.trigger._
+import sparkwin.core.window.GlobalWindows
+
+/** Runs a plan on a DataFrame: `transformWithState` for streams, the same engine per key in
+  * `flatMapGroups` for bounded data. Either way the result has the union schema of
+  * [[OutputLayout]].
+  */
+object SparkRuntime {
+  private val EventTimeColumn = "__sw_event_time"
+  private val AllKey = "__sw_all"
+  private val KeyGroup = "__sw_key_group"
+
+  /** The Spark conf that sets how many key groups a streaming query spreads its keys over. */
+  val KeyGroupsConf = "spark.sparkwin.keyGroups"
+  val DefaultKeyGroups = 128
+  val MapSideCombineConf = "spark.sparkwin.mapSideCombine"
+
+  def windowed(df: DataFrame, plan: Plan): DataFrame = {
+    val java8 = df.sparkSession.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
+    val layout = new OutputLayout(plan, java8)
+    if (df.isStreaming) streaming(df, plan, layout) else batch(df, plan, layout)
+  }
+
+  /** Which timer domains the pipeline needs (see [[TimerDomains]]). */
+  def timerDomains(plan: Plan): TimerDomains = {
+    val spec = plan.spec
+    val assignerProcessing = !spec.assigner.isEventTime && spec.assigner != GlobalWindows
+    val processing = assignerProcessing || usesProcessingTime(spec.trigger)
+    val event = spec.assigner.isEventTime || usesEventTime(spec.trigger)
+    (event, processing) match {
+      case (true, true) => TimerDomains.Both
+      case (true, false) => TimerDomains.EventOnly
+      case (false, true) => TimerDomains.ProcessingOnly
+      case (false, false) => TimerDomains.Neither
+    }
+  }
+
+  private def usesProcessingTime(t: Trigger): Boolean = t match {
+    case ProcessingTimeTrigger | _: ContinuousProcessingTimeTrigger | _: ProcessingTimeoutTrigger |
+        _: AfterProcessingTime =>
+      true
+    case other => other.children.exists(usesProcessingTime)
+  }
+
+  private def usesEventTime(t: Trigger): Boolean = t match {
+    case EventTimeTrigger | _: ContinuousEventTimeTrigger | _: AfterWatermark => true
+    case other => other.children.exists(usesEventTime)
+  }
+
+  /** Input columns without watermark metadata: a watermark the user set on the timestamp
+    * would make Spark drop late rows before the engine could route them.
+    */
+  private def plainColumns(df: DataFrame): Seq[Column] =
+    df.schema.fields.toSeq.map(f => col(s"`${f.name}`").as(f.name, Metadata.empty))
+
+  private val allKeyField = StructField(AllKey, IntegerType, nullable = false)
+
+  /** The grouping key's fields: the key columns, or one constant column for windowAll. */
+  def keyFields(plan: Plan): Seq[StructField] =
+    if (plan.keyColumns.isEmpty) Seq(allKeyField) else plan.keyFields
+
+  private def grouped(input: DataFrame, plan: Plan) = {
+    val inputEncoder = Encoders.row(plan.inputSchema)
+    if (plan.keyColumns.isEmpty)
+      input
+        .groupBy(lit(0).as(AllKey))
+        .as[Row, Row](Encoders.row(StructType(Seq(allKeyField))), inputEncoder)
+    else
+      input
+        .groupBy(plan.keyFields.map(f => col(s"`${f.name}`")): _*)
+        .as[Row, Row](Encoders.row(StructType(plan.keyFields)), inputEncoder)
+  }
+
+  /** Pre-aggregated input (see [[Combiner]]), led by the key columns. */
+  private def combinedInput(input: DataFrame, plan: Plan): DataFrame = {
+    val planJson = plan.json
+    val fields = keyFields(plan)
+    val keys = plan.keyColumns
+    input
+      .select(combinerColumns(plan): _*)
+      .mapPartitions { rows =>
+        val p = PlanDecoder.decode(planJson)
+        Combiner.combine(p, keys, rows, p.inputSchema.size)
+      }(Encoders.row(Combiner.partialSchema(plan, fields)))
+  }
+
+  /** The combiner's input: the input columns, then the event time in epoch milliseconds. A row
+    * is turned into objects column by column, so what the combiner does not read stays null
+    * (it is kept whole only in a row without a timestamp, for the error output), and a
+    * timestamp from 1900 on is read as its milliseconds, not as a `java.sql.Timestamp` (with a
+    * time zone lookup and a rebase per row). Before 1900 Spark's rebase from the Proleptic
+    * Gregorian calendar can shift a timestamp's milliseconds, so those still go as objects.
+    */
+  private def combinerColumns(plan: Plan): Seq[Column] = {
+    val schema = plan.inputSchema
+    val ts = col(s"`${plan.timestampName}`")
+    val read = plan.keyColumns.toSet ++ plan.spec.aggregates.map(_.column).filter(_ >= 0)
+    val modern = ts >= lit(java.sql.Timestamp.from(java.time.Instant.parse("1900-01-01T00:00:00Z")))
+    val columns = schema.fields.toSeq.zipWithIndex.map { case (f, i) =>
+      val c = col(s"`${f.name}`")
+      val kept =
+        if (read(i)) c
+        else if (i == plan.timestampColumn && !plan.timestampIsLong) when(ts.isNull || !modern, c)
+        else if (i == plan.timestampColumn) c
+        else when(ts.isNull, c)
+      kept.as(f.name, f.metadata)
+    }
+    val millis =
+      if (plan.timestampIsLong) lit(null).cast(LongType)
+      else when(modern, unix_millis(ts))
+    columns :+ millis.as(Combiner.Millis)
+  }
+
+  /** A stream's rows grouped by key group: a hash of the key columns (windowAll: one group),
+    * sent to the shuffle as its [[KeyGroupLabels]] label so partitions get even shares. The
+    * group is a plain `Int`: Spark builds the grouping key's encoders for every state variable
+    * and timer in every task, and a primitive's are the cheapest.
+    */
+  private def keyGrouped(input: DataFrame, plan: Plan, groups: Int) = {
+    val keyGroup =
+      if (plan.keyColumns.isEmpty) lit(0)
+      else {
+        val group = pmod(hash(plan.keyFields.map(f => col(s"`${f.name}`")): _*), lit(groups))
+        element_at(lit(KeyGroupLabels(groups)), group + 1)
+      }
+    input
+      .groupBy(keyGroup.as(KeyGroup))
+      .as[Int, Row](Encoders.scalaInt, Encoders.row(input.schema))
+  }
+
+  /** Whether combinable pipelines pre-aggregate before the shuffle (on unless set to false). */
+  def mapSideCombine(df: DataFrame): Boolean =
+    df.sparkSession.conf.get(MapSideCombineConf, "true").trim.toLowerCase match {
+      case "true" => true
+      case "false" => false
+      case other =>
+        throw new PlanException(s"$MapSideCombineConf must be true or false, got '$other'")
+    }
+
+  /** The key groups of a streaming query: the session's setting, validated. */
+  def keyGroups(df: DataFrame): Int = {
+    val text = df.sparkSession.conf.get(KeyGroupsConf, DefaultKeyGroups.toString)
+    text.trim.toIntOption.filter(n => n >= 1 && n <= 32768).getOrElse {
+      throw new PlanException(
+        s"$KeyGroupsConf must be a whole number from 1 to 32768, got '$text': set it with " +
+          "spark.conf.set(\"" + KeyGroupsConf + "\", \"" + DefaultKeyGroups + "\")"
+      )
+    }
+  }
+
+  private def streaming(df: DataFrame, plan: Plan, layout: OutputLayout): DataFrame = {
+    var input = df.select(plainColumns(df): _*)
+    // Spark's watermark advances from a throw-away copy of the event time; dropping the copy
+    // before the operator keeps Spark from filtering late rows, which the engine routes.
+    plan.watermark.flatMap(_.sparkDelayMillis).foreach { delay =>
+      val ts = col(s"`${plan.timestampName}`")
+      val eventTime = if (plan.timestampIsLong) timestamp_millis(ts) else ts
+      input = input
+        .withColumn(EventTimeColumn, eventTime)
+        .withWatermark(EventTimeColumn, s"$delay milliseconds")
+        .drop(EventTimeColumn)
+    }
+    val domains = timerDomains(plan)
+    val timeMode = domains match {
+      case TimerDomains.EventOnly => TimeMode.EventTime()
+      case TimerDomains.ProcessingOnly | TimerDomains.Both => TimeMode.ProcessingTime()
+      case TimerDomains.Neither => TimeMode.None()
+    }
+    val combined = plan.spec.combinable && mapSideCombine(df)
+    val groupCount = keyGroups(df)
+    val groups = keyGrouped(if (combined) combinedInput(input, plan) else input, plan, groupCount)
+    groups.transformWithState(
+      new WindowProcessor(plan.json, layout.java8Time, domains, combined, groupCount),
+      timeMode,
+      OutputMode.Append()
+    )(Encoders.row(layout.unionSchema))
+  }
+
+  /** Bounded data: per key, every element in event-time order (arrival order among equal
+    * timestamps), then a watermark of +infinity; processing time stands still at the job's
+    * start, and pending processing-time timers fire once at the end.
+    */
+  private def batch(df: DataFrame, plan: Plan, layout: OutputLayout): DataFrame = {
+    val planJson = plan.json
+    val java8 = layout.java8Time
+    val startTime = System.currentTimeMillis()
+    grouped(df.select(plainColumns(df): _*), plan).flatMapGroups { (key: Row, rows: Iterator[Row]) =>
+      BatchRunner.run(PlanDecoder.decode(planJson), java8, startTime, key, rows)
+    }(Encoders.row(layout.unionSchema))
+  }
+}
+
+/** One key of a bounded input through the engine. */
+object BatchRunner {
+  def run(plan: Plan, java8: Boolean, startTime: Long, key: Row, rows: Iterator[Row]): Iterator[Row] = {
+    val layout = new OutputLayout(plan, java8)
+    val collector = new RowCollector(layout)
+    val backend = new LocalBackend
+    val operator = Operator(plan.spec, backend, collector)
+    backend.setCurrentKey(key)
+    operator.setProcessingTime(startTime)
+    val ts = plan.timestampColumn
+    val (valid, nulls) = rows.toArray.partition(r => !r.isNullAt(ts))
+    nulls.foreach(r => collector.emitError(new RowRecord(r), "the timestamp is null"))
+    val ordered = valid.map(r => (Rows.millis(r.get(ts)), r)).sortBy(_._1) // stable: arrival order kept
+    ordered.foreach { case (t, r) =>
+      backend.setCurrentKey(key)
+      val record = new RowRecord(r)
+      try operator.processElement(record, t)
+      catch { case e: RecordError => collector.emitError(record, e.getMessage) }
+    }
+    operator.advanceWatermark(Long.MaxValue)
+    backend.processingTimers.iterator.map(_.timestamp).maxOption.foreach(operator.advanceProcessingTime)
+    val m = OutputLayout.metricValues(operator.metrics)
+    if (m.exists(_ != 0)) collector.addMetrics(m)
+    collector.drain()
+  }
+}

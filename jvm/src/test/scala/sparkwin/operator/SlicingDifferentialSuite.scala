@@ -1,0 +1,66 @@
+package sparkwin.operator
+
+import sparkwin.core._
+import sparkwin.operator._
+import sparkwin.operator.store._
+
+import org.scalacheck.{Gen, Prop}
+
+import sparkwin.TestSupport._
+import sparkwin.core.agg.{Aggregate => A, NumericKind}
+import sparkwin.core.window._
+
+/** The slicing operator is an optimisation, not a semantics: on random streams with disorder,
+  * late elements and watermarks it emits what Flink's window operator emits for the same
+  * spec (same panes in the same order, same late elements) and keeps the same counters.
+  */
+class SlicingDifferentialSuite extends munit.ScalaCheckSuite {
+  private val mergeable = Seq(
+    A.Sum("s", 1, NumericKind.Integral),
+    A.Count("n", -1),
+    A.Min("min", 1),
+    A.Max("max", 1),
+    A.First("first", 1),
+    A.Last("last", 1)
+  )
+
+  private def spec(assigner: WindowAssigner, aggs: Seq[A], lateOutput: Boolean): OperatorSpec =
+    aggregateSpec(assigner, aggs, lateOutput)
+
+  private def check(assigner: WindowAssigner, aggs: Seq[A], seed: Long, lateOutput: Boolean): Unit =
+    DifferentialCheck.check[SlicingWindowOperator](spec(assigner, aggs, lateOutput), seed, steps = 200)
+
+  private val assigners = Seq(
+    "tumbling" -> TumblingWindows(10, 0, isEventTime = true),
+    "tumbling with offset" -> TumblingWindows(10, 3, isEventTime = true),
+    "sliding, size a multiple of slide" -> SlidingWindows(12, 4, 0, isEventTime = true),
+    "sliding, size not a multiple of slide" -> SlidingWindows(10, 6, 1, isEventTime = true)
+  )
+
+  for ((name, assigner) <- assigners; lateOutput <- Seq(true, false)) {
+    property(s"$name, late output $lateOutput: same panes, late elements and counters") {
+      Prop.forAll(Gen.long)(seed => check(assigner, mergeable, seed, lateOutput))
+    }
+  }
+
+  property("tumbling windows slice any aggregate, collected lists in arrival order") {
+    Prop.forAll(Gen.long) { seed =>
+      check(TumblingWindows(10, 0, isEventTime = true), Seq(collectValues, A.Avg("avg", 1)), seed, true)
+    }
+  }
+
+  test("what is sliced and what is not") {
+    val tumbling = TumblingWindows(10, 0, isEventTime = true)
+    val sliding = SlidingWindows(10, 5, 0, isEventTime = true)
+    assert(spec(tumbling, Seq(collectValues), lateOutput = true).sliceable)
+    assert(!spec(sliding, Seq(collectValues), lateOutput = true).sliceable)
+    assert(spec(sliding, mergeable, lateOutput = true).sliceable)
+    assert(!spec(sliding, mergeable, true).copy(allowedLateness = 1).sliceable)
+    assert(!spec(sliding, mergeable, true).copy(trigger = sparkwin.core.trigger.CountTrigger(2)).sliceable)
+    assert(!spec(TumblingWindows(10, 0, isEventTime = false), mergeable, true).sliceable)
+    // Gaps between windows: their elements are in no window, which slices cannot tell.
+    assert(!spec(SlidingWindows(4, 10, 0, isEventTime = true), mergeable, true).sliceable)
+    // A window of thousands of slices would cost more to merge than it saves.
+    assert(!spec(SlidingWindows(10007, 10000, 0, isEventTime = true), mergeable, true).sliceable)
+  }
+}
