@@ -1,8 +1,6 @@
 package sparkwin.operator
 
-import sparkwin.core._
-import sparkwin.operator.store._
-
+import sparkwin.core.{Element, Record}
 import sparkwin.core.window.Window
 
 /** Where the operator's output goes; runtimes turn these calls into rows. Calls are

@@ -1,8 +1,5 @@
 package sparkwin.operator
 
-import sparkwin.core._
-import sparkwin.operator.store._
-
 /** When a pane fired relative to its window's end (Beam's PaneInfo.Timing). */
 sealed abstract class PaneTiming(val name: String) {
   override def toString: String = name
@@ -16,3 +13,9 @@ object PaneTiming {
 
 /** Which firing of its window a result is: timing, index from 0, first and last flags. */
 final case class PaneInfo(timing: PaneTiming, index: Long, isFirst: Boolean, isLast: Boolean)
+
+object PaneInfo {
+
+  /** The pane of a window that fires exactly once, at its end (sliced, session and Storm). */
+  val Only: PaneInfo = PaneInfo(PaneTiming.OnTime, 0L, isFirst = true, isLast = true)
+}

@@ -47,7 +47,7 @@ class CombinerPropertySuite extends munit.ScalaCheckSuite {
       Prop.forAll(Gen.long) { seed =>
         val one = harness(assigner, lateOutput = false, aggregates = aggs)
         val grouped = harness(assigner, lateOutput = false, aggregates = aggs)
-        assert(grouped.runner.operator.asInstanceOf[PartialOperator].spec.combinable)
+        assert(grouped.runner.operator.spec.combinable)
         for (step <- batches(seed)) step match {
           case Left(wm) => one.watermark(wm); grouped.watermark(wm)
           case Right(rows) =>
@@ -65,9 +65,7 @@ class CombinerPropertySuite extends munit.ScalaCheckSuite {
               val accs = aggs.map(_.newAccumulator()).toArray
               members.foreach { case (k, v, ts) => accs.foreach(_.add(rec(k, v, ts), ts)) }
               grouped.runner.backend.setCurrentKey(id._1)
-              grouped.runner.operator
-                .asInstanceOf[PartialOperator]
-                .processPartial(members.head._3, accs, members.size)
+              grouped.runner.operator.processPartial(members.head._3, accs, members.size)
             }
         }
         assertEquals(grouped.take().map(_.toString), one.take().map(_.toString))

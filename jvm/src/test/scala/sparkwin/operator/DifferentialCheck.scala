@@ -4,14 +4,13 @@ import sparkwin.core._
 import sparkwin.operator._
 import sparkwin.operator.store._
 
-import scala.reflect.ClassTag
 import scala.util.Random
 
 import sparkwin.TestSupport._
 import sparkwin.runtime.local.LocalBackend
 
-/** Runs one random stream through a specialised operator and through [[WindowOperator]] side by
-  * side, and holds the specialised one to the generic one: the same panes in the same order
+/** Runs one random stream through a specialised algorithm and through the general one side by
+  * side, and holds the specialised one to the general one: the same panes in the same order
   * after every step, the same late elements, the same counters, and no state left at the end.
   *
   * The stream has four keys, negative event times, disorder of up to 30 and watermarks a
@@ -32,25 +31,24 @@ object DifferentialCheck {
   )
 
   /** The two runs after the stream and a final watermark; `beforeElement` may change the
-    * specialised run's state before each element (for example drop what it caches). `build`
-    * makes the specialised operator, `key` draws an element's key and `widen` may add fields.
+    * specialised run's state before each element (for example drop what it caches). `expected`
+    * is the algorithm and layout the local runtime must choose for `spec` (the specialised run
+    * uses it), `key` draws an element's key and `widen` may add fields.
     */
-  def check[O <: Operator: ClassTag](
+  def check(
       spec: OperatorSpec,
+      expected: (Selection.Algorithm, Selection.Layout),
       seed: Long,
       steps: Int,
       counters: Seq[String] = dataCounters,
       beforeElement: (Run, Record, Random) => Unit = (_, _, _) => (),
-      build: (OperatorSpec, LocalBackend, Emitter) => Operator = Operator.apply,
       key: Random => String = rnd => s"k${rnd.nextInt(4)}",
       widen: (ArrayRecord, Random) => ArrayRecord = (r, _) => r
   ): (Run, Run) = {
-    val special = run(spec, Some(build))
+    val special = run(spec, Some(expected))
     val generic = run(spec, None)
-    assert(
-      implicitly[ClassTag[O]].runtimeClass.isInstance(special.op),
-      s"$spec runs on ${special.op.getClass.getSimpleName}"
-    )
+    val chosen = special.op.choice
+    assert((chosen.algorithm, chosen.layout) == expected, s"$spec runs on $chosen")
     val rnd = new Random(seed)
     var clock = rnd.nextInt(50).toLong - 25
     for (_ <- 0 until steps) {
@@ -80,13 +78,17 @@ object DifferentialCheck {
     (special, generic)
   }
 
-  private def run(
-      spec: OperatorSpec,
-      build: Option[(OperatorSpec, LocalBackend, Emitter) => Operator]
-  ): Run = {
+  /** A run on what the local runtime chooses (it must be `expected`), or on the general
+    * algorithm when `expected` is None.
+    */
+  private def run(spec: OperatorSpec, expected: Option[(Selection.Algorithm, Selection.Layout)]): Run = {
     val backend = new LocalBackend
     val out = new Collect
-    new Run(backend, out, build.fold[Operator](new WindowOperator(spec, backend, out))(_(spec, backend, out)))
+    val general = Selection.Choice(Selection.Algorithm.General, Selection.Layout.Keyed, "the reference")
+    val op =
+      if (expected.isDefined) WindowOperator(spec, backend, out)
+      else WindowOperator.withChoice(spec, general, backend, out)
+    new Run(backend, out, op)
   }
 
   private def same(actual: Any, expected: Any, what: String): Unit =

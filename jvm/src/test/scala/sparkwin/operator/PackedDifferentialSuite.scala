@@ -22,8 +22,6 @@ class PackedDifferentialSuite extends munit.ScalaCheckSuite {
   private def spec(assigner: WindowAssigner, aggs: Seq[A], lateOutput: Boolean): OperatorSpec =
     aggregateSpec(assigner, aggs, lateOutput)
 
-  private val local: (OperatorSpec, LocalBackend, Emitter) => Operator = Operator.local
-
   /** Columns 3 (a string, null one time in four) and 4 (a double, null one time in three). */
   private def widen(r: ArrayRecord, rnd: scala.util.Random): ArrayRecord = {
     val text = if (rnd.nextInt(4) == 0) null else "x"
@@ -36,11 +34,11 @@ class PackedDifferentialSuite extends munit.ScalaCheckSuite {
     if (rnd.nextBoolean()) s"k${rnd.nextInt(4)}" else s"other${rnd.nextInt(150)}"
 
   private def check(assigner: WindowAssigner, aggs: Seq[A], seed: Long, lateOutput: Boolean): Unit =
-    DifferentialCheck.check[PackedSlicingOperator](
+    DifferentialCheck.check(
       spec(assigner, aggs, lateOutput),
+      (Selection.Algorithm.Sliced, Selection.Layout.Packed),
       seed,
       steps = 300,
-      build = local,
       key = key,
       widen = widen
     )
@@ -63,12 +61,12 @@ class PackedDifferentialSuite extends munit.ScalaCheckSuite {
     property(s"sessions, gap $gap, late output $lateOutput: same panes, late elements and counters") {
       Prop.forAll(Gen.long) { seed =>
         val sessions = spec(SessionWindows(gap, -1, isEventTime = true), packable, lateOutput)
-        val (packed, _) = DifferentialCheck.check[PackedSessionOperator](
+        val (packed, _) = DifferentialCheck.check(
           sessions,
+          (Selection.Algorithm.Session, Selection.Layout.Packed),
           seed,
           steps = 300,
           DifferentialCheck.dataCounters :+ "windowsMerged",
-          build = local,
           key = key,
           widen = widen
         )
@@ -78,23 +76,29 @@ class PackedDifferentialSuite extends munit.ScalaCheckSuite {
   }
 
   test("the local runtime packs count, sum and avg over sliced windows, and nothing else") {
+    import Selection.Algorithm.{General, Session, Sliced}
+    import Selection.Layout.{Keyed, Packed}
     val tumbling = TumblingWindows(10, 0, isEventTime = true)
-    val backend = new LocalBackend
-    def kind(s: OperatorSpec) = Operator.local(s, new LocalBackend, new Collect).getClass.getSimpleName
-    assertEquals(kind(spec(tumbling, packable, lateOutput = true)), "PackedSlicingOperator")
-    assertEquals(kind(spec(tumbling, Seq(A.Min("m", 1)), lateOutput = true)), "SlicingWindowOperator")
+    def kind(s: OperatorSpec, packed: Boolean = true) = {
+      val c = Selection.choose(s, packed)
+      (c.algorithm, c.layout)
+    }
+    assertEquals(kind(spec(tumbling, packable, lateOutput = true)), (Sliced, Packed))
+    assertEquals(kind(spec(tumbling, Seq(A.Min("m", 1)), lateOutput = true)), (Sliced, Keyed))
     assertEquals(
       kind(spec(tumbling, Seq(A.Sum("s", 1, NumericKind.Decimal)), lateOutput = true)),
-      "SlicingWindowOperator"
+      (Sliced, Keyed)
     )
-    assertEquals(kind(spec(tumbling, packable, true).copy(allowedLateness = 1)), "WindowOperator")
+    assertEquals(kind(spec(tumbling, packable, true).copy(allowedLateness = 1)), (General, Keyed))
     val sessions = SessionWindows(10, -1, isEventTime = true)
-    assertEquals(kind(spec(sessions, packable, lateOutput = true)), "PackedSessionOperator")
-    assertEquals(kind(spec(sessions, Seq(A.Max("m", 1)), lateOutput = true)), "SessionWindowOperator")
+    assertEquals(kind(spec(sessions, packable, lateOutput = true)), (Session, Packed))
+    assertEquals(kind(spec(sessions, Seq(A.Max("m", 1)), lateOutput = true)), (Session, Keyed))
     // Spark's per-key backends keep the per-key layout.
+    assertEquals(kind(spec(tumbling, packable, true), packed = false), (Sliced, Keyed))
+    assert(!new sparkwin.runtime.spark.SparkKeyBackend(packable.toIndexedSeq).packable)
     assertEquals(
-      Operator(spec(tumbling, packable, true), backend, new Collect).getClass.getSimpleName,
-      "SlicingWindowOperator"
+      WindowOperator(spec(tumbling, packable, true), new LocalBackend, new Collect).choice.layout,
+      Packed
     )
   }
 }

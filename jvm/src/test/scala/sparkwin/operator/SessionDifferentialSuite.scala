@@ -39,17 +39,17 @@ class SessionDifferentialSuite extends munit.ScalaCheckSuite {
     )
 
   private def check(gap: Long, seed: Long, lateOutput: Boolean, forget: Boolean): Unit = {
-    val (fast, _) = DifferentialCheck.check[SessionWindowOperator](
+    val (fast, _) = DifferentialCheck.check(
       spec(gap, lateOutput),
+      (Selection.Algorithm.Session, Selection.Layout.Keyed),
       seed,
       steps = 300,
       DifferentialCheck.dataCounters :+ "windowsMerged",
       (run, r, rnd) =>
         if (forget && rnd.nextInt(3) == 0) {
-          // The key's state as a read from the store gives it: nothing cached, timer unknown.
+          // The key's state as a read from the store gives it: its timer unknown.
           run.backend.setCurrentKey(r.get(0))
-          val st = run.backend.state
-          st.hotWindow = null; st.hotContents = null; st.sessionTimer = Long.MinValue
+          run.backend.state.asInstanceOf[sparkwin.operator.session.SessionState].forgetTimer()
         }
     )
     assert(fast.op.metrics.windowsMerged > 0)

@@ -9,6 +9,8 @@ import org.scalacheck.{Gen, Prop}
 import sparkwin.TestSupport._
 import sparkwin.core.agg.{Aggregate => A, NumericKind}
 import sparkwin.core.window._
+import sparkwin.operator.Selection.Algorithm.Sliced
+import sparkwin.operator.Selection.Layout.Keyed
 
 /** The slicing operator is an optimisation, not a semantics: on random streams with disorder,
   * late elements and watermarks it emits what Flink's window operator emits for the same
@@ -28,7 +30,7 @@ class SlicingDifferentialSuite extends munit.ScalaCheckSuite {
     aggregateSpec(assigner, aggs, lateOutput)
 
   private def check(assigner: WindowAssigner, aggs: Seq[A], seed: Long, lateOutput: Boolean): Unit =
-    DifferentialCheck.check[SlicingWindowOperator](spec(assigner, aggs, lateOutput), seed, steps = 200)
+    DifferentialCheck.check(spec(assigner, aggs, lateOutput), (Sliced, Keyed), seed, steps = 200)
 
   private val assigners = Seq(
     "tumbling" -> TumblingWindows(10, 0, isEventTime = true),

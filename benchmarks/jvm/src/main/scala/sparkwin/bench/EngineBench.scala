@@ -119,7 +119,7 @@ object EngineBench {
   ): (Double, Counting) = {
     val out = new Counting(excluded)
     val backend = new LocalBackend
-    val op = Operator.local(spec, backend, out)
+    val op = Operator(spec, backend, out)
     val start = System.nanoTime()
     var max = Long.MinValue
     var i = 0

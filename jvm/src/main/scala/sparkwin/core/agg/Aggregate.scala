@@ -35,6 +35,12 @@ object Accumulator {
     out
   }
 
+  /** Adds one element to every accumulator, in plan order. */
+  def addAll(accs: Array[Accumulator], record: Record, ts: Long): Unit = {
+    var i = 0
+    while (i < accs.length) { accs(i).add(record, ts); i += 1 }
+  }
+
   /** Folds `from` into `into`, aggregate by aggregate (both in plan order). */
   def mergeAll(into: Array[Accumulator], from: Array[Accumulator]): Unit = {
     var i = 0

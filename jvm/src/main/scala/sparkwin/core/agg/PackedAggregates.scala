@@ -1,9 +1,6 @@
 package sparkwin.core.agg
 
-import sparkwin.core._
-import sparkwin.operator._
-
-import sparkwin.core.agg._
+import sparkwin.core.Record
 
 /** Aggregates that fold into longs, for operators that keep state in primitive arrays: count,
   * integral and fractional sum, and avg, two slots each (a value, and a seen flag or a count;
@@ -127,9 +124,9 @@ object PackedAggregates {
     case other => throw new IllegalArgumentException(s"$other does not pack into longs")
   }
 
-  /** Whether every aggregate packs (a spec without aggregates does not). */
-  def packs(spec: OperatorSpec): Boolean =
-    spec.function.isInstanceOf[WindowFunction.Aggregates] && spec.aggregates.forall {
+  /** Whether every one of `aggregates` packs (none at all does not: nothing to pack). */
+  def packs(aggregates: Seq[Aggregate]): Boolean =
+    aggregates.nonEmpty && aggregates.forall {
       case _: Aggregate.Count | _: Aggregate.Avg => true
       case Aggregate.Sum(_, _, kind) => kind != NumericKind.Decimal
       case _ => false

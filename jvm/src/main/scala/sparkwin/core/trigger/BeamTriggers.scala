@@ -16,34 +16,42 @@ sealed abstract class BeamTrigger extends Trigger {
 
 /** Fires once the pane has at least `count` elements; a once-trigger. */
 final case class AfterPane(count: Long) extends BeamTrigger {
+  import AfterPane.Count
   require(count > 0, s"count must be positive, got $count")
-  override protected def ownSlots: Int = 1
+  override def states: Seq[StateDescriptor] = Seq(Count)
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult = {
-    val n = Slots.long(ctx, slot(0)) + 1
-    if (n >= count) { ctx.clearState(slot(0)); TriggerResult.FIRE_AND_FINISH }
-    else { ctx.setState(slot(0), n); TriggerResult.CONTINUE }
+    val n = Slots.long(ctx, Count) + 1
+    if (n >= count) { ctx.clear(Count); TriggerResult.FIRE_AND_FINISH }
+    else { ctx.set(Count, n); TriggerResult.CONTINUE }
   }
   def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
     TriggerResult.CONTINUE
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
     TriggerResult.CONTINUE
   override def onMerge(window: Window, ctx: OnMergeContext): Unit =
-    Slots.mergeLongs(ctx, slot(0), _ + _)
-  def clear(window: Window, ctx: TriggerContext): Unit = ctx.clearState(slot(0))
+    Slots.mergeLongs(ctx, Count, _ + _)
+  def clear(window: Window, ctx: TriggerContext): Unit = ctx.clear(Count)
+}
+
+object AfterPane {
+
+  /** Elements in the pane so far. */
+  val Count = new StateDescriptor("count")
 }
 
 /** Fires when processing time reaches the first element's arrival plus `delay`; a once-trigger.
   * Under `Repeatedly` each pane waits for its own first element.
   */
 final case class AfterProcessingTime(delay: Long) extends BeamTrigger {
+  import AfterProcessingTime.FireAt
   require(delay >= 0, s"delay must not be negative, got $delay")
-  override protected def ownSlots: Int = 1 // when to fire
+  override def states: Seq[StateDescriptor] = Seq(FireAt)
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult = {
-    if (ctx.getState(slot(0)) == null) {
+    if (ctx.get(FireAt) == null) {
       val at = ctx.currentProcessingTime + delay
-      ctx.setState(slot(0), at)
+      ctx.set(FireAt, at)
       ctx.registerProcessingTimeTimer(at)
     }
     TriggerResult.CONTINUE
@@ -51,17 +59,23 @@ final case class AfterProcessingTime(delay: Long) extends BeamTrigger {
   def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
     TriggerResult.CONTINUE
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    Slots.optLong(ctx, slot(0)) match {
-      case Some(at) if time >= at => ctx.clearState(slot(0)); TriggerResult.FIRE_AND_FINISH
+    Slots.optLong(ctx, FireAt) match {
+      case Some(at) if time >= at => ctx.clear(FireAt); TriggerResult.FIRE_AND_FINISH
       case _ => TriggerResult.CONTINUE
     }
   // The earliest pending delay wins, as in Beam.
   override def onMerge(window: Window, ctx: OnMergeContext): Unit =
-    Slots.mergeLongs(ctx, slot(0), math.min).foreach(ctx.registerProcessingTimeTimer)
+    Slots.mergeLongs(ctx, FireAt, math.min).foreach(ctx.registerProcessingTimeTimer)
   def clear(window: Window, ctx: TriggerContext): Unit = {
-    Slots.optLong(ctx, slot(0)).foreach(ctx.deleteProcessingTimeTimer)
-    ctx.clearState(slot(0))
+    Slots.optLong(ctx, FireAt).foreach(ctx.deleteProcessingTimeTimer)
+    ctx.clear(FireAt)
   }
+}
+
+object AfterProcessingTime {
+
+  /** When the pane fires. */
+  val FireAt = new StateDescriptor("fireAt")
 }
 
 /** Fires when the watermark passes the end of the window (the on-time pane), with optional
@@ -69,38 +83,46 @@ final case class AfterProcessingTime(delay: Long) extends BeamTrigger {
   * implicitly; without late firings the on-time firing finishes the trigger.
   */
 final case class AfterWatermark(early: Option[Trigger], late: Option[Trigger]) extends BeamTrigger {
-  override protected def ownSlots: Int = 1 // true once past the on-time firing
+  import AfterWatermark.LatePhase
+  override def states: Seq[StateDescriptor] = Seq(LatePhase)
   override def children: Seq[Trigger] = early.toSeq ++ late.toSeq
+  override def childNames: Seq[String] = early.map(_ => "early").toSeq ++ late.map(_ => "late").toSeq
 
-  private def inLatePhase(ctx: TriggerContext): Boolean = ctx.getState(slot(0)) == true
+  private def earlyCtx(ctx: TriggerContext) = ctx.child(0)
+  private def lateCtx(ctx: TriggerContext) = ctx.child(if (early.isDefined) 1 else 0)
+  private def inLatePhase(ctx: TriggerContext): Boolean = ctx.get(LatePhase) == true
   private def endReached(window: Window, ctx: TriggerContext): Boolean =
     window.maxTimestamp <= ctx.currentWatermark
 
   private def onTime(window: Window, ctx: TriggerContext): TriggerResult = {
-    early.foreach(_.clear(window, ctx))
+    early.foreach(_.clear(window, earlyCtx(ctx)))
     late match {
       case Some(l) =>
-        l.clear(window, ctx)
-        ctx.setState(slot(0), true)
+        l.clear(window, lateCtx(ctx))
+        ctx.set(LatePhase, true)
         TriggerResult.FIRE
       case None => TriggerResult.FIRE_AND_FINISH
     }
   }
 
   /** A child fired: it starts over for the next pane. */
-  private def repeat(child: Trigger, r: TriggerResult, window: Window, ctx: TriggerContext) =
-    if (r.fire) { child.clear(window, ctx); TriggerResult.FIRE }
+  private def repeat(child: Trigger, r: TriggerResult, window: Window, childCtx: TriggerContext) =
+    if (r.fire) { child.clear(window, childCtx); TriggerResult.FIRE }
     else TriggerResult.CONTINUE
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult =
     if (!inLatePhase(ctx)) {
       val end = endReached(window, ctx)
       if (!end) ctx.registerEventTimeTimer(window.maxTimestamp)
-      val r = early.map(_.onElement(record, ts, window, ctx)).getOrElse(TriggerResult.CONTINUE)
-      if (end) onTime(window, ctx) else repeat(early.orNull, r, window, ctx)
+      early match {
+        case Some(e) =>
+          val r = e.onElement(record, ts, window, earlyCtx(ctx))
+          if (end) onTime(window, ctx) else repeat(e, r, window, earlyCtx(ctx))
+        case None => if (end) onTime(window, ctx) else TriggerResult.CONTINUE
+      }
     } else
       late match {
-        case Some(l) => repeat(l, l.onElement(record, ts, window, ctx), window, ctx)
+        case Some(l) => repeat(l, l.onElement(record, ts, window, lateCtx(ctx)), window, lateCtx(ctx))
         case None => TriggerResult.CONTINUE
       }
 
@@ -109,104 +131,121 @@ final case class AfterWatermark(early: Option[Trigger], late: Option[Trigger]) e
       if (time == window.maxTimestamp) onTime(window, ctx)
       else
         early match {
-          case Some(e) => repeat(e, e.onEventTime(time, window, ctx), window, ctx)
+          case Some(e) => repeat(e, e.onEventTime(time, window, earlyCtx(ctx)), window, earlyCtx(ctx))
           case None => TriggerResult.CONTINUE
         }
     } else
       late match {
-        case Some(l) => repeat(l, l.onEventTime(time, window, ctx), window, ctx)
+        case Some(l) => repeat(l, l.onEventTime(time, window, lateCtx(ctx)), window, lateCtx(ctx))
         case None => TriggerResult.CONTINUE
       }
 
-  def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult = {
-    val child = if (inLatePhase(ctx)) late else early
-    child match {
-      case Some(c) => repeat(c, c.onProcessingTime(time, window, ctx), window, ctx)
-      case None => TriggerResult.CONTINUE
-    }
-  }
+  def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
+    if (inLatePhase(ctx))
+      late match {
+        case Some(l) => repeat(l, l.onProcessingTime(time, window, lateCtx(ctx)), window, lateCtx(ctx))
+        case None => TriggerResult.CONTINUE
+      }
+    else
+      early match {
+        case Some(e) => repeat(e, e.onProcessingTime(time, window, earlyCtx(ctx)), window, earlyCtx(ctx))
+        case None => TriggerResult.CONTINUE
+      }
 
   // The merged window stays in the late phase only if every merged window was in it and the
   // watermark is past its end; otherwise it goes back to early firings.
   override def onMerge(window: Window, ctx: OnMergeContext): Unit = {
     val allLate =
-      (ctx.getState(slot(0)) +: ctx.mergedStates(slot(0))).forall(_ == true) &&
-        endReached(window, ctx)
-    if (allLate) late.foreach(_.onMerge(window, ctx))
+      (ctx.get(LatePhase) +: ctx.mergedStates(LatePhase)).forall(_ == true) && endReached(window, ctx)
+    if (allLate) late.foreach(_.onMerge(window, ctx.child(if (early.isDefined) 1 else 0)))
     else {
-      ctx.clearState(slot(0))
-      early.foreach(_.onMerge(window, ctx))
-      late.foreach(_.clear(window, ctx))
+      ctx.clear(LatePhase)
+      early.foreach(_.onMerge(window, ctx.child(0)))
+      late.foreach(_.clear(window, lateCtx(ctx)))
       if (!endReached(window, ctx)) ctx.registerEventTimeTimer(window.maxTimestamp)
     }
   }
 
   def clear(window: Window, ctx: TriggerContext): Unit = {
     ctx.deleteEventTimeTimer(window.maxTimestamp)
-    early.foreach(_.clear(window, ctx))
-    late.foreach(_.clear(window, ctx))
-    ctx.clearState(slot(0))
+    early.foreach(_.clear(window, earlyCtx(ctx)))
+    late.foreach(_.clear(window, lateCtx(ctx)))
+    ctx.clear(LatePhase)
   }
+}
+
+object AfterWatermark {
+
+  /** True once past the on-time firing. */
+  val LatePhase = new StateDescriptor("latePhase")
 }
 
 /** Fires whenever `nested` fires, restarting it whenever it finishes; never finishes. */
 final case class Repeatedly(nested: Trigger) extends BeamTrigger {
   override def children: Seq[Trigger] = nested :: Nil
+  override def childNames: Seq[String] = Seq("nested")
 
   private def again(r: TriggerResult, window: Window, ctx: TriggerContext): TriggerResult =
-    if (r.finish) { nested.clear(window, ctx); r.copy(finish = false) }
+    if (r.finish) { nested.clear(window, ctx.child(0)); r.copy(finish = false) }
     else r
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    again(nested.onElement(record, ts, window, ctx), window, ctx)
+    again(nested.onElement(record, ts, window, ctx.child(0)), window, ctx)
   def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    again(nested.onEventTime(time, window, ctx), window, ctx)
+    again(nested.onEventTime(time, window, ctx.child(0)), window, ctx)
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    again(nested.onProcessingTime(time, window, ctx), window, ctx)
-  override def onMerge(window: Window, ctx: OnMergeContext): Unit = nested.onMerge(window, ctx)
-  def clear(window: Window, ctx: TriggerContext): Unit = nested.clear(window, ctx)
+    again(nested.onProcessingTime(time, window, ctx.child(0)), window, ctx)
+  override def onMerge(window: Window, ctx: OnMergeContext): Unit = nested.onMerge(window, ctx.child(0))
+  def clear(window: Window, ctx: TriggerContext): Unit = nested.clear(window, ctx.child(0))
 }
 
 /** Runs its triggers one after another: fires whenever the current one fires, moves to the
   * next when the current one finishes, and finishes after the last.
   */
 final case class AfterEach(triggers: Seq[Trigger]) extends BeamTrigger {
+  import AfterEach.Current
   require(triggers.size >= 2, s"AfterEach needs at least two triggers, got ${triggers.size}")
-  override protected def ownSlots: Int = 1 // index of the current trigger
+  override def states: Seq[StateDescriptor] = Seq(Current)
   override def children: Seq[Trigger] = triggers
 
-  private def current(ctx: TriggerContext): Int = Slots.long(ctx, slot(0)).toInt
+  private def current(ctx: TriggerContext): Int = Slots.long(ctx, Current).toInt
 
   private def step(r: TriggerResult, i: Int, ctx: TriggerContext): TriggerResult =
     if (!r.fire) TriggerResult.CONTINUE
     else if (!r.finish) TriggerResult.FIRE
-    else if (i + 1 >= triggers.size) { ctx.clearState(slot(0)); TriggerResult.FIRE_AND_FINISH }
-    else { ctx.setState(slot(0), (i + 1).toLong); TriggerResult.FIRE }
+    else if (i + 1 >= triggers.size) { ctx.clear(Current); TriggerResult.FIRE_AND_FINISH }
+    else { ctx.set(Current, (i + 1).toLong); TriggerResult.FIRE }
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult = {
     val i = current(ctx)
-    step(triggers(i).onElement(record, ts, window, ctx), i, ctx)
+    step(triggers(i).onElement(record, ts, window, ctx.child(i)), i, ctx)
   }
   def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult = {
     val i = current(ctx)
-    step(triggers(i).onEventTime(time, window, ctx), i, ctx)
+    step(triggers(i).onEventTime(time, window, ctx.child(i)), i, ctx)
   }
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult = {
     val i = current(ctx)
-    step(triggers(i).onProcessingTime(time, window, ctx), i, ctx)
+    step(triggers(i).onProcessingTime(time, window, ctx.child(i)), i, ctx)
   }
 
   // The merged window continues from the furthest-advanced window; later triggers start fresh.
   override def onMerge(window: Window, ctx: OnMergeContext): Unit = {
-    val i = Slots.mergeLongs(ctx, slot(0), math.max).getOrElse(0L).toInt
-    triggers(i).onMerge(window, ctx)
-    triggers.drop(i + 1).foreach(_.clear(window, ctx))
+    val i = Slots.mergeLongs(ctx, Current, math.max).getOrElse(0L).toInt
+    triggers(i).onMerge(window, ctx.child(i))
+    for (j <- i + 1 until triggers.size) triggers(j).clear(window, ctx.child(j))
   }
 
   def clear(window: Window, ctx: TriggerContext): Unit = {
-    triggers.foreach(_.clear(window, ctx))
-    ctx.clearState(slot(0))
+    triggers.indices.foreach(i => triggers(i).clear(window, ctx.child(i)))
+    ctx.clear(Current)
   }
+}
+
+object AfterEach {
+
+  /** The index of the trigger now running. */
+  val Current = new StateDescriptor("current")
 }
 
 /** Fires and finishes as soon as any of its triggers fires. */
@@ -219,57 +258,65 @@ final case class AfterFirst(triggers: Seq[Trigger]) extends BeamTrigger {
     else TriggerResult.CONTINUE
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    any(triggers.map(_.onElement(record, ts, window, ctx)), window, ctx)
+    any(triggers.indices.map(i => triggers(i).onElement(record, ts, window, ctx.child(i))), window, ctx)
   def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    any(triggers.map(_.onEventTime(time, window, ctx)), window, ctx)
+    any(triggers.indices.map(i => triggers(i).onEventTime(time, window, ctx.child(i))), window, ctx)
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    any(triggers.map(_.onProcessingTime(time, window, ctx)), window, ctx)
+    any(triggers.indices.map(i => triggers(i).onProcessingTime(time, window, ctx.child(i))), window, ctx)
   override def onMerge(window: Window, ctx: OnMergeContext): Unit =
-    triggers.foreach(_.onMerge(window, ctx))
-  def clear(window: Window, ctx: TriggerContext): Unit = triggers.foreach(_.clear(window, ctx))
+    triggers.indices.foreach(i => triggers(i).onMerge(window, ctx.child(i)))
+  def clear(window: Window, ctx: TriggerContext): Unit =
+    triggers.indices.foreach(i => triggers(i).clear(window, ctx.child(i)))
 }
 
 /** Fires and finishes once every one of its triggers has fired. */
 final case class AfterAll(triggers: Seq[Trigger]) extends BeamTrigger {
+  import AfterAll.Fired
   require(triggers.size >= 2, s"AfterAll needs at least two triggers, got ${triggers.size}")
   require(triggers.size < 63, "AfterAll supports at most 62 triggers")
-  override protected def ownSlots: Int = 1 // bit i: trigger i has fired
+  override def states: Seq[StateDescriptor] = Seq(Fired)
   override def children: Seq[Trigger] = triggers
 
-  private def collect(
-      window: Window,
-      ctx: TriggerContext
-  )(fire: Trigger => TriggerResult): TriggerResult = {
-    var done = Slots.long(ctx, slot(0))
-    for ((t, i) <- triggers.zipWithIndex if (done & (1L << i)) == 0) {
-      if (fire(t).fire) { done |= 1L << i; t.clear(window, ctx) }
+  private def collect(window: Window, ctx: TriggerContext)(
+      fire: (Trigger, TriggerContext) => TriggerResult
+  ): TriggerResult = {
+    var done = Slots.long(ctx, Fired)
+    for (i <- triggers.indices if (done & (1L << i)) == 0) {
+      if (fire(triggers(i), ctx.child(i)).fire) { done |= 1L << i; triggers(i).clear(window, ctx.child(i)) }
     }
     if (done == (1L << triggers.size) - 1) { clear(window, ctx); TriggerResult.FIRE_AND_FINISH }
-    else { ctx.setState(slot(0), if (done == 0) null else done); TriggerResult.CONTINUE }
+    else { ctx.set(Fired, if (done == 0) null else done); TriggerResult.CONTINUE }
   }
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    collect(window, ctx)(_.onElement(record, ts, window, ctx))
+    collect(window, ctx)((t, c) => t.onElement(record, ts, window, c))
   def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    collect(window, ctx)(_.onEventTime(time, window, ctx))
+    collect(window, ctx)((t, c) => t.onEventTime(time, window, c))
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    collect(window, ctx)(_.onProcessingTime(time, window, ctx))
+    collect(window, ctx)((t, c) => t.onProcessingTime(time, window, c))
 
   // A trigger that fired in any merged window counts as fired for the merged window.
   override def onMerge(window: Window, ctx: OnMergeContext): Unit = {
-    val done = Slots.mergeLongs(ctx, slot(0), _ | _).getOrElse(0L)
-    for ((t, i) <- triggers.zipWithIndex if (done & (1L << i)) == 0) t.onMerge(window, ctx)
+    val done = Slots.mergeLongs(ctx, Fired, _ | _).getOrElse(0L)
+    for (i <- triggers.indices if (done & (1L << i)) == 0) triggers(i).onMerge(window, ctx.child(i))
   }
 
   def clear(window: Window, ctx: TriggerContext): Unit = {
-    triggers.foreach(_.clear(window, ctx))
-    ctx.clearState(slot(0))
+    triggers.indices.foreach(i => triggers(i).clear(window, ctx.child(i)))
+    ctx.clear(Fired)
   }
+}
+
+object AfterAll {
+
+  /** Bit i: trigger i has fired. */
+  val Fired = new StateDescriptor("fired")
 }
 
 /** Fires as `main` does until `until` fires; then fires a last time and finishes. */
 final case class OrFinally(main: Trigger, until: Trigger) extends BeamTrigger {
   override def children: Seq[Trigger] = Seq(main, until)
+  override def childNames: Seq[String] = Seq("main", "until")
 
   private def decide(m: TriggerResult, u: TriggerResult, window: Window, ctx: TriggerContext) =
     if (u.fire) { clear(window, ctx); TriggerResult.FIRE_AND_FINISH }
@@ -278,21 +325,21 @@ final case class OrFinally(main: Trigger, until: Trigger) extends BeamTrigger {
     else TriggerResult.CONTINUE
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult = {
-    val m = main.onElement(record, ts, window, ctx)
-    decide(m, until.onElement(record, ts, window, ctx), window, ctx)
+    val m = main.onElement(record, ts, window, ctx.child(0))
+    decide(m, until.onElement(record, ts, window, ctx.child(1)), window, ctx)
   }
   def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult = {
-    val m = main.onEventTime(time, window, ctx)
-    decide(m, until.onEventTime(time, window, ctx), window, ctx)
+    val m = main.onEventTime(time, window, ctx.child(0))
+    decide(m, until.onEventTime(time, window, ctx.child(1)), window, ctx)
   }
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult = {
-    val m = main.onProcessingTime(time, window, ctx)
-    decide(m, until.onProcessingTime(time, window, ctx), window, ctx)
+    val m = main.onProcessingTime(time, window, ctx.child(0))
+    decide(m, until.onProcessingTime(time, window, ctx.child(1)), window, ctx)
   }
   override def onMerge(window: Window, ctx: OnMergeContext): Unit = {
-    main.onMerge(window, ctx); until.onMerge(window, ctx)
+    main.onMerge(window, ctx.child(0)); until.onMerge(window, ctx.child(1))
   }
   def clear(window: Window, ctx: TriggerContext): Unit = {
-    main.clear(window, ctx); until.clear(window, ctx)
+    main.clear(window, ctx.child(0)); until.clear(window, ctx.child(1))
   }
 }

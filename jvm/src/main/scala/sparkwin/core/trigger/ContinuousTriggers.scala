@@ -11,11 +11,12 @@ import sparkwin.core.window.Window
   */
 final case class ContinuousEventTimeTrigger(interval: Long) extends Trigger {
   require(interval > 0, s"interval must be positive, got $interval")
-  override protected def ownSlots: Int = 1 // the next periodic fire time
+  import ContinuousEventTimeTrigger.NextFire
+  override def states: Seq[StateDescriptor] = Seq(NextFire)
 
   private def registerNext(from: Long, window: Window, ctx: TriggerContext): Unit = {
     val next = math.min(from + interval, window.maxTimestamp)
-    ctx.setState(slot(0), next)
+    ctx.set(NextFire, next)
     ctx.registerEventTimeTimer(next)
   }
 
@@ -23,13 +24,13 @@ final case class ContinuousEventTimeTrigger(interval: Long) extends Trigger {
     if (window.maxTimestamp <= ctx.currentWatermark) TriggerResult.FIRE
     else {
       ctx.registerEventTimeTimer(window.maxTimestamp)
-      if (ctx.getState(slot(0)) == null) registerNext(Slots.alignDown(ts, interval), window, ctx)
+      if (ctx.get(NextFire) == null) registerNext(Slots.alignDown(ts, interval), window, ctx)
       TriggerResult.CONTINUE
     }
 
   def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
     if (time == window.maxTimestamp) TriggerResult.FIRE
-    else if (Slots.optLong(ctx, slot(0)).contains(time)) {
+    else if (Slots.optLong(ctx, NextFire).contains(time)) {
       registerNext(time, window, ctx)
       TriggerResult.FIRE
     } else TriggerResult.CONTINUE
@@ -40,11 +41,11 @@ final case class ContinuousEventTimeTrigger(interval: Long) extends Trigger {
   override def canMerge: Boolean = true
 
   override def onMerge(window: Window, ctx: OnMergeContext): Unit =
-    Slots.mergeLongs(ctx, slot(0), math.min).foreach(ctx.registerEventTimeTimer)
+    Slots.mergeLongs(ctx, NextFire, math.min).foreach(ctx.registerEventTimeTimer)
 
   def clear(window: Window, ctx: TriggerContext): Unit = {
-    Slots.optLong(ctx, slot(0)).foreach(ctx.deleteEventTimeTimer)
-    ctx.clearState(slot(0))
+    Slots.optLong(ctx, NextFire).foreach(ctx.deleteEventTimeTimer)
+    ctx.clear(NextFire)
   }
 }
 
@@ -53,16 +54,17 @@ final case class ContinuousEventTimeTrigger(interval: Long) extends Trigger {
   */
 final case class ContinuousProcessingTimeTrigger(interval: Long) extends Trigger {
   require(interval > 0, s"interval must be positive, got $interval")
-  override protected def ownSlots: Int = 1
+  import ContinuousEventTimeTrigger.NextFire
+  override def states: Seq[StateDescriptor] = Seq(NextFire)
 
   private def registerNext(from: Long, window: Window, ctx: TriggerContext): Unit = {
     val next = math.min(from + interval, window.maxTimestamp)
-    ctx.setState(slot(0), next)
+    ctx.set(NextFire, next)
     ctx.registerProcessingTimeTimer(next)
   }
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult = {
-    if (ctx.getState(slot(0)) == null)
+    if (ctx.get(NextFire) == null)
       registerNext(Slots.alignDown(ctx.currentProcessingTime, interval), window, ctx)
     TriggerResult.CONTINUE
   }
@@ -72,7 +74,7 @@ final case class ContinuousProcessingTimeTrigger(interval: Long) extends Trigger
 
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
     if (time == window.maxTimestamp) TriggerResult.FIRE
-    else if (Slots.optLong(ctx, slot(0)).contains(time)) {
+    else if (Slots.optLong(ctx, NextFire).contains(time)) {
       registerNext(time, window, ctx)
       TriggerResult.FIRE
     } else TriggerResult.CONTINUE
@@ -80,10 +82,16 @@ final case class ContinuousProcessingTimeTrigger(interval: Long) extends Trigger
   override def canMerge: Boolean = true
 
   override def onMerge(window: Window, ctx: OnMergeContext): Unit =
-    Slots.mergeLongs(ctx, slot(0), math.min).foreach(ctx.registerProcessingTimeTimer)
+    Slots.mergeLongs(ctx, NextFire, math.min).foreach(ctx.registerProcessingTimeTimer)
 
   def clear(window: Window, ctx: TriggerContext): Unit = {
-    Slots.optLong(ctx, slot(0)).foreach(ctx.deleteProcessingTimeTimer)
-    ctx.clearState(slot(0))
+    Slots.optLong(ctx, NextFire).foreach(ctx.deleteProcessingTimeTimer)
+    ctx.clear(NextFire)
   }
+}
+
+object ContinuousEventTimeTrigger {
+
+  /** When the next periodic firing is due (both continuous triggers keep it). */
+  val NextFire = new StateDescriptor("nextFire")
 }

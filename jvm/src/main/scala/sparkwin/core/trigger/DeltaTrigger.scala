@@ -21,15 +21,16 @@ final case class DeltaFunction(columns: Seq[Int]) {
   * (the first element, before any firing).
   */
 final case class DeltaTrigger(threshold: Double, delta: DeltaFunction) extends Trigger {
-  override protected def ownSlots: Int = 1 // the reference element
+  import DeltaTrigger.Reference
+  override def states: Seq[StateDescriptor] = Seq(Reference)
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    ctx.getState(slot(0)) match {
+    ctx.get(Reference) match {
       case null =>
-        ctx.setState(slot(0), new ArrayRecord(record.toArray.clone()))
+        ctx.set(Reference, new ArrayRecord(record.toArray.clone()))
         TriggerResult.CONTINUE
       case last: Record if delta(last, record) > threshold =>
-        ctx.setState(slot(0), new ArrayRecord(record.toArray.clone()))
+        ctx.set(Reference, new ArrayRecord(record.toArray.clone()))
         TriggerResult.FIRE
       case _ => TriggerResult.CONTINUE
     }
@@ -38,7 +39,13 @@ final case class DeltaTrigger(threshold: Double, delta: DeltaFunction) extends T
     TriggerResult.CONTINUE
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
     TriggerResult.CONTINUE
-  def clear(window: Window, ctx: TriggerContext): Unit = ctx.clearState(slot(0))
+  def clear(window: Window, ctx: TriggerContext): Unit = ctx.clear(Reference)
+}
+
+object DeltaTrigger {
+
+  /** The element of the last firing (the first element, before any). */
+  val Reference = new StateDescriptor("reference")
 }
 
 /** Wraps `nested` and also fires when `timeout` of processing time has passed since the first
@@ -54,22 +61,24 @@ final case class ProcessingTimeoutTrigger(
     resetTimerOnNewRecord: Boolean,
     clearOnTimeout: Boolean
 ) extends Trigger {
+  import ProcessingTimeoutTrigger.Timeout
   require(timeout > 0, s"timeout must be positive, got $timeout")
-  override protected def ownSlots: Int = 1 // the pending timeout
+  override def states: Seq[StateDescriptor] = Seq(Timeout)
   override def children: Seq[Trigger] = nested :: Nil
+  override def childNames: Seq[String] = Seq("nested")
 
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult = {
-    val r = nested.onElement(record, ts, window, ctx)
+    val r = nested.onElement(record, ts, window, ctx.child(0))
     if (r.fire) { clear(window, ctx); r }
     else {
-      val pending = Slots.optLong(ctx, slot(0))
+      val pending = Slots.optLong(ctx, Timeout)
       if (pending.isDefined && resetTimerOnNewRecord) {
         ctx.deleteProcessingTimeTimer(pending.get)
-        ctx.clearState(slot(0))
+        ctx.clear(Timeout)
       }
       if (pending.isEmpty || resetTimerOnNewRecord) {
         val at = ctx.currentProcessingTime + timeout
-        ctx.setState(slot(0), at)
+        ctx.set(Timeout, at)
         ctx.registerProcessingTimeTimer(at)
       }
       r
@@ -77,14 +86,14 @@ final case class ProcessingTimeoutTrigger(
   }
 
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    if (Slots.optLong(ctx, slot(0)).contains(time)) {
-      val r = nested.onProcessingTime(time, window, ctx)
-      if (clearOnTimeout) clear(window, ctx) else ctx.clearState(slot(0))
+    if (Slots.optLong(ctx, Timeout).contains(time)) {
+      val r = nested.onProcessingTime(time, window, ctx.child(0))
+      if (clearOnTimeout) clear(window, ctx) else ctx.clear(Timeout)
       if (r.purge) TriggerResult.FIRE_AND_PURGE else TriggerResult.FIRE
-    } else afterNested(nested.onProcessingTime(time, window, ctx), window, ctx)
+    } else afterNested(nested.onProcessingTime(time, window, ctx.child(0)), window, ctx)
 
   def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
-    afterNested(nested.onEventTime(time, window, ctx), window, ctx)
+    afterNested(nested.onEventTime(time, window, ctx.child(0)), window, ctx)
 
   private def afterNested(r: TriggerResult, window: Window, ctx: TriggerContext): TriggerResult = {
     if (r.fire) clear(window, ctx)
@@ -92,10 +101,16 @@ final case class ProcessingTimeoutTrigger(
   }
 
   def clear(window: Window, ctx: TriggerContext): Unit = {
-    Slots.optLong(ctx, slot(0)).foreach(ctx.deleteProcessingTimeTimer)
-    ctx.clearState(slot(0))
-    nested.clear(window, ctx)
+    Slots.optLong(ctx, Timeout).foreach(ctx.deleteProcessingTimeTimer)
+    ctx.clear(Timeout)
+    nested.clear(window, ctx.child(0))
   }
 
   override def beamPanes: Boolean = nested.beamPanes
+}
+
+object ProcessingTimeoutTrigger {
+
+  /** When the pending timeout fires. */
+  val Timeout = new StateDescriptor("timeout")
 }

@@ -1,29 +1,29 @@
 package sparkwin.operator.store
 
-import sparkwin.core._
-import sparkwin.operator._
-
 import java.io.{DataInputStream, DataOutputStream}
-import java.util.{ArrayList => JList}
+import java.util.{ArrayList => JList, HashMap => JMap}
 
-import sparkwin.core.agg.Aggregate
 import sparkwin.core.{ArrayRecord, Element}
+import sparkwin.core.agg.Aggregate
 import sparkwin.core.timer.{Timer, TimerQueue}
 import sparkwin.core.window.{TimeWindow, Window}
+import sparkwin.operator.Selection
 
-/** A key's whole engine state (contents, metadata, merging set, Storm queue, timers) as one
-  * byte array, so a runtime stores it in a single value per key.
+/** A key's whole engine state (the algorithm's state and the key's timers) as one byte array,
+  * so a runtime stores it in a single value per key.
   *
-  * The format is versioned; a checkpoint written by one version is read by the next.
-  * `sliceWidth` is the slice width when the pipeline runs on the slicing operator (0: not):
-  * its contents are slices, which a state from before version 3 holds only for tumbling windows.
+  * Version 4, big-endian: the version byte, the algorithm and layout ids of the writer
+  * ([[Selection]]), the algorithm's body ([[StateKind]]), then the event-time and the
+  * processing-time timers. A state written by another algorithm than `kind`'s is refused with a
+  * message, never misread: a spec whose choice changed between runs of a checkpoint (a new
+  * trigger, a lateness, an aggregate) cannot resume it. Versions 1 to 3 (sparkwin 0.3 and
+  * earlier) did not say who wrote them; they are read as written by the algorithm the same spec
+  * chose then, which is the one `kind` is.
   *
   * A codec reuses its buffers from one state to the next: one codec per task, not shared.
   */
-final class KeyStateCodec(aggregates: IndexedSeq[Aggregate], sliceWidth: Long = 0L) {
-  // Version 1 also carried the runtime's per-key timers; a version 1 state is still read.
-  // Version 3 has version 2's layout; it marks states whose aligned windows may be sliced.
-  private val Version = 3
+final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
+  import KeyStateCodec._
 
   private val aggs = aggregates.toArray
   private val sink = new ByteSink(256)
@@ -31,51 +31,12 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate], sliceWidth: Long = 
   private val source = new ByteSource
   private val in = new DataInputStream(source)
 
-  /** Timers travel with the key: the runtime keeps one queue per key and domain. */
-  final class Stored(
-      val state: KeyState,
-      val eventTimers: TimerQueue,
-      val processingTimers: TimerQueue
-  )
-
   def encode(s: Stored): Array[Byte] = {
     sink.reset()
     out.writeByte(Version)
-    val st = s.state
-    out.writeInt(st.contents.size)
-    st.contents.forEach { (w, c) =>
-      ValueCodec.writeWindow(out, w)
-      if (c.accumulators != null) {
-        out.writeBoolean(true)
-        ValueCodec.writeAccumulators(out, c.accumulators)
-      } else {
-        out.writeBoolean(false)
-        writeElements(out, c.elements)
-      }
-    }
-    out.writeInt(st.meta.size)
-    st.meta.forEach { (w, m) =>
-      ValueCodec.writeWindow(out, w)
-      ValueCodec.writeSeq(out, m.triggerState)
-      out.writeLong(m.paneIndex)
-      out.writeBoolean(m.nonEarlyFired)
-      out.writeBoolean(m.createdLate)
-      out.writeBoolean(m.closed)
-      out.writeLong(m.sinceLastPane)
-    }
-    val merging = if (st.merging == null) Map.empty[TimeWindow, TimeWindow] else st.merging.mapping
-    out.writeInt(merging.size)
-    merging.foreach { case (w, sw) => ValueCodec.writeWindow(out, w); ValueCodec.writeWindow(out, sw) }
-    out.writeBoolean(st.storm != null)
-    if (st.storm != null) {
-      val storm = st.storm
-      writeElements(out, storm.queue)
-      out.writeLong(storm.nextWindowEnd)
-      out.writeLong(storm.lastProcessed)
-      out.writeLong(storm.processedLast)
-      writeElements(out, storm.previousWindow)
-      out.writeLong(storm.wakeAt)
-    }
+    out.writeByte(kind.algorithm.id)
+    out.writeByte(Selection.Layout.Keyed.id)
+    kind.write(out, s.state)
     writeTimers(out, s.eventTimers)
     writeTimers(out, s.processingTimers)
     out.flush()
@@ -87,68 +48,86 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate], sliceWidth: Long = 
     val version = in.readByte()
     if (version < 1 || version > Version)
       throw new IllegalStateException(s"sparkwin state version $version is not readable by this jar")
-    val st = new KeyState
+    val state =
+      if (version < 4) kind.fromLegacy(readLegacy(version))
+      else {
+        val algorithm = in.readByte()
+        val layout = in.readByte()
+        if (algorithm != kind.algorithm.id || layout != Selection.Layout.Keyed.id)
+          throw new IllegalStateException(
+            s"this checkpoint's state was written by the ${name(algorithm)} algorithm " +
+              s"(${Selection.Layout.byId(layout).fold(s"layout $layout")(_.name)} layout), but the " +
+              s"pipeline now runs on the ${kind.algorithm} algorithm: a change to the pipeline " +
+              "(its trigger, lateness, evictor, aggregates or windows) changed how it runs. " +
+              "Restore the pipeline as it was to resume, or start from a new checkpoint."
+          )
+        kind.read(in)
+      }
+    val event = readTimers(in)
+    val processing = readTimers(in)
+    if (version == 1) for (_ <- 0 until in.readInt()) in.readLong()
+    new Stored(state, event, processing)
+  }
+
+  def empty(): Stored = new Stored(kind.newState(), new TimerQueue, new TimerQueue)
+
+  private def name(algorithm: Int): String =
+    Selection.Algorithm.byId(algorithm).fold(s"unknown ($algorithm)")(_.name)
+
+  /** Versions 1 to 3: contents, window metadata, merging set and Storm's queue in one layout. */
+  private def readLegacy(version: Int): LegacyState = {
+    val legacy = new LegacyState(version)
     for (_ <- 0 until in.readInt()) {
       val w = ValueCodec.readWindow(in)
-      val contents =
-        if (in.readBoolean()) {
-          new WindowContents(ValueCodec.readAccumulators(in, aggs), null)
-        } else new WindowContents(null, readElements(in))
-      st.contents.put(w, contents)
-      if (version < 3 && sliceWidth > 0 && !isSlice(w))
-        throw new IllegalStateException(
-          s"this checkpoint keeps the whole window $w, written by a sparkwin older than 0.1.1; " +
-            "this version keeps sliding windows as slices and cannot resume it: let the old " +
-            "version finish its open windows, or start the query from a new checkpoint"
-        )
+      legacy.contents.put(w, readContents(in, aggs))
     }
     for (_ <- 0 until in.readInt()) {
       val w = ValueCodec.readWindow(in)
-      val m = new WindowMeta(ValueCodec.readSeq(in))
+      val m = new LegacyMeta(ValueCodec.readSeq(in))
       m.paneIndex = in.readLong()
       m.nonEarlyFired = in.readBoolean()
       m.createdLate = in.readBoolean()
       m.closed = in.readBoolean()
       m.sinceLastPane = in.readLong()
-      st.meta.put(w, m)
+      legacy.meta.put(w, m)
     }
-    val mappings = in.readInt()
-    if (mappings > 0) {
-      val set = st.mergingSet
-      for (_ <- 0 until mappings) {
-        val w = ValueCodec.readWindow(in).asInstanceOf[TimeWindow]
-        set.mapping(w) = ValueCodec.readWindow(in).asInstanceOf[TimeWindow]
-      }
+    for (_ <- 0 until in.readInt()) {
+      val w = ValueCodec.readWindow(in).asInstanceOf[TimeWindow]
+      legacy.merging(w) = ValueCodec.readWindow(in).asInstanceOf[TimeWindow]
     }
     if (in.readBoolean()) {
-      val storm = st.stormState
-      storm.queue.addAll(readElements(in))
+      val storm = new LegacyStorm(readElements(in))
       storm.nextWindowEnd = in.readLong()
       storm.lastProcessed = in.readLong()
       storm.processedLast = in.readLong()
       storm.previousWindow = readElements(in)
       storm.wakeAt = in.readLong()
+      legacy.storm = storm
     }
-    val event = readTimers(in)
-    val processing = readTimers(in)
-    if (version == 1) for (_ <- 0 until in.readInt()) in.readLong()
-    new Stored(st, event, processing)
+    legacy
+  }
+}
+
+object KeyStateCodec {
+
+  /** A key's state with its timers: the runtime keeps one queue per key and domain. */
+  final class Stored(val state: KeyState, val eventTimers: TimerQueue, val processingTimers: TimerQueue)
+
+  object Stored {
+
+    /** A state without timers. */
+    def apply(state: KeyState): Stored = new Stored(state, new TimerQueue, new TimerQueue)
   }
 
-  private def isSlice(w: Window): Boolean = w match {
-    case t: TimeWindow => t.end - t.start == sliceWidth
-    case _ => false
-  }
+  /** Version 4 says which algorithm and layout wrote a state. */
+  val Version = 4
 
-  def empty(): Stored =
-    new Stored(new KeyState, new TimerQueue, new TimerQueue)
-
-  private def writeElements(out: DataOutputStream, elements: java.util.List[Element]): Unit = {
+  def writeElements(out: DataOutputStream, elements: java.util.List[Element]): Unit = {
     out.writeInt(elements.size)
     elements.forEach { e => out.writeLong(e.timestamp); ValueCodec.writeSeq(out, e.record.toArray) }
   }
 
-  private def readElements(in: DataInputStream): JList[Element] = {
+  def readElements(in: DataInputStream): JList[Element] = {
     val n = in.readInt()
     val list = new JList[Element](n)
     for (_ <- 0 until n) {
@@ -157,6 +136,20 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate], sliceWidth: Long = 
     }
     list
   }
+
+  /** A window's accumulators or elements. */
+  def writeContents(out: DataOutputStream, c: WindowContents): Unit =
+    if (c.accumulators != null) {
+      out.writeBoolean(true)
+      ValueCodec.writeAccumulators(out, c.accumulators)
+    } else {
+      out.writeBoolean(false)
+      writeElements(out, c.elements)
+    }
+
+  def readContents(in: DataInputStream, aggregates: Array[Aggregate]): WindowContents =
+    if (in.readBoolean()) new WindowContents(ValueCodec.readAccumulators(in, aggregates), null)
+    else new WindowContents(null, readElements(in))
 
   private def writeTimers(out: DataOutputStream, q: TimerQueue): Unit = {
     out.writeInt(q.size)
@@ -171,4 +164,33 @@ final class KeyStateCodec(aggregates: IndexedSeq[Aggregate], sliceWidth: Long = 
     }
     q
   }
+}
+
+/** A state as versions 1 to 3 stored it, before it is turned into an algorithm's own. */
+final class LegacyState(val version: Int) {
+  val contents = new JMap[Window, WindowContents]()
+  val meta = new JMap[Window, LegacyMeta]()
+  val merging = scala.collection.mutable.HashMap.empty[TimeWindow, TimeWindow]
+  var storm: LegacyStorm = _
+
+  /** Whether it holds nothing but `contents` (what the sliced and session algorithms wrote). */
+  def onlyContents: Boolean = meta.isEmpty && merging.isEmpty && storm == null
+}
+
+/** A window's metadata as versions 1 to 3 stored it: trigger state by slot position. */
+final class LegacyMeta(val triggerState: Array[Any]) {
+  var paneIndex = 0L
+  var nonEarlyFired = false
+  var createdLate = false
+  var closed = false
+  var sinceLastPane = 0L
+}
+
+/** Storm's per-key state as versions 1 to 3 stored it. */
+final class LegacyStorm(val queue: JList[Element]) {
+  var nextWindowEnd: Long = Long.MinValue
+  var lastProcessed: Long = Long.MinValue
+  var processedLast: Long = 0L
+  var previousWindow: java.util.List[Element] = java.util.Collections.emptyList()
+  var wakeAt: Long = Long.MinValue
 }

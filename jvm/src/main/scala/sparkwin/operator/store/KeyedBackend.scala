@@ -1,13 +1,10 @@
 package sparkwin.operator.store
 
-import sparkwin.core._
-import sparkwin.operator._
-
-import sparkwin.operator.store.KeyState
+import sparkwin.core.Record
 import sparkwin.core.timer.{Timer, TimerQueue}
 
-/** What the operator needs from a runtime: the current key, its state, and the timer queues
-  * that hold the current key's timers (one queue for all keys locally, one per key on Spark).
+/** What an operator needs from a runtime: the current key, its state, and the timer queues that
+  * hold the current key's timers (one queue for all keys locally, one per key on Spark).
   */
 trait KeyedBackend {
   def currentKey: Any
@@ -15,6 +12,14 @@ trait KeyedBackend {
 
   /** Makes the key of a firing timer current. */
   def switchTo(keyId: Long): Unit
+
+  /** True when the packed layouts may run: every key lives in this process with ids 0, 1, 2...
+    * ([[DenseKeyedBackend]]) and no one reads a key's timers from the queues (replay does).
+    */
+  def packable: Boolean = false
+
+  /** How the operator's algorithm keeps a key's state; set once, before the first key. */
+  def install(kind: StateKind): Unit
 
   /** The current key's state, created on first use. */
   def state: KeyState
@@ -42,15 +47,15 @@ trait KeyedBackend {
 }
 
 /** A backend that holds every key in one process, with ids 0, 1, 2... in order of first sight
-  * (the local runtime's), so an operator may lay state out by key id.
+  * (the local runtime's), so an algorithm may keep state in arrays by key id.
   */
 trait DenseKeyedBackend extends KeyedBackend {
 
-  /** Counts state an operator keeps in its own layout with the backend's. */
+  /** Counts state an algorithm keeps in its own layout with the backend's. */
   def hold(state: HeldState): Unit
 }
 
-/** State an operator keeps outside the per-key states ([[PackedSlicingOperator]]). */
+/** State an algorithm keeps outside the per-key states (the packed layouts). */
 trait HeldState {
   def numHeldEntries: Int
   def numHeldKeys: Int

@@ -1,17 +1,18 @@
 package sparkwin.runtime.local
 
-import sparkwin.operator.store.{DenseKeyedBackend, HeldState}
 import sparkwin.core.Record
-import sparkwin.operator.store.KeyState
 import sparkwin.core.timer.TimerQueue
+import sparkwin.operator.store.{DenseKeyedBackend, HeldState, KeyState, StateKind}
 
 /** In-memory keyed state for the local runtime: one state object per key, one timer queue per
   * time domain for all keys (so timers of different keys fire in global timestamp order).
   *
   * Keys get a stable id on first sight; a key's slot holds its id and state, so making a key
-  * current is one hash lookup.
+  * current is one hash lookup. With `packable` the packed layouts may run (the local runner);
+  * runtimes that run one key at a time or read a key's timers (batch, replay) keep every
+  * algorithm in its keyed layout.
   */
-final class LocalBackend extends DenseKeyedBackend {
+final class LocalBackend(override val packable: Boolean = true) extends DenseKeyedBackend {
   private final class Slot(val id: Long, val key: Any) {
     var state: KeyState = _
     var spare: KeyState = _ // the key's emptied state, kept for reuse with its allocated maps
@@ -25,6 +26,10 @@ final class LocalBackend extends DenseKeyedBackend {
 
   val eventTimers = new TimerQueue
   val processingTimers = new TimerQueue
+  private var newState: () => KeyState = () =>
+    throw new IllegalStateException("no operator has installed its state kind in this backend")
+
+  def install(kind: StateKind): Unit = newState = () => kind.newState()
 
   /** Makes `key` current, giving it a stable id on first sight. */
   def setCurrentKey(key: Any): Unit =
@@ -48,7 +53,9 @@ final class LocalBackend extends DenseKeyedBackend {
     if (current.state == null) {
       // A spare is always an emptied state: only stateTouched sets it, and operators end their
       // work on a key with stateTouched. Not re-checking spares their maps a cache miss.
-      current.state = if (current.spare != null) current.spare.cleared() else new KeyState
+      current.state =
+        if (current.spare != null) { current.spare.reset(); current.spare }
+        else newState()
       current.spare = null
       live += 1
     }

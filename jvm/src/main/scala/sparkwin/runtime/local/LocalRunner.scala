@@ -20,7 +20,7 @@ final class LocalRunner(
     startProcessingTime: Long = 0L
 ) {
   val backend = new LocalBackend
-  val operator: Operator = Operator.local(spec, backend, output)
+  val operator: Operator = Operator(spec, backend, output)
   val valve = new StatusWatermarkValve(channels)
   private val advance: Long => Unit = wm => operator.advanceWatermark(wm)
   private val generators: Array[WatermarkChannel] = strategy match {

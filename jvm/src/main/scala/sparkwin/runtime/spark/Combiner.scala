@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.expressions.GenericRow
 import org.apache.spark.sql.types._
 
 import sparkwin.core.agg.Accumulator
-import sparkwin.operator.OperatorSpec
+import sparkwin.operator.{OperatorSpec, Selection}
 import sparkwin.core.agg.PackedAggregates
 import sparkwin.core.Record
 import sparkwin.operator.store.{ByteSink, ByteSource, Bytes, ValueCodec}
@@ -197,7 +197,7 @@ object Combiner {
     */
   final class PartialCodec(spec: OperatorSpec) {
     private val aggs = spec.aggregates.toArray
-    private val packed = if (PackedAggregates.packs(spec)) new PackedAggregates(aggs) else null
+    private val packed = if (Selection.packs(spec)) new PackedAggregates(aggs) else null
     private val written = new ByteSink(64)
     private val out = new DataOutputStream(written)
     private val source = new ByteSource

@@ -205,7 +205,7 @@ object ReplayRuntime {
     val layout = new OutputLayout(plan, java8, Some(firedAtType))
     val clock = new ReplayDriver.Clock
     val collector = new RowCollector(layout, () => clock.firedAt)
-    val backend = new LocalBackend
+    val backend = new LocalBackend(packable = false)
     val operator = Operator(plan.spec, backend, collector)
     val ts = plan.timestampColumn
     val valid = Array.newBuilder[(Position, org.apache.spark.sql.Row, Long)]

@@ -1,21 +1,22 @@
 package sparkwin.runtime.spark
 
-import sparkwin.plan._
-import sparkwin.runtime.spark._
-
 import sparkwin.core.{ArrayRecord, Record}
-import sparkwin.operator.store.KeyedBackend
-import sparkwin.operator.store.{KeyState, KeyStateCodec}
+import sparkwin.core.agg.Aggregate
 import sparkwin.core.timer.TimerQueue
+import sparkwin.operator.store.{KeyState, KeyStateCodec, KeyedBackend, StateKind}
 
 /** The engine's backend inside a Spark stateful processor: one key at a time, its whole state
   * loaded from one state-store value when the key is woken and written back once after, so
-  * state-store traffic grows with keys touched, not events.
+  * state-store traffic grows with keys touched, not events. The operator's algorithm says how
+  * a state is stored ([[StateKind]]); one codec per task reuses its buffers.
   */
-final class SparkKeyBackend(codec: KeyStateCodec) extends KeyedBackend {
+final class SparkKeyBackend(aggregates: IndexedSeq[Aggregate]) extends KeyedBackend {
+  private var codec: KeyStateCodec = _
   private var key: Any = _
-  private var stored: codec.Stored = _
+  private var stored: KeyStateCodec.Stored = _
   private var loaded: Array[Byte] = _ // the bytes read, to skip writing back an unchanged state
+
+  def install(kind: StateKind): Unit = codec = new KeyStateCodec(kind, aggregates)
 
   /** Makes `k` current with its stored state (null: a fresh one). */
   def load(k: Any, bytes: Array[Byte]): Unit = {

@@ -208,7 +208,7 @@ object BatchRunner {
   def run(plan: Plan, java8: Boolean, startTime: Long, key: Row, rows: Iterator[Row]): Iterator[Row] = {
     val layout = new OutputLayout(plan, java8)
     val collector = new RowCollector(layout)
-    val backend = new LocalBackend
+    val backend = new LocalBackend(packable = false)
     val operator = Operator(plan.spec, backend, collector)
     backend.setCurrentKey(key)
     operator.setProcessingTime(startTime)

@@ -12,7 +12,6 @@ import org.apache.spark.sql.types._
 
 import sparkwin.operator.Operator
 import sparkwin.core.RecordError
-import sparkwin.operator.store.KeyStateCodec
 
 /** How a pipeline uses Spark's one timer domain per processor (see DESIGN.md, "Timers on
   * Spark"): event-time timers only, processing-time timers only, or both, in which case
@@ -84,7 +83,7 @@ final class WindowProcessor(
       TTLConfig.NONE
     )
     keyBytes = new KeyBytes(keySchema)
-    backend = new SparkKeyBackend(new KeyStateCodec(plan.spec.aggregates, plan.spec.sliceWidth))
+    backend = new SparkKeyBackend(plan.spec.aggregates)
     collector = new RowCollector(new OutputLayout(plan, java8Time))
     operator = Operator(plan.spec, backend, collector)
     tsColumn = plan.timestampColumn
@@ -228,13 +227,11 @@ final class WindowProcessor(
     if (!row.isNullAt(k + 3))
       collector.emitError(new RowRecord(row.getStruct(k + 3)), "the timestamp is null")
     else
-      operator
-        .asInstanceOf[sparkwin.operator.PartialOperator]
-        .processPartial(
-          row.getLong(k),
-          partialCodec.decode(row.getAs[Array[Byte]](k + 2)),
-          row.getLong(k + 1)
-        )
+      operator.processPartial(
+        row.getLong(k),
+        partialCodec.decode(row.getAs[Array[Byte]](k + 2)),
+        row.getLong(k + 1)
+      )
   }
 
   /** One Spark timer per key group, at its earliest wake-up and always strictly in the future:

@@ -62,15 +62,14 @@ class KeyStateCodecSuite extends munit.FunSuite {
   /** Runs `steps` for one key, saving and reloading the state after each step in `cuts`. */
   private def run(s: OperatorSpec, steps: Seq[Step], cuts: Set[Int]): (List[Out], List[Long]) = {
     val out = new Collect
-    val codec = new KeyStateCodec(aggregatesOf(s))
     var bytes: Array[Byte] = null
     var backend: SparkKeyBackend = null
     var operator: Operator = null
     var wm = Long.MinValue
     def open(): Unit = {
-      backend = new SparkKeyBackend(codec)
-      backend.load("k", bytes)
+      backend = new SparkKeyBackend(aggregatesOf(s))
       operator = Operator(s, backend, out)
+      backend.load("k", bytes)
       if (wm != Long.MinValue) operator.advanceWatermark(wm)
     }
     open()
@@ -111,43 +110,136 @@ class KeyStateCodecSuite extends munit.FunSuite {
 
   test("a state written by version 1 (with the runtime's timers) is still read") {
     val s = specs.head._2
-    val codec = new KeyStateCodec(aggregatesOf(s))
-    val backend = new SparkKeyBackend(codec)
-    backend.load("k", null)
+    val backend = new SparkKeyBackend(aggregatesOf(s))
     val operator = Operator(s, backend, new Collect)
+    backend.load("k", null)
     Seq((1L, 5L), (2L, 9L), (3L, 70L)).foreach { case (v, ts) =>
       operator.processElement(rec("k", v, ts), ts)
     }
     var current: Array[Byte] = null
     backend.save(b => current = b, () => ())
-    assertEquals(current(0).toInt, 3)
-    // Version 1: the same fields, then the runtime's per-domain timers.
-    val v1 = new java.io.ByteArrayOutputStream()
-    val out = new java.io.DataOutputStream(v1)
-    out.writeByte(1)
-    out.write(current, 1, current.length - 1)
-    out.writeInt(2); out.writeLong(34L); out.writeLong(Long.MinValue)
-    out.flush()
-    assertEquals(codec.encode(codec.decode(v1.toByteArray)).toSeq, current.toSeq)
-    intercept[IllegalStateException](codec.decode(Array[Byte](4)))
+    assertEquals(current(0).toInt, KeyStateCodec.Version)
+    val codec = new KeyStateCodec(operator.asInstanceOf[WindowOperator].stateKind, aggregatesOf(s))
+    val stored = codec.decode(current)
+    // Version 1: the general layout, then the runtime's per-domain timers.
+    val v1 = LegacyStates.write(
+      1,
+      stored.state.asInstanceOf[sparkwin.operator.general.GeneralState],
+      stored,
+      Seq(34L, Long.MinValue)
+    )
+    assertEquals(canonical(codec.decode(v1)), canonical(stored))
+    assert(canonical(stored).contains("TimeWindow"), canonical(stored))
+    intercept[IllegalStateException](codec.decode(Array[Byte]((KeyStateCodec.Version + 1).toByte)))
+  }
+
+  /** A general state and its timers as text, independent of hash-map iteration order. */
+  private def canonical(s: KeyStateCodec.Stored): String = {
+    val st = s.state.asInstanceOf[sparkwin.operator.general.GeneralState]
+    val contents =
+      scala.jdk.CollectionConverters.MapHasAsScala(st.contents).asScala.toSeq.map { case (w, c) =>
+        s"$w=${if (c.accumulators != null) c.accumulators.map(_.save.toSeq).toSeq else c.elements}"
+      }
+    val meta = scala.jdk.CollectionConverters.MapHasAsScala(st.meta).asScala.toSeq.map { case (w, m) =>
+      s"$w=${m.triggerState.toSeq},${m.paneIndex},${m.nonEarlyFired},${m.createdLate},${m.closed},${m.sinceLastPane}"
+    }
+    val mapping = Option(st.merging).map(_.mapping.toSeq.map(_.toString)).getOrElse(Nil)
+    val timers = Seq(s.eventTimers, s.processingTimers).map(_.iterator.map(_.toString).toSeq)
+    Seq(contents.sorted, meta.sorted, mapping.sorted, timers).mkString("\n")
   }
 
   test("a sliced pipeline refuses a state from before slicing that holds whole sliding windows") {
     val aggs = IndexedSeq[sparkwin.core.agg.Aggregate](sumValue)
-    val old = new KeyStateCodec(aggs)
-    val stored = old.empty()
-    stored.state.contents.put(TimeWindow(0, 600), new WindowContents(Array(sumValue.newAccumulator()), null))
-    val bytes = old.encode(stored)
-    bytes(0) = 2 // as version 2 wrote it
+    val old = new sparkwin.operator.general.GeneralState
+    old.contents.put(TimeWindow(0, 600), new WindowContents(Array(sumValue.newAccumulator()), null))
+    val empty = KeyStateCodec.Stored(old)
+    val bytes = LegacyStates.write(2, old, empty, Nil)
     // Read as before by a pipeline that is not sliced, and by one sliced whole (tumbling).
-    assertEquals(new KeyStateCodec(aggs).decode(bytes).state.contents.size, 1)
-    assertEquals(new KeyStateCodec(aggs, sliceWidth = 600).decode(bytes).state.contents.size, 1)
-    val e = intercept[IllegalStateException](new KeyStateCodec(aggs, sliceWidth = 60).decode(bytes))
+    def general = new KeyStateCodec(
+      new sparkwin.operator.general.GeneralStateKind(
+        aggs,
+        new sparkwin.core.trigger.TriggerLayout(EventTimeTrigger)
+      ),
+      aggs
+    )
+    def sliced(width: Long) = new KeyStateCodec(new sparkwin.operator.slice.SliceStateKind(aggs, width), aggs)
+    assertEquals(general.decode(bytes).state.numEntries, 1)
+    assertEquals(sliced(600).decode(bytes).state.numEntries, 1)
+    val e = intercept[IllegalStateException](sliced(60).decode(bytes))
     assert(e.getMessage.contains("new checkpoint"), e.getMessage)
-    // Version 3 slices are read back as they were written.
-    val sliced = new KeyStateCodec(aggs, sliceWidth = 60)
-    val s3 = sliced.empty()
-    s3.state.contents.put(TimeWindow(60, 120), new WindowContents(Array(sumValue.newAccumulator()), null))
-    assertEquals(sliced.decode(sliced.encode(s3)).state.contents.keySet, s3.state.contents.keySet)
+    // Slices are read back as they were written.
+    val codec = sliced(60)
+    val s4 = codec.empty()
+    val st = s4.state.asInstanceOf[sparkwin.operator.slice.SliceState]
+    st.slices.put(TimeWindow(60, 120), new WindowContents(Array(sumValue.newAccumulator()), null))
+    val back = codec.decode(codec.encode(s4)).state.asInstanceOf[sparkwin.operator.slice.SliceState]
+    assertEquals(back.slices.keySet, st.slices.keySet)
+  }
+
+  test("a state written by one algorithm is refused by another, never misread") {
+    val aggs = IndexedSeq[sparkwin.core.agg.Aggregate](sumValue)
+    val sliced = new KeyStateCodec(new sparkwin.operator.slice.SliceStateKind(aggs, 60), aggs)
+    val s = sliced.empty()
+    s.state
+      .asInstanceOf[sparkwin.operator.slice.SliceState]
+      .slices
+      .put(TimeWindow(0, 60), new WindowContents(Array(sumValue.newAccumulator()), null))
+    val bytes = sliced.encode(s)
+    val general = new KeyStateCodec(
+      new sparkwin.operator.general.GeneralStateKind(
+        aggs,
+        new sparkwin.core.trigger.TriggerLayout(EventTimeTrigger)
+      ),
+      aggs
+    )
+    val e = intercept[IllegalStateException](general.decode(bytes))
+    assert(
+      e.getMessage.contains("sliced algorithm") && e.getMessage.contains("general algorithm"),
+      e.getMessage
+    )
+    // A changed slice width (a new window size or slide) is refused too.
+    val wider = new KeyStateCodec(new sparkwin.operator.slice.SliceStateKind(aggs, 120), aggs)
+    intercept[IllegalStateException](wider.decode(bytes))
+  }
+}
+
+/** States in the layout of versions 1 to 3, written as those versions did, for the tests that
+  * hold the codec to reading them.
+  */
+object LegacyStates {
+  import java.io.{ByteArrayOutputStream, DataOutputStream}
+
+  def write(
+      version: Int,
+      st: sparkwin.operator.general.GeneralState,
+      timers: KeyStateCodec.Stored,
+      runtimeTimers: Seq[Long]
+  ): Array[Byte] = {
+    val bytes = new ByteArrayOutputStream()
+    val out = new DataOutputStream(bytes)
+    out.writeByte(version)
+    out.writeInt(st.contents.size)
+    st.contents.forEach { (w, c) => ValueCodec.writeWindow(out, w); KeyStateCodec.writeContents(out, c) }
+    out.writeInt(st.meta.size)
+    st.meta.forEach { (w, m) =>
+      ValueCodec.writeWindow(out, w)
+      ValueCodec.writeSeq(out, m.triggerState)
+      out.writeLong(m.paneIndex)
+      out.writeBoolean(m.nonEarlyFired)
+      out.writeBoolean(m.createdLate)
+      out.writeBoolean(m.closed)
+      out.writeLong(m.sinceLastPane)
+    }
+    val mapping = if (st.merging == null) Map.empty[TimeWindow, TimeWindow] else st.merging.mapping
+    out.writeInt(mapping.size)
+    mapping.foreach { case (w, sw) => ValueCodec.writeWindow(out, w); ValueCodec.writeWindow(out, sw) }
+    out.writeBoolean(false) // no Storm queue
+    for (q <- Seq(timers.eventTimers, timers.processingTimers)) {
+      out.writeInt(q.size)
+      q.iterator.foreach { t => out.writeLong(t.timestamp); ValueCodec.writeWindow(out, t.window) }
+    }
+    if (version == 1) { out.writeInt(runtimeTimers.size); runtimeTimers.foreach(out.writeLong) }
+    out.flush()
+    bytes.toByteArray
   }
 }

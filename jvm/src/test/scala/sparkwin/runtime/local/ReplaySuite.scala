@@ -115,7 +115,7 @@ class ReplaySuite extends munit.FunSuite {
     in.groupBy(_.key).toSeq.flatMap { case (key, es) =>
       val clock = new ReplayDriver.Clock
       val rec = new Recorder(() => clock.firedAt)
-      val backend = new LocalBackend
+      val backend = new LocalBackend(packable = false)
       val op = Operator(spec(kind), backend, rec)
       val elements = es.sortBy(_.position).iterator.map(e => (e.position, e.record, e.ts))
       ReplayDriver.run(op, backend, key, timeline, elements, lastArrival, clock, (_, m) => fail(m))

@@ -10,6 +10,7 @@ import org.apache.spark.sql.types._
 
 import sparkwin.core.agg.{Accumulator, Aggregate => A, NumericKind}
 import sparkwin.core.agg.PackedAggregates
+import sparkwin.operator.Selection
 import sparkwin.core.window._
 
 /** The combiner's groups are exactly "same key, same windows", in order of first appearance,
@@ -60,8 +61,8 @@ class CombinerSuite extends munit.FunSuite {
 
   test("the first aggregate set packs into long slots, the second does not") {
     val p = plan(assigners.head, IndexedSeq(0))
-    assert(PackedAggregates.packs(p.spec))
-    assert(!PackedAggregates.packs(plan(assigners.head, IndexedSeq(0), objectAggs).spec))
+    assert(Selection.packs(p.spec))
+    assert(!Selection.packs(plan(assigners.head, IndexedSeq(0), objectAggs).spec))
   }
 
   for (

@@ -1,39 +1,32 @@
-package sparkwin.operator
+package sparkwin.operator.slice
 
-import sparkwin.core._
+import sparkwin.core.Record
 import sparkwin.core.agg.PackedAggregates
-import sparkwin.operator.store._
-
 import sparkwin.core.window.TimeWindow
+import sparkwin.operator.WindowOperator
+import sparkwin.operator.store.{DenseKeyedBackend, HeldState, StateKind}
 
-/** [[SlicingWindowOperator]] for the local runtime, where one backend holds every key: the same
-  * panes in the same order, the same late routing and data counters, with state laid out by
-  * slice instead of by key.
+/** The sliced algorithm in the packed layout (the local runtime, where one backend holds every
+  * key by dense id): state laid out by slice instead of by key, with the same panes in the same
+  * order as [[KeyedSlices]].
   *
   * All keys share the slice grid, so a slice is one object holding a row for every key with data
   * in it. Rows sit in pages of 64 consecutive key ids: a presence mask and the rows' aggregate
-  * slots as longs. An element costs a page lookup and a few long updates; no per-key state,
-  * timer or allocation. A window fires for all its keys when the watermark reaches its end, by
-  * walking its slices' pages in key-id order, which is the order per-key timers of one instant
-  * fire in. It needs dense key ids ([[DenseKeyedBackend]]) and aggregates that pack into two longs
-  * each ([[PackedAggregates]]: count, integral and fractional sum, avg); it
-  * registers no timers, so `timersRegistered` stays 0.
+  * slots as longs ([[PackedAggregates]]: count, integral and fractional sum, avg). An element
+  * costs a page lookup and a few long updates; no per-key state, timer or allocation. A window
+  * fires for all its keys when the watermark reaches its end, walking its slices' pages in
+  * key-id order, which is the order per-key timers of one instant fire in. It registers no
+  * timers, so `timersRegistered` stays 0.
   */
-final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBackend, output: Emitter)
-    extends Operator
-    with EventTimeClocks
+final class PackedSlices(op: WindowOperator, backend: DenseKeyedBackend)
+    extends SliceAlgorithm(op)
     with HeldState {
-  import PackedSlicingOperator._
-  require(packs(spec), s"PackedSlicingOperator needs count, sum or avg over aligned windows, got $spec")
+  import PackedSlices._
 
-  private val grid = new SliceGrid(spec)
-  import grid.{firstEnd, lastEnd, size, sliceOf, slide}
-  private val width = grid.width
-  private val packed = new PackedAggregates(spec.aggregates.toArray)
+  private val packed = new PackedAggregates(op.spec.aggregates.toArray)
   private val slots = packed.slots
-  private val onTimePane = PaneInfo(PaneTiming.OnTime, 0L, isFirst = true, isLast = true)
 
-  val metrics = new OperatorMetrics
+  val stateKind: Option[StateKind] = None
   backend.hold(this)
 
   /** Live slices by start. Few: one per width of event time that has data and is not fired. */
@@ -60,19 +53,16 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
     union.map(java.lang.Long.bitCount).sum
   }
 
-  private def firstLiveEnd(s: Long): Long = grid.firstLiveEnd(s, watermark)
-
   // ---------------------------------------------------------------------------------------
   // Elements
 
   def processElement(record: Record, timestamp: Long): Unit = {
-    metrics.elementsIn += 1
     var slice = hot
     if (slice == null || timestamp < slice.start || timestamp - slice.start >= width) {
-      val s = sliceOf(timestamp)
-      if (lastEnd(s) - 1 <= watermark) { late(record, timestamp); return }
+      val s = grid.sliceOf(timestamp)
+      if (lateSlice(s)) { op.late(record, timestamp); return }
       slice = sliceAt(s)
-    } else if (hotLastEnd - 1 <= watermark) { late(record, timestamp); return }
+    } else if (hotLastEnd - 1 <= op.currentWatermark) { op.late(record, timestamp); return }
     val id = backend.currentKeyId.toInt
     val page = slice.pageFor(id, this)
     val bit = 1L << id
@@ -81,9 +71,6 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
     packed.add(page.values, base, record)
   }
 
-  private def late(record: Record, timestamp: Long): Unit =
-    metrics.late(spec.lateOutput, output, backend.currentKey, record, timestamp)
-
   private def sliceAt(s: Long): Slice = {
     var slice = slices.get(s)
     if (slice == null) {
@@ -91,59 +78,48 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
       slices.put(s, slice)
     }
     hot = slice
-    hotLastEnd = lastEnd(s)
+    hotLastEnd = grid.lastEnd(s)
     slice
   }
 
   private def openRow(slice: Slice, page: Page, bit: Long, base: Int, id: Int): Unit = {
     page.mask |= bit
     java.util.Arrays.fill(page.values, base, base + slots, 0L)
-    countOpenedWindows(slice.start, id)
+    if (width == size) op.metrics.windowsOpened += 1 // a tumbling slice is its own window
+    else countOpened(slice.start, nearestEarlier(slice.start, id), nearestLater(slice.start, id))
   }
 
-  /** A key's new slice opens those of its live windows that hold none of the key's other slices:
-    * windows ending after the key's nearest earlier slice's last window and no later than its
-    * nearest later slice (a window is an interval, so it holds another slice iff it holds one of
-    * those two).
+  /** The key's nearest earlier slice within a window of `s` (slices further away share no
+    * window with it), or Long.MinValue.
     */
-  private def countOpenedWindows(s: Long, id: Int): Unit =
-    if (width == size) metrics.windowsOpened += 1 // a tumbling slice is its own window
-    else {
-      // Windows holding s and an earlier slice b end by b + size; those holding s and a later
-      // slice a end after a. Slices a window apart or more share no window with s.
-      var sharedUpTo = Long.MinValue
-      val down = slices.headMap(s, false).descendingMap.values.iterator
-      var searching = true
-      while (searching && down.hasNext) {
-        val o = down.next()
-        if (o.start <= s - size) searching = false
-        else if (o.has(id)) { sharedUpTo = o.start + size; searching = false }
-      }
-      var sharedAfter = Long.MaxValue
-      val up = slices.tailMap(s, false).values.iterator
-      searching = true
-      while (searching && up.hasNext) {
-        val o = up.next()
-        if (o.start >= s + size) searching = false
-        else if (o.has(id)) { sharedAfter = o.start; searching = false }
-      }
-      var e = firstLiveEnd(s)
-      val last = lastEnd(s)
-      while (e <= last) {
-        if (e > sharedUpTo && e <= sharedAfter) metrics.windowsOpened += 1
-        e += slide
-      }
+  private def nearestEarlier(s: Long, id: Int): Long = {
+    val down = slices.headMap(s, false).descendingMap.values.iterator
+    while (down.hasNext) {
+      val o = down.next()
+      if (o.start <= s - size) return Long.MinValue
+      if (o.has(id)) return o.start
     }
+    Long.MinValue
+  }
+
+  /** The key's nearest later slice within a window of `s`, or Long.MaxValue. */
+  private def nearestLater(s: Long, id: Int): Long = {
+    val up = slices.tailMap(s, false).values.iterator
+    while (up.hasNext) {
+      val o = up.next()
+      if (o.start >= s + size) return Long.MaxValue
+      if (o.has(id)) return o.start
+    }
+    Long.MaxValue
+  }
 
   // ---------------------------------------------------------------------------------------
   // Time
 
-  def advanceWatermark(wm: Long): Unit = {
-    if (wm < watermark) return
-    watermark = wm
+  def onWatermark(wm: Long): Unit = {
     var done = false
     while (!done && !slices.isEmpty) {
-      val e0 = firstEnd(slices.firstKey)
+      val e0 = grid.firstEnd(slices.firstKey)
       val e = if (firedEnd == Long.MinValue || e0 > firedEnd) e0 else firedEnd + slide
       if (e - 1 <= wm) fire(e) else done = true
     }
@@ -153,7 +129,7 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
       firedEnd = math.max(firedEnd, grid.lastEndBy(wm))
   }
 
-  private val gathered = new Array[Slice]((SlicingWindowOperator.MaxSlicesPerWindow + 1).toInt)
+  private val gathered = new Array[Slice]((sparkwin.operator.Selection.MaxSlicesPerWindow + 1).toInt)
   private val scratch = new Array[Long](slots)
 
   /** The window ending at `e`, for every key with data in it; then the slices no later window
@@ -218,9 +194,7 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
   private def emit(window: TimeWindow, id: Int, values: Array[Long], base: Int): Unit = {
     val out = packed.results(values, base)
     backend.switchTo(id.toLong)
-    metrics.panesFired += 1
-    metrics.windowsCleaned += 1
-    output.emitResult(backend.currentKey, window, onTimePane, out)
+    op.emitFinal(window, out)
   }
 
   private def drop(slice: Slice): Unit = {
@@ -238,29 +212,26 @@ final class PackedSlicingOperator(val spec: OperatorSpec, backend: DenseKeyedBac
     if (hot eq slice) hot = null
   }
 
-  private[operator] def newPage(): Page = if (pool.isEmpty) new Page(slots) else pool.pop()
+  private[slice] def newPage(): Page = if (pool.isEmpty) new Page(slots) else pool.pop()
 }
 
-object PackedSlicingOperator {
-
-  /** A sliceable pipeline whose aggregates all pack into longs. */
-  def packs(spec: OperatorSpec): Boolean = spec.sliceable && PackedAggregates.packs(spec)
+object PackedSlices {
 
   /** The rows of 64 consecutive key ids in one slice: which are present, and their slots. */
-  private[operator] final class Page(slots: Int) {
+  private[slice] final class Page(slots: Int) {
     var mask = 0L
     val values = new Array[Long](64 * slots)
   }
 
   /** One slice of event time, with a row for every key that has data in it. */
-  private[operator] final class Slice(val start: Long) {
+  private[slice] final class Slice(val start: Long) {
     var pages = new Array[Page](4)
 
-    def pageFor(id: Int, op: PackedSlicingOperator): Page = {
+    def pageFor(id: Int, owner: PackedSlices): Page = {
       val p = id >>> 6
       if (p >= pages.length) pages = java.util.Arrays.copyOf(pages, math.max(p + 1, pages.length * 2))
       var page = pages(p)
-      if (page == null) { page = op.newPage(); pages(p) = page }
+      if (page == null) { page = owner.newPage(); pages(p) = page }
       page
     }
 

@@ -1,16 +1,41 @@
-package sparkwin.operator
+package sparkwin.operator.storm
 
-import sparkwin.core._
-import sparkwin.operator.store._
-
+import java.io.{DataInputStream, DataOutputStream}
 import java.util.{ArrayList => JList}
 
+import sparkwin.core.{Element, Record}
 import sparkwin.core.agg.Accumulator
-import sparkwin.operator.store.StormState
 import sparkwin.core.timer.Timer
 import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows}
+import sparkwin.operator.{PaneInfo, Selection, WindowAlgorithm, WindowFunction, WindowOperator}
+import sparkwin.operator.store._
 
-/** Storm's event-time windowing (BaseWindowedBolt with a timestamp field), per key.
+/** Storm's per-key window manager state: queued tuples in arrival order and the policies'
+  * positions (next window end, last counted timestamp, tuples processed last time, and the
+  * wake-up timer that brings the key back when the watermark reaches its next window).
+  */
+final class StormState extends KeyState {
+  val queue = new JList[Element]()
+  var nextWindowEnd: Long = Long.MinValue
+  var lastProcessed: Long = Long.MinValue
+  var processedLast: Long = 0L
+  var previousWindow: java.util.List[Element] = java.util.Collections.emptyList()
+  var wakeAt: Long = Long.MinValue
+
+  def isEmpty: Boolean = queue.isEmpty && wakeAt == Long.MinValue
+  def numEntries: Int = queue.size
+
+  // An empty queue still holds the policies' positions, which a new key must not inherit.
+  override def reset(): Unit = {
+    nextWindowEnd = Long.MinValue
+    lastProcessed = Long.MinValue
+    processedLast = 0L
+    previousWindow = java.util.Collections.emptyList()
+  }
+}
+
+/** Storm's event-time windowing (BaseWindowedBolt with a timestamp field) as an algorithm, per
+  * key.
   *
   * Tuples queue in arrival order. When the watermark passes a window's end the queue is
   * scanned in arrival order: a tuple beyond `end + lag` stops the scan, one within the lag
@@ -18,43 +43,35 @@ import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows}
   * window `(end - length, end]`. Time slides advance window ends by the slide and, after an
   * empty window, jump to the slide-aligned end of the next queued tuple; count slides fire
   * at every `slide`-th tuple at or before the watermark. A tuple older than the watermark is
-  * late. Each window fires once (one ON_TIME, first and last pane).
+  * late (Storm's rule). Each window fires once (one ON_TIME, first and last pane).
   *
   * Unlike Storm, the first window end is the aligned end of the earliest tuple (Storm starts
   * its search at time 0, which mistreats negative timestamps), and a count-length window that
   * would repeat unchanged with no newer tuple queued is not re-emitted for every slide step.
   */
-final class StormWindowOperator(
-    val spec: OperatorSpec,
-    storm: StormWindows,
-    backend: KeyedBackend,
-    output: Emitter
-) extends Operator
-    with EventTimeClocks {
-  private val aggregates = spec.aggregates.toArray
+final class StormAlgorithm(op: WindowOperator, storm: StormWindows) extends WindowAlgorithm {
+  private val backend = op.backend
+  private val aggregates = op.spec.aggregates.toArray
   private val lag = storm.lag
-  private val onTime = PaneInfo(PaneTiming.OnTime, 0, isFirst = true, isLast = true)
 
-  val metrics = new OperatorMetrics
+  val stateKind: Option[StateKind] = Some(StormStateKind)
+
+  private def watermark: Long = op.currentWatermark
 
   def processElement(record: Record, timestamp: Long): Unit = {
-    metrics.elementsIn += 1
     if (timestamp < watermark) {
-      metrics.late(spec.lateOutput, output, backend.currentKey, record, timestamp)
+      op.late(record, timestamp)
     } else {
-      val st = backend.state.stormState
+      val st = backend.state.asInstanceOf[StormState]
       st.queue.add(Element(timestamp, backend.retain(record)))
       scheduleWake(st)
     }
     backend.stateTouched()
   }
 
-  def advanceWatermark(wm: Long): Unit = {
-    // Equal watermarks still poll: on Spark every key of a batch sees the same watermark.
-    if (wm < watermark) return
-    watermark = wm
+  def onWatermark(wm: Long): Unit =
     backend.fireDue(backend.eventTimers, wm) { _ =>
-      val st = backend.state.stormState
+      val st = backend.state.asInstanceOf[StormState]
       st.wakeAt = Long.MinValue
       storm.slide match {
         case StormSize.Duration(s) => slideByTime(st, s)
@@ -63,7 +80,6 @@ final class StormWindowOperator(
       scheduleWake(st)
       backend.stateTouched()
     }
-  }
 
   // ---------------------------------------------------------------------------------------
   // Trigger policies
@@ -181,17 +197,13 @@ final class StormWindowOperator(
       case StormSize.Count(_) => Long.MinValue
     }
     val window = StormWindow(start, end)
-    metrics.panesFired += 1
-    spec.function match {
+    op.spec.function match {
       case WindowFunction.Aggregates(_) =>
         val accs = Accumulator.fresh(aggregates)
-        elements.forEach { e =>
-          var i = 0
-          while (i < accs.length) { accs(i).add(e.record, e.timestamp); i += 1 }
-        }
-        output.emitResult(backend.currentKey, window, onTime, accs.map(_.result))
+        elements.forEach(e => Accumulator.addAll(accs, e.record, e.timestamp))
+        op.emitResult(window, PaneInfo.Only, Accumulator.results(accs))
       case WindowFunction.ProcessElements =>
-        output.emitElements(backend.currentKey, window, onTime, elements)
+        op.emitElements(window, PaneInfo.Only, elements)
     }
   }
 
@@ -233,9 +245,56 @@ final class StormWindowOperator(
         backend.eventTimers.remove(Timer(st.wakeAt, backend.currentKeyId, GlobalWindow))
       if (next != Long.MinValue) {
         backend.eventTimers.add(Timer(next, backend.currentKeyId, GlobalWindow))
-        metrics.timersRegistered += 1
+        op.metrics.timersRegistered += 1
       }
       st.wakeAt = next
     }
+  }
+}
+
+/** Storm states in the store: the queue and the policies' positions. */
+object StormStateKind extends StateKind {
+  def algorithm: Selection.Algorithm = Selection.Algorithm.Storm
+
+  def newState(): KeyState = new StormState
+
+  def write(out: DataOutputStream, state: KeyState): Unit = {
+    val st = state.asInstanceOf[StormState]
+    KeyStateCodec.writeElements(out, st.queue)
+    out.writeLong(st.nextWindowEnd)
+    out.writeLong(st.lastProcessed)
+    out.writeLong(st.processedLast)
+    KeyStateCodec.writeElements(out, st.previousWindow)
+    out.writeLong(st.wakeAt)
+  }
+
+  def read(in: DataInputStream): KeyState = {
+    val st = new StormState
+    st.queue.addAll(KeyStateCodec.readElements(in))
+    st.nextWindowEnd = in.readLong()
+    st.lastProcessed = in.readLong()
+    st.processedLast = in.readLong()
+    st.previousWindow = KeyStateCodec.readElements(in)
+    st.wakeAt = in.readLong()
+    st
+  }
+
+  def fromLegacy(legacy: LegacyState): KeyState = {
+    val st = new StormState
+    val old = legacy.storm
+    if (old != null) {
+      st.queue.addAll(old.queue)
+      st.nextWindowEnd = old.nextWindowEnd
+      st.lastProcessed = old.lastProcessed
+      st.processedLast = old.processedLast
+      st.previousWindow = old.previousWindow
+      st.wakeAt = old.wakeAt
+    }
+    if (!legacy.contents.isEmpty || !legacy.meta.isEmpty)
+      throw new IllegalStateException(
+        "this checkpoint's state holds Flink-style windows, but the pipeline now uses Storm " +
+          "windows: start the query from a new checkpoint"
+      )
+    st
   }
 }
