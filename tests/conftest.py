@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from kafka_broker import BROKER_CLASSPATH, BUILD_COMMAND, KafkaBroker, connectorJars
 
 import sparkwin
 
@@ -31,10 +32,23 @@ def spark():
             # Two key groups: the streaming tests' keys share groups, as most keys do in
             # production (the default is 128).
             "spark.sparkwin.keyGroups": "2",
+            # Spark's Kafka connector, once the build has listed its jars (kafka_broker.py).
+            **({"spark.jars": ",".join(jars)} if (jars := connectorJars()) else {}),
         },
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafkaBroker():
+    """A real Kafka broker (one KRaft node on 127.0.0.1), started when a test first asks for
+    it and stopped at the end of the session: see kafka_broker.py.
+    """
+    if not BROKER_CLASSPATH.is_file():
+        pytest.skip(f"no Kafka jars listed: run `{BUILD_COMMAND}` (bin/test does)")
+    with KafkaBroker() as broker:
+        yield broker
 
 
 @pytest.fixture(scope="session")
