@@ -34,6 +34,9 @@ def spark():
             "spark.sparkwin.keyGroups": "2",
             # Spark's Kafka connector, once the build has listed its jars (kafka_broker.py).
             **({"spark.jars": ",".join(jars)} if (jars := connectorJars()) else {}),
+            # The Spark Connect server of `connectSpark` (below), if a test asks for it.
+            "spark.connect.grpc.binding.address": "127.0.0.1",
+            "spark.connect.grpc.binding.port": "0",
         },
     )
     yield session
@@ -49,6 +52,29 @@ def kafkaBroker():
         pytest.skip(f"no Kafka jars listed: run `{BUILD_COMMAND}` (bin/test does)")
     with KafkaBroker() as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def connectSpark(spark):
+    """A Spark Connect session, served from `spark`'s own JVM: one server per test session.
+
+    PySpark's local Connect mode (`builder.remote("local[2]")`) starts a JVM and a classic
+    session of its own, and refuses to while `spark` runs; serving Connect from `spark`'s
+    SparkContext keeps one JVM for the whole run. The server listens on the loopback address and
+    a free port (see `spark`), so test runs side by side do not collide. `sparkwin.configure`
+    registered sparkwin's relation plugin with the session.
+    """
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    jvm = spark._jvm
+    service = getattr(
+        getattr(jvm, "org.apache.spark.sql.connect.service.SparkConnectService$"), "MODULE$"
+    )
+    service.start(spark.sparkContext._jsc.sc())
+    client = ConnectSession.builder.remote(f"sc://127.0.0.1:{service.localPort()}").create()
+    yield client
+    client.stop()
+    service.stop(jvm.scala.Option.empty(), jvm.scala.Option.empty())
 
 
 @pytest.fixture(scope="session")

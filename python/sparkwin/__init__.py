@@ -16,6 +16,7 @@ Example::
 """
 
 from sparkwin import agg
+from sparkwin._connect import observedMetrics
 from sparkwin._jvm import jvm_version
 from sparkwin._runtime import PaneWindow
 from sparkwin._session import configure, jarPath, session
@@ -105,6 +106,7 @@ __all__ = [
     "configure",
     "jarPath",
     "jvm_version",
+    "observedMetrics",
     "session",
     "stream",
 ]

@@ -75,6 +75,11 @@ def jvm_version(spark: SparkSession | None = None) -> str:
 
         sparkwin.session(); print(sparkwin.jvm_version())
     """
+    from sparkwin import _connect
+
+    spark = _activeSession(spark)
+    if _connect.isConnect(spark):  # Spark Connect transport: asked through the plugin
+        return _connect.jarVersion(spark)
     return str(entryPoint(spark).version())
 
 

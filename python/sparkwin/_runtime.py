@@ -16,9 +16,9 @@ from typing import Any
 
 import pandas as pd
 from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import StructType
 
+from sparkwin import _connect
 from sparkwin._jvm import entryPoint, translated
 from sparkwin.stream import OUTPUT_COLUMNS
 
@@ -54,9 +54,12 @@ class PaneWindow:
 
 def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
     """The JVM's view of a plan: output schemas (StructType) and the timer domains it uses."""
-    java8 = spark.conf.get("spark.sql.datetime.java8API.enabled", "false") == "true"
-    with translated():
-        raw = json.loads(entryPoint(spark).describe(planJson, java8))
+    if _connect.isConnect(spark):  # Spark Connect transport: the same JSON, from the plugin
+        raw = json.loads(_connect.describe(spark, planJson))
+    else:
+        java8 = spark.conf.get("spark.sql.datetime.java8API.enabled", "false") == "true"
+        with translated():
+            raw = json.loads(entryPoint(spark).describe(planJson, java8))
     out: dict[str, Any] = {
         k: StructType.fromJson(raw[k]) for k in ("result", "pane", "errors", "union")
     }
@@ -66,6 +69,8 @@ def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
 
 def union(df: DataFrame, planJson: str) -> DataFrame:
     """Every output of the pipeline in one DataFrame (streaming if `df` is)."""
+    if _connect.isConnect(df):  # Spark Connect transport: an extension relation
+        return _connect.union(df, planJson)  # type: ignore[no-any-return]
     spark = df.sparkSession
     with translated():
         jdf = entryPoint(spark).windowed(df._jdf, planJson)
@@ -74,6 +79,7 @@ def union(df: DataFrame, planJson: str) -> DataFrame:
 
 def observed(unioned: DataFrame, name: str = "sparkwin") -> DataFrame:
     """Adds per-batch counters under `name` in StreamingQueryProgress.observedMetrics."""
+    F = _connect.functionsFor(unioned)  # Columns of the DataFrame's kind: classic or Connect
 
     def kindCount(kind: int, alias: str) -> Column:
         return F.sum(F.when(F.col(KIND) == kind, 1).otherwise(0)).alias(alias)
@@ -95,6 +101,7 @@ def mainOutput(
     outputSchema: StructType | None,
 ) -> DataFrame:
     """Window results: the aggregate rows, or what the process function returns."""
+    F = _connect.functionsFor(unioned)  # Columns of the DataFrame's kind: classic or Connect
     if processFn is None:
         return unioned.where(F.col(KIND) == RESULT).select("result.*")
     assert outputSchema is not None
@@ -159,6 +166,7 @@ def paneRunner(
 
 def sideOutput(unioned: DataFrame, tag: str, lateTag: str | None) -> DataFrame:
     """Late elements (the pipeline's late tag) or bad records (``errors``)."""
+    F = _connect.functionsFor(unioned)  # Columns of the DataFrame's kind: classic or Connect
     if tag == ERRORS_TAG:
         return unioned.where(F.col(KIND) == ERROR).select("input.*", "error")
     if lateTag is not None and tag == lateTag:

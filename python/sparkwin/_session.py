@@ -12,6 +12,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from sparkwin import _connect
 from sparkwin._version import __version__
 from sparkwin.errors import JarNotFoundError
 
@@ -57,11 +58,15 @@ def jarPath() -> str:
 def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     """Put the sparkwin jar on a builder's classpath and set the state store sparkwin needs.
 
-    Call it before `getOrCreate()`; a JVM that is already running cannot gain the jar.
+    Call it before `getOrCreate()`; a JVM that is already running cannot gain the jar. It also
+    registers sparkwin's Spark Connect plugin, so ``builder.remote("local[2]")`` (a Connect
+    server PySpark starts in this process) runs sparkwin pipelines too; a remote ``sc://``
+    server must have been started with the jar and the plugin itself.
 
     Example::
 
         spark = sparkwin.configure(SparkSession.builder.master("local[2]")).getOrCreate()
+        spark = sparkwin.configure(SparkSession.builder.remote("local[2]")).getOrCreate()
     """
     if not isinstance(builder, SparkSession.Builder):
         raise TypeError(
@@ -71,12 +76,19 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     existing = builder._options.get("spark.jars")
     jars = jar if not existing else f"{existing},{jar}"
     builder = builder.config("spark.jars", jars)
+    builder = _connect.withPlugin(builder)  # Spark Connect: the relation plugin (server side)
     for key, value in _REQUIRED_CONF.items():
         builder = builder.config(key, value)
     return builder
 
 
-def session(appName: str = "sparkwin", master: str = "local[2]", **conf: Any) -> SparkSession:
+def session(
+    appName: str = "sparkwin",
+    master: str = "local[2]",
+    *,
+    connect: Any = False,  # a bool; Any keeps session(**{"spark.x": "y"}) well-typed
+    **conf: Any,
+) -> SparkSession:
     """Get or create a SparkSession with sparkwin's jar and state store configured.
 
     Extra Spark settings go in as keyword arguments with their usual names, e.g.
@@ -85,17 +97,27 @@ def session(appName: str = "sparkwin", master: str = "local[2]", **conf: Any) ->
     4 shuffle partitions and no UI, and run Python workers with this interpreter (unless
     ``PYSPARK_PYTHON`` is set). The jar and JVM versions are checked against this package.
 
+    With ``connect=True`` the session is a Spark Connect client: for a ``local`` master PySpark
+    starts the Connect server in this process (on port 15002), with the jar and sparkwin's
+    Connect plugin; ``master="sc://host:port"`` connects to a running server, which must have
+    been started with both (see ``configure``). Needs ``pip install "sparkwin[connect]"``.
+
     Example::
 
         import sparkwin
         spark = sparkwin.session()
         print(sparkwin.jvm_version())
+        spark = sparkwin.session(connect=True)  # a Spark Connect client of a local server
     """
     if not isinstance(appName, str) or not appName:
         raise TypeError("appName must be a non-empty string")
     if not isinstance(master, str) or not master:
         raise TypeError("master must be a non-empty string such as 'local[2]'")
-    builder = SparkSession.builder.appName(appName).master(master)
+    if not isinstance(connect, bool):
+        raise TypeError("connect must be a bool")
+    connect = connect or master.startswith("sc://")  # Spark Connect: a remote builder
+    builder = SparkSession.builder.appName(appName)
+    builder = builder.remote(master) if connect else builder.master(master)
     settings: dict[str, Any] = dict(_SESSION_DEFAULTS)
     if master.startswith("local"):
         settings.update(_LOCAL_DEFAULTS)
@@ -106,6 +128,8 @@ def session(appName: str = "sparkwin", master: str = "local[2]", **conf: Any) ->
     settings.update(conf)
     for key, value in settings.items():
         builder = builder.config(key, str(value))
+    if connect:
+        return _connect.startSession(configure(builder))
     spark = configure(builder).getOrCreate()
     from sparkwin._jvm import entryPoint  # checks the jar is loaded and of our version
 

@@ -21,3 +21,7 @@ class PlanError(SparkwinError, ValueError):
 
 class WindowMergeError(SparkwinError):
     """A session merge would move an event-time window's end behind the watermark."""
+
+
+class ConnectUnsupportedError(SparkwinError, NotImplementedError):
+    """An operation a Spark Connect client cannot run; the message says what to use instead."""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame
 
-from sparkwin import _runtime
+from sparkwin import _connect, _runtime
 from sparkwin._jvm import entryPoint, translated
 
 if TYPE_CHECKING:
@@ -77,6 +77,8 @@ class Replay:
 
 
 def replay(pipeline: Pipeline, endOfInput: bool) -> Replay:
+    if _connect.isConnect(pipeline.df):  # see _connect.REPLAY_UNSUPPORTED
+        raise _connect.unsupported("replay()", *_connect.REPLAY_UNSUPPORTED)
     if pipeline.df.isStreaming:
         raise ValueError("replay() needs a bounded DataFrame (history); a stream is live already")
     if pipeline.plan.get("arrival") is None:

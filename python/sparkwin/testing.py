@@ -18,6 +18,7 @@ import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, DateType, DecimalType, StructType, TimestampType
 
+from sparkwin import _connect
 from sparkwin._jvm import entryPoint, translated
 from sparkwin._runtime import PaneWindow, describe
 from sparkwin.pipeline import Pipeline
@@ -99,6 +100,8 @@ class WindowHarness:
             raise TypeError("generateWatermarks must be a bool")
         self._pipeline = pipeline
         self._spark = spark or pipeline.df.sparkSession
+        if _connect.isConnect(self._spark):  # Py4J only: the JVM a local Connect server runs in
+            self._spark = _connect.localJvmSession("WindowHarness")
         self._channels = channels
         self._schemas = describe(self._spark, pipeline.planJson())
         self._input: StructType = self._pipeline.df.schema

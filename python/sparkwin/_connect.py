@@ -1,0 +1,281 @@
+"""Spark Connect: sparkwin's second transport to the JVM.
+
+A classic DataFrame reaches the JVM through Py4J (``sparkwin._jvm``). A Spark Connect
+DataFrame has no JVM handle; instead, sparkwin's operations travel to the server as an
+extension relation (``sparkwin._connect_plan``) that the jar's plugin,
+``sparkwin.plan.connect.SparkwinRelationPlugin``, turns into the logical plan the classic entry point
+builds. Everything above the transport (the builder, the plan, the splitting of the union into
+outputs) is shared: ``_runtime.union`` and ``_runtime.describe`` hand Connect objects to this
+module.
+
+The server needs the jar (``spark.jars``) and the plugin
+(``spark.connect.extensions.relation.classes``); ``sparkwin.configure`` sets both, which reach
+the server for ``builder.remote("local[...]")`` (PySpark starts that server in this process).
+A remote ``sc://`` server must have been started with them.
+
+Nothing here imports PySpark's Connect client until a Connect object shows up, so classic-only
+installs (without ``pyspark[connect]``) never need grpc.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
+
+from sparkwin._version import __version__
+from sparkwin.errors import ConnectUnsupportedError, JarNotFoundError, VersionMismatchError
+
+PLUGIN_CLASS = "sparkwin.plan.connect.SparkwinRelationPlugin"
+RELATION_CLASSES_CONF = "spark.connect.extensions.relation.classes"
+
+_checked: set[str] = set()
+
+
+def isConnect(obj: Any) -> bool:
+    """Whether ``obj`` is a Spark Connect DataFrame or SparkSession (not a classic one)."""
+    # A Connect object exists only once PySpark imported its Connect modules.
+    frames = sys.modules.get("pyspark.sql.connect.dataframe")
+    sessions = sys.modules.get("pyspark.sql.connect.session")
+    return (frames is not None and isinstance(obj, frames.DataFrame)) or (
+        sessions is not None and isinstance(obj, sessions.SparkSession)
+    )
+
+
+def functionsFor(df: Any) -> ModuleType:
+    """The functions module whose Columns ``df`` takes.
+
+    ``pyspark.sql.functions`` picks classic or Connect Columns by a process-wide switch
+    (``SPARK_CONNECT_MODE_ENABLED``, set by ``builder.remote(...)``); a Connect session made
+    another way, or one next to a classic session in the same process, needs the choice made by
+    the DataFrame instead.
+    """
+    if isConnect(df):
+        import pyspark.sql.connect.functions
+
+        return pyspark.sql.connect.functions
+    import pyspark.sql.functions
+
+    return pyspark.sql.functions
+
+
+def withPlugin(builder: Any) -> Any:
+    """The builder with sparkwin's relation plugin added to the server's plugin classes."""
+    existing = builder._options.get(RELATION_CLASSES_CONF)
+    classes = [c.strip() for c in str(existing or "").split(",") if c.strip()]
+    if PLUGIN_CLASS not in classes:
+        classes.append(PLUGIN_CLASS)
+    return builder.config(RELATION_CLASSES_CONF, ",".join(classes))
+
+
+def localJvmSession(what: str) -> Any:
+    """The classic session of this process's JVM, for what only Py4J can drive.
+
+    A local Connect server (``builder.remote("local[...]")``) runs in a JVM that PySpark started
+    in this process with a classic session, which has the jar; a remote server has no JVM here.
+    """
+    from pyspark.sql import SparkSession
+
+    local = getattr(SparkSession, "_instantiatedSession", None)
+    if local is not None and getattr(local._sc, "_jsc", None) is not None:
+        return local
+    raise ConnectUnsupportedError(
+        f"{what} drives the engine in this process's JVM through Py4J, and this Spark Connect "
+        "session's server is not in this process. Test pipelines on a local session, "
+        "sparkwin.session() or sparkwin.session(connect=True): the engine is the same."
+    )
+
+
+# Why replay() raises on Connect, and what to do instead. Its first pass runs on the driver when
+# replay() is called, and its result (the cached input, the watermark timeline, the channels)
+# stays in a JVM handle that Python keeps between calls. A Connect server plans a relation
+# afresh for every request, so a stateless plugin would run that pass again for each action
+# and cache the input again each time; keeping the handle would need server-side state per
+# Connect session, which the plugin API does not offer.
+REPLAY_UNSUPPORTED = (
+    "its first pass runs when replay() is called and its result stays in a JVM handle between "
+    "calls (the cached input, the watermark timeline), which a Connect client cannot hold",
+    "Replay on a classic session (sparkwin.session(), or a cluster that offers one) and write "
+    "the replayed outputs to tables or files; Connect clients can read those.",
+)
+
+
+def unsupported(what: str, why: str, instead: str) -> ConnectUnsupportedError:
+    return ConnectUnsupportedError(f"{what} is not available on Spark Connect: {why}. {instead}")
+
+
+def startSession(builder: Any) -> Any:
+    """``builder.getOrCreate()`` for a remote builder, then the server's sparkwin checked."""
+    from pyspark.errors import PySparkRuntimeError
+
+    try:
+        spark = builder.getOrCreate()
+    except PySparkRuntimeError as exc:
+        if exc.getCondition() != "SESSION_ALREADY_EXIST":
+            raise
+        raise RuntimeError(
+            "a classic SparkSession runs in this process, and PySpark starts a local Spark "
+            "Connect server only in a process without one: stop it first (spark.stop()), or "
+            "connect to a server of its own with sparkwin.session(master='sc://host:port')"
+        ) from None
+    check(spark)
+    return spark
+
+
+def _frame(spark: Any, operation: str, planJson: str, child: Any = None) -> Any:
+    from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
+
+    from sparkwin._connect_plan import SparkwinRelation
+
+    return ConnectDataFrame(SparkwinRelation(operation, planJson, child), spark)
+
+
+def _single(spark: Any, operation: str, planJson: str = "") -> str:
+    rows = _frame(spark, operation, planJson).collect()
+    return str(rows[0][0])
+
+
+def check(spark: Any) -> None:
+    """Checks once per Connect session that the server has sparkwin's plugin, of our version."""
+    sessionId = str(spark.session_id)
+    if sessionId in _checked:
+        return
+    from sparkwin._connect_plan import VERSION
+
+    try:
+        with translated():
+            jarVersion = _single(spark, VERSION)
+    except Exception as exc:
+        if _missingPlugin(exc):
+            raise JarNotFoundError(
+                "this Spark Connect server cannot run sparkwin: it was started without the "
+                "sparkwin jar or its Connect plugin. A local server: stop this session "
+                "(spark.stop()) and start it with sparkwin.session(connect=True) or "
+                'sparkwin.configure(SparkSession.builder.remote("local[2]")).getOrCreate(). '
+                f"A remote server: start it with spark.jars={_jarHint()} and "
+                f"{RELATION_CLASSES_CONF}={PLUGIN_CLASS}."
+            ) from None
+        raise
+    if jarVersion != __version__:
+        raise VersionMismatchError(
+            f"the sparkwin jar on the Spark Connect server is version {jarVersion} but the "
+            f"Python package is {__version__}; install the same sparkwin on both sides and "
+            "restart the server"
+        )
+    _checked.add(sessionId)
+
+
+def _missingPlugin(exc: BaseException) -> bool:
+    text = str(exc)
+    # No plugin took the extension; or the conf names the plugin and it failed to load.
+    return "No handler found for extension" in text or PLUGIN_CLASS in text
+
+
+def _jarHint() -> str:
+    from sparkwin._session import jarPath
+
+    try:
+        return jarPath()
+    except JarNotFoundError:
+        return "<path to sparkwin-core jar>"
+
+
+def jarVersion(spark: Any) -> str:
+    """The version of the sparkwin jar on the Connect server."""
+    check(spark)
+    from sparkwin._connect_plan import VERSION
+
+    with translated():
+        return _single(spark, VERSION)
+
+
+def describe(spark: Any, planJson: str) -> str:
+    """The server's ``PythonEntryPoint.describe`` of a plan, as the JSON string it returns."""
+    check(spark)
+    from sparkwin._connect_plan import DESCRIBE
+
+    with translated():
+        return _single(spark, DESCRIBE, planJson)
+
+
+def union(df: Any, planJson: str) -> Any:
+    """Every output of the pipeline in one Connect DataFrame (streaming if ``df`` is).
+
+    The server plans the relation lazily; its schema is asked for here so that a plan the JVM
+    refuses fails now, as on the classic transport, not at the first action.
+    """
+    spark = df.sparkSession
+    check(spark)
+    from sparkwin._connect_plan import WINDOWED
+
+    out = _frame(spark, WINDOWED, planJson, df._plan)
+    with translated():
+        out.schema  # noqa: B018 - an AnalyzePlan round trip: the plugin plans the pipeline
+    return out
+
+
+def observedMetrics(progress: Any, name: str = "sparkwin") -> dict[str, int]:
+    """sparkwin's per-batch counters from a ``StreamingQueryProgress``, as a dict, from a
+    classic or a Spark Connect query (an empty dict for a batch that reported none).
+
+    Use it rather than ``progress["observedMetrics"]["sparkwin"]`` on Spark Connect: PySpark
+    4.3's Connect client reads a progress from the server's JSON, where a metrics row is
+    ``{"values": [...], "schema": {...}}``, and hands that on as a Row with the two fields
+    ``values`` and ``schema`` instead of one field per counter.
+
+    Example::
+
+        query = pipeline.writeStream("/tmp/ckpt", paths)
+        query.processAllAvailable()
+        sparkwin.observedMetrics(query.lastProgress)["panesFired"]
+    """
+    metrics = progress["observedMetrics"] if progress is not None else None
+    row = (metrics or {}).get(name)
+    if row is None:
+        return {}
+    fields = row.asDict() if hasattr(row, "asDict") else dict(row)
+    if set(fields) == {"values", "schema"}:  # Connect: the row as the server's JSON wrote it
+        names = [f["name"] for f in fields["schema"]["fields"]]
+        fields = dict(zip(names, fields["values"], strict=True))
+    return {k: int(v) for k, v in fields.items() if v is not None}
+
+
+def _jvmClass(exc: BaseException) -> str | None:
+    # The server's error details list the exception's class first in the JVM stack trace
+    # ("sparkwin.spark.PlanException" or "sparkwin.spark.PlanException: message").
+    getStackTrace = getattr(exc, "getStackTrace", None)
+    trace = getStackTrace() if callable(getStackTrace) else None
+    if not trace:
+        return None
+    first = str(trace).splitlines()[0]
+    return first.split(":", 1)[0].strip() or None
+
+
+def _message(exc: BaseException, jvmClass: str) -> str:
+    message = getattr(exc, "_message", None)  # without the JVM stack trace some errors append
+    text = str(message) if message else str(exc).split("\n\nJVM stacktrace:", 1)[0]
+    reason = f"({jvmClass}) "  # errors PySpark has no class for start with their JVM class
+    return text[len(reason) :] if text.startswith(reason) else text
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """Turns the server's sparkwin exceptions into ``sparkwin.errors`` ones, as
+    ``sparkwin._jvm.translated`` does for Py4J: same classes, same message, no gRPC trace.
+    """
+    try:
+        yield
+    except Exception as exc:
+        from pyspark.errors.exceptions.connect import SparkConnectException
+
+        if not isinstance(exc, SparkConnectException):
+            raise
+        from sparkwin._jvm import _TRANSLATED
+
+        name = _jvmClass(exc)
+        target = _TRANSLATED.get(name) if name is not None else None
+        if name is None or target is None:
+            raise
+        raise target(_message(exc, name)) from None
