@@ -3,8 +3,8 @@
 A classic DataFrame reaches the JVM through Py4J (``sparkwin._jvm``). A Spark Connect
 DataFrame has no JVM handle; instead, sparkwin's operations travel to the server as an
 extension relation (``sparkwin._connect_plan``) that the jar's plugin,
-``sparkwin.plan.connect.SparkwinRelationPlugin``, turns into the logical plan the classic entry point
-builds. Everything above the transport (the builder, the plan, the splitting of the union into
+``sparkwin.plan.connect.SparkwinRelationPlugin``, turns into the logical plan the classic entry
+point builds. Everything above the transport (the builder, the plan, the splitting of the union into
 outputs) is shared: ``_runtime.union`` and ``_runtime.describe`` hand Connect objects to this
 module.
 
