@@ -61,6 +61,8 @@ object TestSupport {
       results += Out(key, window, pane, Seq(vs.toList))
     }
     def emitLate(key: Any, record: Record, ts: Long): Unit = late += ((record, ts))
+    val errors = ArrayBuffer.empty[(Record, String)]
+    def emitError(record: Record, message: String): Unit = errors += ((record, message))
     def take(): List[Out] = { val r = results.toList; results.clear(); r }
   }
 

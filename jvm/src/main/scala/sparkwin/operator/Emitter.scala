@@ -16,6 +16,9 @@ trait Emitter {
 
   /** An element that arrived after all its windows expired (late side output). */
   def emitLate(key: Any, record: Record, timestamp: Long): Unit
+
+  /** A record the engine cannot take (the `errors` side output), with the reason. */
+  def emitError(record: Record, message: String): Unit
 }
 
 /** Counters the runtimes report (Spark custom metrics, harness accessors). */

@@ -64,19 +64,7 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
 
   private def ts(ms: Long): Any = Rows.timestamp(ms, java8Time)
 
-  private val keyWidth = plan.keyFields.size
-
-  /** Copies the key's columns into `out` from 0 and returns how many. windowAll has none: its
-    * stand-in key on Spark (one constant column) is not part of the output.
-    */
-  private def putKey(key: Any, out: Array[Any]): Int = {
-    if (keyWidth > 0) {
-      val r = key.asInstanceOf[Row]
-      var i = 0
-      while (i < keyWidth) { out(i) = r.get(i); i += 1 }
-    }
-    keyWidth
-  }
+  private def putKey(key: Any, out: Array[Any]): Int = plan.keys.putOutput(key, out)
 
   private def putBounds(w: Window, out: Array[Any], at: Int): Int = {
     w match {

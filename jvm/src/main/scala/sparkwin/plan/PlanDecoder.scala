@@ -1,8 +1,5 @@
 package sparkwin.plan
 
-import sparkwin.plan._
-import sparkwin.runtime.spark._
-
 import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
@@ -31,7 +28,10 @@ final case class Plan(
     aggregateFields: IndexedSeq[StructField],
     processSchema: Option[StructType]
 ) {
-  def keyFields: IndexedSeq[StructField] = keyColumns.map(inputSchema.fields(_))
+
+  /** The key (`keyFields` are its output columns; windowAll has none). */
+  lazy val keys: Keys = new Keys(keyColumns, inputSchema)
+  def keyFields: IndexedSeq[StructField] = keys.outputFields
   def timestampIsLong: Boolean = inputSchema.fields(timestampColumn).dataType == LongType
   def isProcess: Boolean = processSchema.isDefined
   def timestampName: String = inputSchema.fields(timestampColumn).name

@@ -64,8 +64,7 @@ class CombinerPropertySuite extends munit.ScalaCheckSuite {
               val members = groups(id)
               val accs = aggs.map(_.newAccumulator()).toArray
               members.foreach { case (k, v, ts) => accs.foreach(_.add(rec(k, v, ts), ts)) }
-              grouped.runner.backend.setCurrentKey(id._1)
-              grouped.runner.operator.processPartial(members.head._3, accs, members.size)
+              grouped.runner.processPartial(id._1, members.head._3, accs, members.size)
             }
         }
         assertEquals(grouped.take().map(_.toString), one.take().map(_.toString))

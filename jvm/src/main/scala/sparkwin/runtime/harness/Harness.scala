@@ -1,19 +1,16 @@
 package sparkwin.runtime.harness
 
-import sparkwin.plan._
-import sparkwin.runtime.spark._
-
 import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.sql.types._
 
-import sparkwin.core._
-import sparkwin.operator._
-import sparkwin.operator.store._
-import sparkwin.runtime.local.LocalRunner
+import sparkwin.core.{ArrayRecord, Element, Record}
 import sparkwin.core.window.{GlobalWindow, StormWindow, TimeWindow, Window}
+import sparkwin.operator.{Emitter, PaneInfo}
+import sparkwin.plan.PlanDecoder
+import sparkwin.runtime.local.LocalRunner
 
 /** The test harness behind `sparkwin.testing.WindowHarness`: the engine Spark runs, driven by
   * hand through a [[LocalRunner]] (channels, valve, watermarks, processing time), with rows
@@ -29,21 +26,16 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
   private val out = new HarnessOutput
   private val runner = new LocalRunner(
     plan.spec,
-    r => plan.keyColumns.map(r.get).toVector,
+    plan.keys.of,
     channels,
     if (generateWatermarks) plan.watermark else None,
-    out
+    out,
+    timestampColumn = plan.timestampColumn
   )
 
   /** Processes one element; `row` is a JSON object of column values. */
-  def processElement(row: String, channel: Int): Unit = {
-    val record = new ArrayRecord(Harness.fromJson(mapper.readTree(row), schema))
-    if (record.isNullAt(plan.timestampColumn)) out.errors += ((record, "the timestamp is null"))
-    else {
-      try runner.processElement(record, Values.toMillis(record.get(plan.timestampColumn)), channel)
-      catch { case e: RecordError => out.errors += ((record, e.getMessage)) }
-    }
-  }
+  def processElement(row: String, channel: Int): Unit =
+    runner.processRecord(new ArrayRecord(Harness.fromJson(mapper.readTree(row), schema)), channel)
 
   def processWatermark(watermark: Long, channel: Int): Unit = runner.processWatermark(watermark, channel)
   def markIdle(channel: Int): Unit = runner.markIdle(channel)
@@ -95,8 +87,9 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
 
     private def head(key: Any, window: Window, pane: PaneInfo): java.util.LinkedHashMap[String, Any] = {
       val m = new java.util.LinkedHashMap[String, Any]()
-      val keys = key.asInstanceOf[Vector[Any]]
-      plan.keyFields.zip(keys).foreach { case (f, v) => m.put(f.name, Harness.toJson(v)) }
+      val values = new Array[Any](plan.keyFields.size)
+      plan.keys.putOutput(key, values)
+      plan.keyFields.zip(values).foreach { case (f, v) => m.put(f.name, Harness.toJson(v)) }
       val (start, end) = window match {
         case t: TimeWindow => (t.start: Any, t.end: Any)
         case s: StormWindow => (if (s.hasStart) s.start else null, s.end: Any)
@@ -133,6 +126,8 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
     }
 
     def emitLate(key: Any, record: Record, timestamp: Long): Unit = late += record
+
+    def emitError(record: Record, message: String): Unit = errors += ((record, message))
   }
 }
 

@@ -3,7 +3,6 @@ package sparkwin.runtime.local
 import scala.collection.mutable.ArrayBuffer
 
 import sparkwin.core.{ArrayRecord, Record}
-import sparkwin.operator.Operator
 import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
 
 /** Where something happens in a replayed stream. At one arrival time, periodic watermark ticks
@@ -189,26 +188,26 @@ object ReplayDriver {
 
   final class Clock { var firedAt: Long = Long.MinValue }
 
+  /** Runs one key's elements through `driver`, whose backend holds that key (made current by
+    * the caller) and keeps timers per key (not the packed layouts: see `LocalBackend`).
+    */
   def run(
-      operator: Operator,
-      backend: LocalBackend,
-      key: Any,
+      driver: sparkwin.runtime.Driver,
       timeline: WatermarkTimeline,
       elements: Iterator[(Position, Record, Long)],
       lastArrival: Long,
-      clock: Clock,
-      onRecordError: (Record, String) => Unit
+      clock: Clock
   ): Unit = {
+    val backend = driver.backend
     var next = 0 // the next timeline entry not yet applied
-    backend.setCurrentKey(key)
 
     def applyUpTo(count: Int): Unit =
       if (count > next) {
         val i = count - 1
         next = count
-        operator.setProcessingTime(timeline.positions(i).time)
+        driver.setElementTime(timeline.positions(i).time)
         clock.firedAt = timeline.positions(i).time
-        operator.advanceWatermark(timeline.watermarks(i))
+        driver.advanceWatermark(timeline.watermarks(i))
       }
 
     // Everything that happens before `limit`: timeline entries, firing event-time timers where
@@ -229,7 +228,7 @@ object ReplayDriver {
           case (_, Some(p)) =>
             applyUpTo(timeline.countBefore(Position.timer(p)))
             clock.firedAt = p
-            operator.advanceProcessingTime(p)
+            driver.advanceProcessingTime(p)
           case (None, None) =>
             applyUpTo(before)
             going = false
@@ -239,11 +238,9 @@ object ReplayDriver {
 
     for ((pos, record, ts) <- elements) {
       drain(pos, pos.time)
-      operator.setProcessingTime(pos.time)
+      driver.setElementTime(pos.time)
       clock.firedAt = pos.time
-      backend.setCurrentKey(key)
-      try operator.processElement(record, ts)
-      catch { case e: sparkwin.core.RecordError => onRecordError(record, e.getMessage) }
+      driver.processElement(record, ts)
     }
     drain(Position.End, lastArrival)
   }

@@ -35,9 +35,10 @@ object Combiner {
   val Raw = "__sw_raw"
   val Millis = "__sw_millis"
 
-  def partialSchema(plan: Plan, keyFields: Seq[StructField]): StructType =
+  /** The partial rows: the key's grouping fields (windowAll's stand-in), then the group. */
+  def partialSchema(plan: Plan): StructType =
     StructType(
-      keyFields ++ Seq(
+      plan.keys.fields ++ Seq(
         StructField(Ts, LongType),
         StructField(Count, LongType, nullable = false),
         StructField(Accumulators, BinaryType),
@@ -115,22 +116,17 @@ object Combiner {
     override def isNullAt(i: Int): Boolean = row.isNullAt(i)
   }
 
-  /** One partition's rows as partial rows, grouped by the values of `keyColumns` (none:
-    * windowAll, whose key is the constant 0) and window set, in order of first appearance.
+  /** One partition's rows as partial rows, grouped by key (`plan.keys`) and window set, in
+    * order of first appearance.
     * With `millisColumn` (see `SparkRuntime.combinerColumns`), rows carry their event time in
     * epoch milliseconds after the input columns, null where the timestamp column must be read.
     */
-  def combine(
-      plan: Plan,
-      keyColumns: Seq[Int],
-      rows: Iterator[Row],
-      millisColumn: Int = -1
-  ): Iterator[Row] = {
+  def combine(plan: Plan, rows: Iterator[Row], millisColumn: Int = -1): Iterator[Row] = {
     val sets = new WindowSets(plan.spec.assigner)
     val ts = plan.timestampColumn
-    val keys = keyColumns.toArray
+    val keys = plan.keys.columns.toArray
     val single = keys.length == 1
-    val constant = Seq(0)
+    val constant = Keys.All.toSeq
     // Hash lookups go by the key column's own value when there is one column, and by a probe
     // refilled per row when there are several (copied only for a new key).
     val probe = if (keys.length > 1) new MultiKey(new Array[AnyRef](keys.length)) else null
@@ -175,7 +171,7 @@ object Combiner {
     }
     val out = new java.util.ArrayList[Row](passThrough.size + order.size)
     out.addAll(passThrough)
-    val width = if (keys.isEmpty) 1 else keys.length
+    val width = plan.keys.fields.length
     order.forEach { g =>
       val values = new Array[Any](width + 4)
       g.key.copyToArray(values)

@@ -8,7 +8,7 @@ import org.apache.spark.sql.functions.{broadcast, col, monotonically_increasing_
 import org.apache.spark.sql.types._
 import org.apache.spark.storage.StorageLevel
 
-import sparkwin.operator.Operator
+import sparkwin.runtime.Driver
 import sparkwin.core.RecordError
 import sparkwin.runtime.local._
 import sparkwin.core.time.WatermarkStrategy
@@ -167,15 +167,9 @@ object ReplayRuntime {
     // Pass 2.
     val shared = spark.sparkContext.broadcast(timeline)
     val planJson = plan.json
-    val keySchema =
-      if (plan.keyColumns.isEmpty) StructType(Seq(StructField("__sw_all", IntegerType)))
-      else StructType(plan.keyFields)
-    val keys =
-      if (plan.keyColumns.isEmpty) Seq(org.apache.spark.sql.functions.lit(0).as("__sw_all"))
-      else plan.keyFields.map(f => col(s"`${f.name}`"))
     val union = prepared
-      .groupBy(keys: _*)
-      .as[Row, Row](Encoders.row(keySchema), Encoders.row(prepared.schema))
+      .groupBy(plan.keys.groupingColumns: _*)
+      .as[Row, Row](Encoders.row(plan.keys.schema), Encoders.row(prepared.schema))
       .flatMapGroups { (key: Row, rows: Iterator[Row]) =>
         replayKey(
           PlanDecoder.decode(planJson),
@@ -206,7 +200,8 @@ object ReplayRuntime {
     val clock = new ReplayDriver.Clock
     val collector = new RowCollector(layout, () => clock.firedAt)
     val backend = new LocalBackend(packable = false)
-    val operator = Operator(plan.spec, backend, collector)
+    val driver = new Driver(plan.spec, _ => key, plan.timestampColumn, backend, collector)
+    backend.setCurrentKey(key)
     val ts = plan.timestampColumn
     val valid = Array.newBuilder[(Position, org.apache.spark.sql.Row, Long)]
     rows.foreach { r =>
@@ -224,9 +219,9 @@ object ReplayRuntime {
     val elements = valid.result().sortBy(_._1).iterator.map { case (p, r, t) =>
       (p, new RowRecord(Row.fromSeq(r.toSeq.take(n))): sparkwin.core.Record, t)
     }
-    ReplayDriver.run(operator, backend, key, timeline, elements, lastArrival, clock, collector.emitError)
-    if (endOfInput) operator.advanceWatermark(Long.MaxValue)
-    val m = OutputLayout.metricValues(operator.metrics)
+    ReplayDriver.run(driver, timeline, elements, lastArrival, clock)
+    if (endOfInput) driver.endOfInput()
+    val m = OutputLayout.metricValues(driver.metrics)
     if (m.exists(_ != 0)) collector.addMetrics(m)
     collector.drain()
   }

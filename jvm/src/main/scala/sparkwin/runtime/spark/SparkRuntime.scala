@@ -9,7 +9,7 @@ import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
 import org.apache.spark.sql.types.{IntegerType, LongType, Metadata, StructField, StructType}
 
 import sparkwin.runtime.local.LocalBackend
-import sparkwin.operator.Operator
+import sparkwin.runtime.Driver
 import sparkwin.core.RecordError
 import sparkwin.core.trigger._
 import sparkwin.core.window.GlobalWindows
@@ -20,7 +20,6 @@ import sparkwin.core.window.GlobalWindows
   */
 object SparkRuntime {
   private val EventTimeColumn = "__sw_event_time"
-  private val AllKey = "__sw_all"
   private val KeyGroup = "__sw_key_group"
 
   /** The Spark conf that sets how many key groups a streaming query spreads its keys over. */
@@ -66,35 +65,20 @@ object SparkRuntime {
   private def plainColumns(df: DataFrame): Seq[Column] =
     df.schema.fields.toSeq.map(f => col(s"`${f.name}`").as(f.name, Metadata.empty))
 
-  private val allKeyField = StructField(AllKey, IntegerType, nullable = false)
-
-  /** The grouping key's fields: the key columns, or one constant column for windowAll. */
-  def keyFields(plan: Plan): Seq[StructField] =
-    if (plan.keyColumns.isEmpty) Seq(allKeyField) else plan.keyFields
-
-  private def grouped(input: DataFrame, plan: Plan) = {
-    val inputEncoder = Encoders.row(plan.inputSchema)
-    if (plan.keyColumns.isEmpty)
-      input
-        .groupBy(lit(0).as(AllKey))
-        .as[Row, Row](Encoders.row(StructType(Seq(allKeyField))), inputEncoder)
-    else
-      input
-        .groupBy(plan.keyFields.map(f => col(s"`${f.name}`")): _*)
-        .as[Row, Row](Encoders.row(StructType(plan.keyFields)), inputEncoder)
-  }
+  private def grouped(input: DataFrame, plan: Plan) =
+    input
+      .groupBy(plan.keys.groupingColumns: _*)
+      .as[Row, Row](Encoders.row(plan.keys.schema), Encoders.row(plan.inputSchema))
 
   /** Pre-aggregated input (see [[Combiner]]), led by the key columns. */
   private def combinedInput(input: DataFrame, plan: Plan): DataFrame = {
     val planJson = plan.json
-    val fields = keyFields(plan)
-    val keys = plan.keyColumns
     input
       .select(combinerColumns(plan): _*)
       .mapPartitions { rows =>
         val p = PlanDecoder.decode(planJson)
-        Combiner.combine(p, keys, rows, p.inputSchema.size)
-      }(Encoders.row(Combiner.partialSchema(plan, fields)))
+        Combiner.combine(p, rows, p.inputSchema.size)
+      }(Encoders.row(Combiner.partialSchema(plan)))
   }
 
   /** The combiner's input: the input columns, then the event time in epoch milliseconds. A row
@@ -131,9 +115,9 @@ object SparkRuntime {
     */
   private def keyGrouped(input: DataFrame, plan: Plan, groups: Int) = {
     val keyGroup =
-      if (plan.keyColumns.isEmpty) lit(0)
+      if (plan.keys.isWindowAll) lit(0)
       else {
-        val group = pmod(hash(plan.keyFields.map(f => col(s"`${f.name}`")): _*), lit(groups))
+        val group = pmod(hash(plan.keys.groupingColumns: _*), lit(groups))
         element_at(lit(KeyGroupLabels(groups)), group + 1)
       }
     input
@@ -203,28 +187,23 @@ object SparkRuntime {
   }
 }
 
-/** One key of a bounded input through the engine. */
+/** One key of a bounded input through the engine: every element in event-time order (arrival
+  * order among equal timestamps), then the end of input; processing time stands still at the
+  * job's start, and pending processing-time timers fire once at the end.
+  */
 object BatchRunner {
   def run(plan: Plan, java8: Boolean, startTime: Long, key: Row, rows: Iterator[Row]): Iterator[Row] = {
-    val layout = new OutputLayout(plan, java8)
-    val collector = new RowCollector(layout)
-    val backend = new LocalBackend(packable = false)
-    val operator = Operator(plan.spec, backend, collector)
+    val collector = new RowCollector(new OutputLayout(plan, java8))
+    val backend = new sparkwin.runtime.local.LocalBackend(packable = false)
+    val driver = new Driver(plan.spec, _ => key, plan.timestampColumn, backend, collector)
     backend.setCurrentKey(key)
-    operator.setProcessingTime(startTime)
-    val ts = plan.timestampColumn
-    val (valid, nulls) = rows.toArray.partition(r => !r.isNullAt(ts))
-    nulls.foreach(r => collector.emitError(new RowRecord(r), "the timestamp is null"))
-    val ordered = valid.map(r => (Rows.millis(r.get(ts)), r)).sortBy(_._1) // stable: arrival order kept
-    ordered.foreach { case (t, r) =>
-      backend.setCurrentKey(key)
-      val record = new RowRecord(r)
-      try operator.processElement(record, t)
-      catch { case e: RecordError => collector.emitError(record, e.getMessage) }
-    }
-    operator.advanceWatermark(Long.MaxValue)
-    backend.processingTimers.iterator.map(_.timestamp).maxOption.foreach(operator.advanceProcessingTime)
-    val m = OutputLayout.metricValues(operator.metrics)
+    driver.setElementTime(startTime)
+    val timed =
+      rows.map(r => new RowRecord(r)).flatMap(r => Option(driver.timestampOf(r)).map(ts => (ts.longValue, r)))
+    timed.toArray.sortBy(_._1).foreach { case (ts, r) => driver.processElement(r, ts) } // stable sort
+    driver.endOfInput()
+    backend.processingTimers.iterator.map(_.timestamp).maxOption.foreach(driver.advanceProcessingTime)
+    val m = OutputLayout.metricValues(driver.metrics)
     if (m.exists(_ != 0)) collector.addMetrics(m)
     collector.drain()
   }

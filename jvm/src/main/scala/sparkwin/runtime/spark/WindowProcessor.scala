@@ -10,8 +10,7 @@ import org.apache.spark.sql.catalyst.expressions.GenericRow
 import org.apache.spark.sql.streaming._
 import org.apache.spark.sql.types._
 
-import sparkwin.operator.Operator
-import sparkwin.core.RecordError
+import sparkwin.runtime.Driver
 
 /** How a pipeline uses Spark's one timer domain per processor (see DESIGN.md, "Timers on
   * Spark"): event-time timers only, processing-time timers only, or both, in which case
@@ -61,9 +60,8 @@ final class WindowProcessor(
   @transient private var encoded: java.util.HashMap[Row, Array[Byte]] = _ // this call's keys as bytes
   @transient private var wakeupsChanged: Boolean = _
   @transient private var backend: SparkKeyBackend = _
-  @transient private var operator: Operator = _
+  @transient private var driver: Driver = _
   @transient private var collector: RowCollector = _
-  @transient private var tsColumn: Int = _
   @transient private var plan: Plan = _
   @transient private var keyWidth: Int = _ // key columns; a pre-aggregated row leads with them
   @transient private var keyOf: Row => Row = _
@@ -72,7 +70,7 @@ final class WindowProcessor(
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     plan = PlanDecoder.decode(planJson)
-    val keySchema = StructType(SparkRuntime.keyFields(plan))
+    val keySchema = plan.keys.schema
     val handle = getHandle
     // One variable, bytes on both sides: Spark builds every state variable's encoders in
     // every task (KeyBytes).
@@ -85,16 +83,15 @@ final class WindowProcessor(
     keyBytes = new KeyBytes(keySchema)
     backend = new SparkKeyBackend(plan.spec.aggregates)
     collector = new RowCollector(new OutputLayout(plan, java8Time))
-    operator = Operator(plan.spec, backend, collector)
-    tsColumn = plan.timestampColumn
+    driver = new Driver(plan.spec, plan.keys.of, plan.timestampColumn, backend, collector)
     keyWidth = keySchema.size
     keyOf = keyExtractor()
     partialCodec = new Combiner.PartialCodec(plan.spec)
-    reported = OutputLayout.metricValues(operator.metrics)
+    reported = OutputLayout.metricValues(driver.metrics)
   }
 
-  /** The pipeline's key of an input row: the key columns, or the constant of windowAll; a
-    * pre-aggregated row from [[Combiner]] leads with them.
+  /** The pipeline's key of an input row ([[Keys]]); a pre-aggregated row from [[Combiner]]
+    * leads with it.
     */
   private def keyExtractor(): Row => Row =
     if (combined) row => {
@@ -103,12 +100,9 @@ final class WindowProcessor(
       while (i < keyWidth) { values(i) = row.get(i); i += 1 }
       new GenericRow(values)
     }
-    else if (plan.keyColumns.isEmpty) {
-      val all = Row(0)
-      _ => all
-    } else {
-      val columns = plan.keyColumns
-      row => Row.fromSeq(columns.map(row.get))
+    else {
+      val keys = plan.keys
+      row => keys.of(new RowRecord(row))
     }
 
   override def handleInputRows(key: Int, rows: Iterator[Row], timers: TimerValues): Iterator[Row] = {
@@ -165,7 +159,7 @@ final class WindowProcessor(
     due.foreach(k => earliest = math.min(earliest, processKey(k, ArrayBuffer.empty, timers)))
     syncGroup(stored, earliest, clock, firing)
     // Counters that no output row shows travel as a metrics row (observed, then dropped).
-    val now = OutputLayout.metricValues(operator.metrics)
+    val now = OutputLayout.metricValues(driver.metrics)
     if (!java.util.Arrays.equals(now, reported)) {
       collector.addMetrics(now.indices.map(i => now(i) - reported(i)).toArray)
       reported = now
@@ -183,20 +177,15 @@ final class WindowProcessor(
     val loaded = keyStates.getValue(id)
     backend.load(key, loaded)
     val now = timers.getCurrentProcessingTimeInMs()
-    operator.setProcessingTime(now)
-    if (domains != TimerDomains.EventOnly) operator.advanceProcessingTime(now)
     val wm = timers.getCurrentWatermarkInMs()
     // Spark's watermark starts at 0 before any data; the engine's "no watermark yet" is -inf.
-    if (wm > 0) operator.advanceWatermark(wm)
-    if (combined) rows.foreach(partial)
-    else
-      rows.foreach { row =>
-        val record = new RowRecord(row)
-        if (row.isNullAt(tsColumn)) collector.emitError(record, "the timestamp is null")
-        else
-          try operator.processElement(record, Rows.millis(row.get(tsColumn)))
-          catch { case e: RecordError => collector.emitError(record, e.getMessage) }
-      }
+    driver.catchUp(
+      now,
+      if (wm > 0) wm else Long.MinValue,
+      pollProcessingTime = domains != TimerDomains.EventOnly
+    )
+    if (combined) rows.foreach(partial(key, _))
+    else rows.foreach(row => driver.processRecord(new RowRecord(row)))
     backend.save(bytes => keyStates.updateValue(id, bytes), () => keyStates.removeKey(id))
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
@@ -221,13 +210,15 @@ final class WindowProcessor(
     case TimerDomains.Neither => Long.MaxValue
   }
 
-  /** A pre-aggregated row from [[Combiner]]: a group of elements, or a row without timestamp. */
-  private def partial(row: Row): Unit = {
+  /** A pre-aggregated row from [[Combiner]]: a group of elements, or a row without timestamp
+    * (passed through whole, for the driver to route to the error output).
+    */
+  private def partial(key: Row, row: Row): Unit = {
     val k = keyWidth
-    if (!row.isNullAt(k + 3))
-      collector.emitError(new RowRecord(row.getStruct(k + 3)), "the timestamp is null")
+    if (!row.isNullAt(k + 3)) driver.processRecord(new RowRecord(row.getStruct(k + 3)))
     else
-      operator.processPartial(
+      driver.processPartial(
+        key,
         row.getLong(k),
         partialCodec.decode(row.getAs[Array[Byte]](k + 2)),
         row.getLong(k + 1)

@@ -44,6 +44,7 @@ class ReplaySuite extends munit.FunSuite {
       out += Fired(key, window, pane, values.toSeq, firedAt())
     def emitElements(key: Any, window: Window, pane: PaneInfo, elements: java.util.List[Element]): Unit = ()
     def emitLate(key: Any, record: Record, ts: Long): Unit = out += (("late", record.get(0), ts, firedAt()))
+    def emitError(record: Record, message: String): Unit = throw new AssertionError(message)
   }
 
   private def spec(kind: Int): OperatorSpec = {
@@ -116,9 +117,10 @@ class ReplaySuite extends munit.FunSuite {
       val clock = new ReplayDriver.Clock
       val rec = new Recorder(() => clock.firedAt)
       val backend = new LocalBackend(packable = false)
-      val op = Operator(spec(kind), backend, rec)
+      val driver = new sparkwin.runtime.Driver(spec(kind), _ => key, 2, backend, rec)
+      backend.setCurrentKey(key)
       val elements = es.sortBy(_.position).iterator.map(e => (e.position, e.record, e.ts))
-      ReplayDriver.run(op, backend, key, timeline, elements, lastArrival, clock, (_, m) => fail(m))
+      ReplayDriver.run(driver, timeline, elements, lastArrival, clock)
       rec.out.toSeq
     }
   }

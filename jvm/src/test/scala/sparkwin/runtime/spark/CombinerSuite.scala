@@ -73,7 +73,7 @@ class CombinerSuite extends munit.FunSuite {
       val p = plan(assigner, keys, aggs)
       for (seed <- 1L to 20L) {
         val input = rows(seed)
-        val out = Combiner.combine(p, keys, input.iterator).toSeq
+        val out = Combiner.combine(p, input.iterator).toSeq
         // One codec decodes every group, as in a task: a reused decode target must not leak.
         val codec = new Combiner.PartialCodec(p.spec)
         val width = math.max(keys.size, 1)

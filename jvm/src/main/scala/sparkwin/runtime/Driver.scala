@@ -1,0 +1,152 @@
+package sparkwin.runtime
+
+import sparkwin.core.{Record, RecordError, Values}
+import sparkwin.core.agg.Accumulator
+import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
+import sparkwin.operator.{Emitter, Operator, OperatorSpec, WindowOperator}
+import sparkwin.operator.store.KeyedBackend
+
+/** The one loop that feeds an operator: every runtime (Spark streaming, batch, replay, the local
+  * runner and the harness) drives its operator through a driver.
+  *
+  * Elements come in as records: the driver finds the key, reads the timestamp and turns a record
+  * the engine cannot take (a null timestamp, a bad dynamic gap) into an error row instead of
+  * failing. Watermarks come in per input channel and meet in a valve
+  * ([[StatusWatermarkValve]]), or are generated per channel from the pipeline's strategy,
+  * periodically as processing time passes and per element for punctuated strategies. Processing
+  * time moves when the runtime moves it, firing periodic emissions and processing-time timers in
+  * time order.
+  *
+  * @param keyOf the pipeline's key of a record (`plan.Keys`: one constant for windowAll)
+  * @param timestampColumn the event-time column, for [[processRecord]]
+  */
+class Driver(
+    val spec: OperatorSpec,
+    keyOf: Record => Any,
+    timestampColumn: Int,
+    val backend: KeyedBackend,
+    output: Emitter,
+    channels: Int = 1,
+    strategy: Option[WatermarkStrategy] = None,
+    startProcessingTime: Long = 0L
+) {
+  require(channels > 0, s"a driver needs at least one channel, got $channels")
+
+  val operator: Operator = WindowOperator(spec, backend, output)
+  val valve = new StatusWatermarkValve(channels)
+  private val advance: Long => Unit = wm => operator.advanceWatermark(wm)
+  private val generators: Array[WatermarkChannel] = strategy match {
+    case Some(s) =>
+      Array.tabulate(channels)(i =>
+        new WatermarkChannel(i, s.newGenerator(startProcessingTime), valve, advance)
+      )
+    case None => null
+  }
+  private val ticks =
+    strategy.map(s => new PeriodicTicks(s.interval, startProcessingTime, channels, s.idleTimeout))
+  operator.setProcessingTime(startProcessingTime)
+
+  // ---------------------------------------------------------------------------------------
+  // Elements
+
+  /** A record as it arrived on `channel`: its timestamp read from the event-time column. */
+  final def processRecord(record: Record, channel: Int = 0): Unit = {
+    val ts = timestampOf(record)
+    if (ts != null) processElement(record, ts.longValue, channel)
+  }
+
+  /** The record's event time, or null after routing the record to the error output. */
+  final def timestampOf(record: Record): java.lang.Long =
+    if (record.isNullAt(timestampColumn)) { output.emitError(record, "the timestamp is null"); null }
+    else java.lang.Long.valueOf(Values.toMillis(record.get(timestampColumn)))
+
+  /** An element with its event time, on `channel`. */
+  def processElement(record: Record, timestamp: Long, channel: Int = 0): Unit = {
+    checkChannel(channel)
+    select(keyOf(record))
+    try operator.processElement(record, timestamp)
+    catch { case e: RecordError => output.emitError(record, e.getMessage) }
+    if (generators != null) {
+      val now = operator.currentProcessingTime
+      generators(channel).onEvent(record, timestamp, now)
+      ticks.foreach(_.onElement(channel, now))
+    }
+  }
+
+  /** `count` elements of `key` pre-aggregated into `partial` (see `Selection.combinable`). */
+  final def processPartial(key: Any, timestamp: Long, partial: Array[Accumulator], count: Long): Unit = {
+    select(key)
+    operator.processPartial(timestamp, partial, count)
+  }
+
+  /** Makes `key` current in the backend (a no-op where the runtime loaded the key itself). */
+  protected def select(key: Any): Unit = ()
+
+  // ---------------------------------------------------------------------------------------
+  // Watermarks
+
+  /** A watermark arrives on `channel`; the valve decides what the operator sees. */
+  final def processWatermark(watermark: Long, channel: Int = 0): Unit =
+    valve.inputWatermark(watermark, channel).foreach(advance)
+
+  final def markIdle(channel: Int): Unit = valve.markIdle(channel).foreach(advance)
+
+  final def markActive(channel: Int): Unit = valve.markActive(channel)
+
+  /** Event time moves to `wm` directly, not through a channel (a watermark timeline, or the end
+    * of a bounded input). Equal watermarks still fire what is due for the current key.
+    */
+  final def advanceWatermark(wm: Long): Unit = operator.advanceWatermark(wm)
+
+  /** The input ended: the watermark jumps to +infinity and every event-time window fires. */
+  final def endOfInput(): Unit = operator.advanceWatermark(Long.MaxValue)
+
+  // ---------------------------------------------------------------------------------------
+  // Processing time
+
+  /** Moves processing time to `time`: periodic watermark emissions (at the ticks where they can
+    * change something, see [[PeriodicTicks]]) and processing-time timers happen in time order
+    * along the way; a tick and a timer at the same instant: the tick first.
+    */
+  final def setProcessingTime(time: Long): Unit = {
+    var done = false
+    while (!done) {
+      val timerAt = backend.processingTimers.peek.map(_.timestamp).filter(_ <= time)
+      val tick = ticks.map(_.next(timerAt.getOrElse(time))).getOrElse(Long.MaxValue)
+      if (tick != Long.MaxValue) {
+        operator.setProcessingTime(tick)
+        generators.foreach(_.onPeriodicEmit(tick))
+        ticks.foreach(_.visited(tick))
+      } else if (timerAt.isDefined) operator.advanceProcessingTime(timerAt.get)
+      else done = true
+    }
+    operator.advanceProcessingTime(time)
+  }
+
+  /** The processing time of the next element, without firing timers. */
+  final def setElementTime(time: Long): Unit = operator.setProcessingTime(time)
+
+  /** Fires processing-time timers due by `time`. */
+  final def advanceProcessingTime(time: Long): Unit = operator.advanceProcessingTime(time)
+
+  /** The current key (loaded by the runtime) meets the clocks of this moment: due timers fire
+    * before its new elements, as when a watermark precedes the elements that follow it (Spark
+    * streaming, once per key and micro-batch). `pollProcessingTime`: also fire its due
+    * processing-time timers.
+    */
+  final def catchUp(processingTime: Long, watermark: Long, pollProcessingTime: Boolean): Unit = {
+    operator.setProcessingTime(processingTime)
+    if (pollProcessingTime) operator.advanceProcessingTime(processingTime)
+    if (watermark != Long.MinValue) operator.advanceWatermark(watermark)
+  }
+
+  // ---------------------------------------------------------------------------------------
+
+  final def currentWatermark: Long = valve.currentWatermark
+  final def currentProcessingTime: Long = operator.currentProcessingTime
+  final def metrics = operator.metrics
+
+  private def checkChannel(channel: Int): Unit =
+    if (channel < 0 || channel >= channels)
+      throw new IllegalArgumentException(s"channel must be in [0, $channels), got $channel")
+}
