@@ -62,6 +62,12 @@ lazy val core = (project in file("jvm"))
       "org.scalameta" %% "munit" % "1.2.4" % Test,
       "org.scalameta" %% "munit-scalacheck" % "1.2.0" % Test
     ),
+    // The one contract with the Python package: the jar carries the package's contract.json.
+    Compile / resourceGenerators += Def.task {
+      val out = (Compile / resourceManaged).value / "sparkwin" / "contract.json"
+      IO.copyFile(file("python/sparkwin/contract.json"), out)
+      Seq(out)
+    }.taskValue,
     // The jar knows its own version so Python can check it matches the package.
     Compile / sourceGenerators += Def.task {
       val out = (Compile / sourceManaged).value / "sparkwin" / "BuildInfo.scala"

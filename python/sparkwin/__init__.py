@@ -17,9 +17,9 @@ Example::
 
 from sparkwin import agg
 from sparkwin._connect import observedMetrics
-from sparkwin._jvm import jvm_version
+from sparkwin._jar import jarPath
 from sparkwin._runtime import PaneWindow
-from sparkwin._session import configure, jarPath, session
+from sparkwin._session import configure, jvm_version, session
 from sparkwin._version import __version__
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import (

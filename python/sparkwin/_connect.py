@@ -25,8 +25,15 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
+from sparkwin._contract import OBSERVE_NAME
+from sparkwin._jar import jarHint
 from sparkwin._version import __version__
-from sparkwin.errors import ConnectUnsupportedError, JarNotFoundError, VersionMismatchError
+from sparkwin.errors import (
+    ConnectUnsupportedError,
+    JarNotFoundError,
+    VersionMismatchError,
+    fromJvm,
+)
 
 PLUGIN_CLASS = "sparkwin.plan.connect.SparkwinRelationPlugin"
 RELATION_CLASSES_CONF = "spark.connect.extensions.relation.classes"
@@ -154,7 +161,7 @@ def check(spark: Any) -> None:
                 "sparkwin jar or its Connect plugin. A local server: stop this session "
                 "(spark.stop()) and start it with sparkwin.session(connect=True) or "
                 'sparkwin.configure(SparkSession.builder.remote("local[2]")).getOrCreate(). '
-                f"A remote server: start it with spark.jars={_jarHint()} and "
+                f"A remote server: start it with spark.jars={jarHint()} and "
                 f"{RELATION_CLASSES_CONF}={PLUGIN_CLASS}."
             ) from None
         raise
@@ -171,15 +178,6 @@ def _missingPlugin(exc: BaseException) -> bool:
     text = str(exc)
     # No plugin took the extension; or the conf names the plugin and it failed to load.
     return "No handler found for extension" in text or PLUGIN_CLASS in text
-
-
-def _jarHint() -> str:
-    from sparkwin._session import jarPath
-
-    try:
-        return jarPath()
-    except JarNotFoundError:
-        return "<path to sparkwin-core jar>"
 
 
 def jarVersion(spark: Any) -> str:
@@ -216,7 +214,7 @@ def union(df: Any, planJson: str) -> Any:
     return out
 
 
-def observedMetrics(progress: Any, name: str = "sparkwin") -> dict[str, int]:
+def observedMetrics(progress: Any, name: str = OBSERVE_NAME) -> dict[str, int]:
     """sparkwin's per-batch counters from a ``StreamingQueryProgress``, as a dict, from a
     classic or a Spark Connect query (an empty dict for a batch that reported none).
 
@@ -272,10 +270,8 @@ def translated() -> Iterator[None]:
 
         if not isinstance(exc, SparkConnectException):
             raise
-        from sparkwin._jvm import _TRANSLATED
-
         name = _jvmClass(exc)
-        target = _TRANSLATED.get(name) if name is not None else None
-        if name is None or target is None:
+        target = fromJvm(name, _message(exc, name)) if name is not None else None
+        if target is None:
             raise
-        raise target(_message(exc, name)) from None
+        raise target from None

@@ -12,14 +12,16 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from sparkwin._jar import jarHint
 from sparkwin._version import __version__
-from sparkwin.errors import JarNotFoundError, PlanError, VersionMismatchError, WindowMergeError
+from sparkwin.errors import JarNotFoundError, VersionMismatchError, fromJvm
 
 ENTRY_CLASS = "sparkwin.plan.PythonEntryPoint"
 _checked: set[int] = set()
 
 
-def _activeSession(spark: SparkSession | None) -> SparkSession:
+def activeSession(spark: SparkSession | None) -> SparkSession:
+    """`spark`, or the active session."""
     if spark is not None:
         return spark
     active = SparkSession.getActiveSession()
@@ -33,7 +35,7 @@ def _activeSession(spark: SparkSession | None) -> SparkSession:
 
 def entryPoint(spark: SparkSession | None = None) -> Any:
     """The JVM object `sparkwin.plan.PythonEntryPoint`, after checking jar and version."""
-    spark = _activeSession(spark)
+    spark = activeSession(spark)
     jvm = spark._jvm
     assert jvm is not None
     key = id(spark.sparkContext._jsc)
@@ -46,7 +48,7 @@ def entryPoint(spark: SparkSession | None = None) -> Any:
                 "this SparkSession was started without the sparkwin jar. Stop it "
                 "(spark.stop()) and start it with sparkwin.session(), or build it with "
                 "sparkwin.configure(SparkSession.builder).getOrCreate(), or add "
-                f"spark.jars={_jarHint()} to its configuration."
+                f"spark.jars={jarHint()} to its configuration."
             ) from exc
         jarVersion = str(jvm.sparkwin.plan.PythonEntryPoint.version())
         if jarVersion != __version__:
@@ -57,37 +59,6 @@ def entryPoint(spark: SparkSession | None = None) -> Any:
             )
         _checked.add(key)
     return jvm.sparkwin.plan.PythonEntryPoint
-
-
-def _jarHint() -> str:
-    from sparkwin._session import jarPath
-
-    try:
-        return jarPath()
-    except JarNotFoundError:
-        return "<path to sparkwin-core jar>"
-
-
-def jvm_version(spark: SparkSession | None = None) -> str:
-    """The version of the sparkwin jar loaded in the JVM.
-
-    Example::
-
-        sparkwin.session(); print(sparkwin.jvm_version())
-    """
-    from sparkwin import _connect
-
-    spark = _activeSession(spark)
-    if _connect.isConnect(spark):  # Spark Connect transport: asked through the plugin
-        return _connect.jarVersion(spark)
-    return str(entryPoint(spark).version())
-
-
-# JVM exception classes that become sparkwin's own Python exceptions.
-_TRANSLATED: dict[str, type[Exception]] = {
-    "sparkwin.plan.PlanException": PlanError,
-    "sparkwin.operator.WindowOperator$WindowMergeException": WindowMergeError,
-}
 
 
 def _javaException(exc: BaseException) -> Any:
@@ -110,7 +81,7 @@ def translated() -> Iterator[None]:
             message = str(java.getMessage())
         except Exception:  # not a live Java object: leave the error as it is
             raise exc from None
-        target = _TRANSLATED.get(name)
+        target = fromJvm(name, message)
         if target is None:
             raise
-        raise target(message) from exc
+        raise target from exc

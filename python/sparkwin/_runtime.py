@@ -19,20 +19,22 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from sparkwin import _connect
-from sparkwin._jvm import entryPoint, translated
-from sparkwin.stream import OUTPUT_COLUMNS
-
-KIND = "__sw_kind"
-RESULT, LATE, ERROR, PANE, METRICS = 0, 1, 2, 3, 4
-ERRORS_TAG = "errors"
-METRIC_NAMES = (
-    "droppedLate",
-    "droppedNoWindow",
-    "droppedClosedWindow",
-    "unfiredAtCleanup",
-    "windowsOpened",
-    "windowsCleaned",
+from sparkwin._contract import (
+    ERROR,
+    ERROR_COLUMN,
+    ERRORS_TAG,
+    KIND,
+    LATE,
+    METRIC_NAMES,
+    OBSERVE_NAME,
+    OUTPUT_COLUMNS,
+    PANE,
+    PANE_SEQ,
+    RESULT,
+    ROW_COUNTERS,
 )
+from sparkwin._jvm import entryPoint, translated
+
 _PANE_PREFIX = "__sw_p_"
 
 
@@ -77,7 +79,7 @@ def union(df: DataFrame, planJson: str) -> DataFrame:
     return DataFrame(jdf, spark)
 
 
-def observed(unioned: DataFrame, name: str = "sparkwin") -> DataFrame:
+def observed(unioned: DataFrame, name: str = OBSERVE_NAME) -> DataFrame:
     """Adds per-batch counters under `name` in StreamingQueryProgress.observedMetrics."""
     F = _connect.functionsFor(unioned)  # Columns of the DataFrame's kind: classic or Connect
 
@@ -87,9 +89,7 @@ def observed(unioned: DataFrame, name: str = "sparkwin") -> DataFrame:
     counters = [F.coalesce(F.sum(F.col(f"metrics.{m}")), F.lit(0)).alias(m) for m in METRIC_NAMES]
     return unioned.observe(
         name,
-        kindCount(RESULT, "panesFired"),
-        kindCount(LATE, "lateSideOutput"),
-        kindCount(ERROR, "errorRows"),
+        *(kindCount(kind, counter) for counter, kind in ROW_COUNTERS.items()),
         *counters,
     )
 
@@ -109,7 +109,7 @@ def mainOutput(
     inputNames = [f["name"] for f in plan["inputSchema"]["fields"]]
     keys = list(plan["keys"])
     # What the JVM tells a process function about its pane (OutputLayout.paneSchema).
-    paneNames = [*keys, *OUTPUT_COLUMNS, "pane_seq"]
+    paneNames = [*keys, *OUTPUT_COLUMNS, PANE_SEQ]
     flat = unioned.where(F.col(KIND) == PANE).select(
         *[F.col(f"pane.`{n}`").alias(_PANE_PREFIX + n) for n in paneNames],
         *[F.col(f"input.`{n}`").alias(n) for n in inputNames],
@@ -124,7 +124,7 @@ def paneRunner(
     """The mapInPandas function: rows of one pane are adjacent; it calls `processFn` once per
     pane, carrying a pane that spans Arrow batches over to the next batch.
     """
-    seqCol = _PANE_PREFIX + "pane_seq"
+    seqCol = _PANE_PREFIX + PANE_SEQ
 
     def callPane(pane: pd.DataFrame) -> pd.DataFrame:
         first = pane.iloc[0]
@@ -168,7 +168,7 @@ def sideOutput(unioned: DataFrame, tag: str, lateTag: str | None) -> DataFrame:
     """Late elements (the pipeline's late tag) or bad records (``errors``)."""
     F = _connect.functionsFor(unioned)  # Columns of the DataFrame's kind: classic or Connect
     if tag == ERRORS_TAG:
-        return unioned.where(F.col(KIND) == ERROR).select("input.*", "error")
+        return unioned.where(F.col(KIND) == ERROR).select("input.*", ERROR_COLUMN)
     if lateTag is not None and tag == lateTag:
         return unioned.where(F.col(KIND) == LATE).select("input.*")
     available = [t for t in (lateTag, ERRORS_TAG) if t]

@@ -1,20 +1,20 @@
-"""Starting Spark with the sparkwin jar: `session()`, `configure(builder)` and the jar's path.
+"""Starting Spark with the sparkwin jar: `session()`, `configure(builder)`, and the version of
+the jar a session runs (`jvm_version`).
 
-Only classpath and configuration live here; talking to the JVM is `_jvm`'s job.
+Classpath and configuration live here; talking to the JVM is `_jvm`'s job (Py4J) and
+`_connect`'s (Spark Connect).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
 
-from sparkwin import _connect
-from sparkwin._version import __version__
-from sparkwin.errors import JarNotFoundError
+from sparkwin import _connect, _jvm
+from sparkwin._jar import jarPath
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
@@ -36,23 +36,6 @@ _LOCAL_DEFAULTS = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
 }
-
-
-def jarPath() -> str:
-    """The path of the jar shipped inside this package.
-
-    Example::
-
-        spark = SparkSession.builder.config("spark.jars", sparkwin.jarPath()).getOrCreate()
-    """
-    name = f"sparkwin-core_2.13-{__version__}.jar"
-    jar = Path(__file__).resolve().parent / "jars" / name
-    if not jar.is_file():
-        raise JarNotFoundError(
-            f"{name} is missing from the sparkwin package at {jar.parent}. A source checkout "
-            "needs a build first: run `pip install -e .` (or `pip install .`) in the repository."
-        )
-    return str(jar)
 
 
 def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
@@ -131,7 +114,18 @@ def session(
     if connect:
         return _connect.startSession(configure(builder))
     spark = configure(builder).getOrCreate()
-    from sparkwin._jvm import entryPoint  # checks the jar is loaded and of our version
-
-    entryPoint(spark)
+    _jvm.entryPoint(spark)  # checks the jar is loaded and of our version
     return spark
+
+
+def jvm_version(spark: SparkSession | None = None) -> str:
+    """The version of the sparkwin jar loaded in the JVM (or on the Spark Connect server).
+
+    Example::
+
+        sparkwin.session(); print(sparkwin.jvm_version())
+    """
+    spark = _jvm.activeSession(spark)
+    if _connect.isConnect(spark):  # Spark Connect transport: asked through the plugin
+        return _connect.jarVersion(spark)
+    return str(_jvm.entryPoint(spark).version())

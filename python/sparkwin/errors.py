@@ -1,6 +1,10 @@
-"""Exceptions of sparkwin's own, so callers can catch them without knowing about Py4J."""
+"""Exceptions of sparkwin's own, so callers can catch them without knowing about Py4J or
+Spark Connect, and which JVM exceptions become which (the contract's ``errors``).
+"""
 
 from __future__ import annotations
+
+from sparkwin._contract import JVM_ERRORS
 
 
 class SparkwinError(Exception):
@@ -25,3 +29,17 @@ class WindowMergeError(SparkwinError):
 
 class ConnectUnsupportedError(SparkwinError, NotImplementedError):
     """An operation a Spark Connect client cannot run; the message says what to use instead."""
+
+
+def fromJvm(jvmClass: str | None, message: str) -> SparkwinError | None:
+    """The sparkwin exception a JVM exception of class `jvmClass` becomes, or None.
+
+    Example::
+
+        fromJvm("sparkwin.plan.PlanException", "no column 'x'")  # PlanError("no column 'x'")
+    """
+    name = JVM_ERRORS.get(jvmClass) if jvmClass is not None else None
+    target = globals().get(name) if name is not None else None
+    return (
+        target(message) if isinstance(target, type) and issubclass(target, SparkwinError) else None
+    )

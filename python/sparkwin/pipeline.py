@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
 from sparkwin import _runtime
-
-if TYPE_CHECKING:
-    from sparkwin.replay import Replay
+from sparkwin._contract import ERRORS_TAG
+from sparkwin.replay import Replay, replay
 
 __all__ = ["Pipeline"]
 
@@ -82,7 +81,7 @@ class Pipeline:
 
     def sideOutputTags(self) -> list[str]:
         """The side outputs this pipeline has: its late tag (if any) and ``errors``."""
-        return [t for t in (self.lateOutputTag, _runtime.ERRORS_TAG) if t]
+        return [t for t in (self.lateOutputTag, ERRORS_TAG) if t]
 
     def schemas(self) -> dict[str, StructType]:
         """The output schemas: ``main`` and one per side output.
@@ -93,7 +92,7 @@ class Pipeline:
         """
         described = _runtime.describe(self.df.sparkSession, self.planJson())
         main = self.outputSchema if self.processFunction is not None else described["result"]
-        out = {"main": main, _runtime.ERRORS_TAG: described["errors"]}
+        out = {"main": main, ERRORS_TAG: described["errors"]}
         if self.lateOutputTag is not None:
             out[self.lateOutputTag] = self.df.schema
         return out
@@ -148,8 +147,6 @@ class Pipeline:
                         .replay())
             replayed.toDF().show()
         """
-        from sparkwin.replay import replay
-
         return replay(self, endOfInput)
 
     def writeStream(

@@ -10,17 +10,30 @@ This module only wraps what the JVM computes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from pyspark.sql import DataFrame
+from pyspark.sql.types import StructType
 
 from sparkwin import _connect, _runtime
 from sparkwin._jvm import entryPoint, translated
 
-if TYPE_CHECKING:
-    from sparkwin.pipeline import Pipeline
-
 __all__ = ["Replay"]
+
+
+class Pipeline(Protocol):
+    """What a replay needs of a pipeline (`sparkwin.pipeline.Pipeline` is one)."""
+
+    df: DataFrame
+    plan: dict[str, Any]
+    processFunction: Callable[..., Any] | None
+    outputSchema: StructType | None
+
+    def planJson(self) -> str: ...
+
+    @property
+    def lateOutputTag(self) -> str | None: ...
 
 
 class Replay:

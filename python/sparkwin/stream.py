@@ -44,6 +44,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from sparkwin._contract import ERRORS_TAG, OUTPUT_COLUMNS, PLAN_VERSION, validatePlan
 from sparkwin._durations import toCount, toMillis
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import GlobalWindows, StormWindows, WindowAssigner
@@ -54,19 +55,8 @@ from sparkwin.watermark import WatermarkStrategy
 
 __all__ = ["OUTPUT_COLUMNS", "DataStream", "KeyedStream", "WindowedStream", "stream"]
 
-PLAN_VERSION = 1
-
-# Columns every aggregate pipeline's output has besides keys and aggregates (docs/plan.md).
-OUTPUT_COLUMNS = (
-    "window_start",
-    "window_end",
-    "pane_timing",
-    "pane_index",
-    "pane_is_first",
-    "pane_is_last",
-)
 # The side output the engine writes rejected rows to; a late-data tag must not take its name.
-ERROR_OUTPUT_TAG = "errors"
+ERROR_OUTPUT_TAG = ERRORS_TAG
 ACCUMULATION_MODES = ("accumulating", "discarding")
 
 _INTEGRAL_TYPES = (ByteType, ShortType, IntegerType, LongType)
@@ -693,7 +683,7 @@ class WindowedStream:
         watermark = None if source.watermark is None else source.watermark.jsonValue()
         if source.watermark is None and isinstance(w.assigner, StormWindows):
             watermark = WatermarkStrategy.forStormLag(w.assigner.lagMs).jsonValue()
-        return {
+        plan = {
             "planVersion": PLAN_VERSION,
             "inputSchema": source.df.schema.jsonValue(),
             "timestamp": source.timestamp,
@@ -709,6 +699,8 @@ class WindowedStream:
             "accumulationMode": w.accumulationMode,
             "function": function,
         }
+        validatePlan(plan)  # the contract the jar holds plans to (contract.json)
+        return plan
 
     def __repr__(self) -> str:
         return self._w.describe()

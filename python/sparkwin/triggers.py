@@ -19,6 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
+from sparkwin._contract import listLimit
 from sparkwin._durations import toBool, toColumnNames, toCount, toMillis, toThreshold
 
 __all__ = [
@@ -42,8 +43,8 @@ __all__ = [
     "Trigger",
 ]
 
-# AfterAll keeps one bit per child in a long on the JVM.
-_AFTER_ALL_MAX = 62
+# AfterAll keeps one bit per child in a long on the JVM: the contract says how many.
+_AFTER_ALL_MAX: int = listLimit("trigger", "afterAll", "triggers")[1] or 62
 
 
 class Trigger(ABC):

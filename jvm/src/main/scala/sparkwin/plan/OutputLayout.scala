@@ -1,7 +1,6 @@
 package sparkwin.plan
 
-import sparkwin.plan._
-import sparkwin.runtime.spark._
+import sparkwin.runtime.spark.Rows
 
 import scala.collection.mutable.ArrayBuffer
 
@@ -14,30 +13,26 @@ import sparkwin.operator.{Emitter, OperatorMetrics, PaneInfo}
 import sparkwin.core.window.{GlobalWindow, StormWindow, TimeWindow, Window}
 
 /** The rows a pipeline produces on Spark. One query produces every output, so all of them
-  * share one union schema, told apart by `__sw_kind`:
-  *
-  *  - 0 a window result (`result`), 1 a late element (`input`), 2 a bad record (`input`,
-  *    `error`), 3 an element of a fired pane for a Python process function (`pane`, `input`),
-  *    4 counters for observed metrics (`metrics`).
-  *
-  * Python splits the union into the main output and the side outputs.
+  * share one union schema, told apart by its kind column: a window result (`result`), a late
+  * element (`input`), a bad record (`input`, `error`), an element of a fired pane for a Python
+  * process function (`pane`, `input`), or counters for observed metrics (`metrics`). The kinds,
+  * the columns and the counters' names are the [[Contract]]'s; Python splits the union into the
+  * main output and the side outputs by the same contract.
   */
 final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType: Option[DataType] = None)
     extends Serializable {
   import OutputLayout._
 
   // Replay results say where each pane fired: the arrival value of that moment.
-  private def firedAtFields: Seq[StructField] = firedAtType.map(t => StructField("fired_at", t)).toSeq
+  private def firedAtFields: Seq[StructField] =
+    firedAtType.map(t => StructField(Contract.firedAtColumn, t)).toSeq
 
-  private def windowFields: Seq[StructField] =
-    Seq(StructField("window_start", TimestampType), StructField("window_end", TimestampType))
+  private def windowFields: Seq[StructField] = Contract.windowColumns.map(StructField(_, TimestampType))
 
-  private def paneFields: Seq[StructField] = Seq(
-    StructField("pane_timing", StringType, nullable = false),
-    StructField("pane_index", LongType, nullable = false),
-    StructField("pane_is_first", BooleanType, nullable = false),
-    StructField("pane_is_last", BooleanType, nullable = false)
-  )
+  private def paneFields: Seq[StructField] =
+    Contract.paneColumns.zip(Seq(StringType, LongType, BooleanType, BooleanType)).map { case (name, t) =>
+      StructField(name, t, nullable = false)
+    }
 
   /** The main output of an aggregating pipeline (docs/plan.md). */
   val resultSchema: StructType =
@@ -46,20 +41,21 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
   /** What a Python process function learns about its pane; `pane_seq` tells panes apart. */
   val paneSchema: StructType =
     StructType(
-      plan.keyFields ++ windowFields ++ paneFields :+ StructField("pane_seq", LongType, nullable = false)
+      plan.keyFields ++ windowFields ++ paneFields :+ StructField(
+        Contract.paneSeqColumn,
+        LongType,
+        nullable = false
+      )
     )
 
-  val errorsSchema: StructType = plan.inputSchema.add(StructField("error", StringType))
+  val errorsSchema: StructType = plan.inputSchema.add(StructField(Contract.errorColumn, StringType))
 
   val unionSchema: StructType = StructType(
-    Seq(
-      StructField(Kind, IntegerType, nullable = false),
-      StructField("result", resultSchema),
-      StructField("pane", paneSchema),
-      StructField("input", plan.inputSchema),
-      StructField("error", StringType),
-      StructField("metrics", MetricsSchema)
-    )
+    Contract.unionColumns
+      .zip(
+        Seq(IntegerType, resultSchema, paneSchema, plan.inputSchema, StringType, MetricsSchema)
+      )
+      .map { case (name, t) => StructField(name, t, nullable = name != Kind) }
   )
 
   private def ts(ms: Long): Any = Rows.timestamp(ms, java8Time)
@@ -122,34 +118,23 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
 }
 
 object OutputLayout {
-  val Kind = "__sw_kind"
-  val ResultKind = 0
-  val LateKind = 1
-  val ErrorKind = 2
-  val PaneKind = 3
-  val MetricsKind = 4
+  val Kind: String = Contract.kindColumn
+  val ResultKind: Int = Contract.ResultKind
+  val LateKind: Int = Contract.LateKind
+  val ErrorKind: Int = Contract.ErrorKind
+  val PaneKind: Int = Contract.PaneKind
+  val MetricsKind: Int = Contract.MetricsKind
 
   /** Counters reported through `observe()`; per micro-batch sums in observedMetrics. */
-  val MetricNames: Seq[String] = Seq(
-    "droppedLate",
-    "droppedNoWindow",
-    "droppedClosedWindow",
-    "unfiredAtCleanup",
-    "windowsOpened",
-    "windowsCleaned"
-  )
+  val MetricNames: Seq[String] = Contract.metricNames
 
   val MetricsSchema: StructType =
     StructType(MetricNames.map(StructField(_, LongType, nullable = false)))
 
-  def metricValues(m: OperatorMetrics): Array[Long] = Array(
-    m.droppedLate,
-    m.droppedNoWindow,
-    m.droppedClosedWindow,
-    m.unfiredAtCleanup,
-    m.windowsOpened,
-    m.windowsCleaned
-  )
+  def metricValues(m: OperatorMetrics): Array[Long] = {
+    val all = m.asMap
+    MetricNames.iterator.map(all).toArray
+  }
 }
 
 /** Collects the operator's output as union rows for one handler call. `firedAt` (replay) is

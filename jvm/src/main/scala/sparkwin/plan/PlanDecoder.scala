@@ -42,7 +42,17 @@ final class PlanException(message: String) extends IllegalArgumentException(mess
 
 object PlanDecoder {
   private val mapper = new ObjectMapper()
-  val SupportedVersion = 1
+  val SupportedVersion: Int = Contract.planVersion
+
+  // Executors decode a plan once per JVM, not per key or partition: a decoded plan is
+  // immutable (triggers keep no per-use state), so every task may share it.
+  private val decoded = new java.util.concurrent.ConcurrentHashMap[String, Plan]()
+
+  /** The plan of `json`, decoded once per JVM. */
+  def cached(json: String): Plan = {
+    if (decoded.size > 64) decoded.clear() // a long-lived driver that saw many plans
+    decoded.computeIfAbsent(json, j => decode(j))
+  }
 
   def decode(json: String): Plan = {
     val root = mapper.readTree(json)
@@ -51,6 +61,7 @@ object PlanDecoder {
       throw new PlanException(
         s"plan version $version is not supported by this jar (it reads version $SupportedVersion)"
       )
+    Contract.validate(root)
     val schema = DataType.fromJson(mapper.writeValueAsString(root.get("inputSchema"))) match {
       case s: StructType => s
       case other => throw new PlanException(s"inputSchema must be a struct, got $other")

@@ -20,6 +20,9 @@ object PythonEntryPoint {
   /** The jar's version; Python refuses to run against a jar of another version. */
   def version(): String = BuildInfo.version
 
+  /** The contract the jar was built with (contract.json), for Python to compare with its own. */
+  def contract(): String = Contract.text
+
   /** The Spark version the jar was compiled against. */
   def sparkVersion(): String = BuildInfo.sparkVersion
 

@@ -63,10 +63,46 @@ final case class SlidingWindows(size: Long, slide: Long, offset: Long, isEventTi
   }
 }
 
+/** The arithmetic of aligned windows of `size` every `slide`, shifted by `offset` (tumbling
+  * windows slide by their size): which windows hold a time, without building them. The
+  * assigners, the sliced algorithm and Spark's map-side combiner all count on it.
+  */
+final case class WindowGrid(size: Long, slide: Long, offset: Long) {
+
+  /** The start of the last window holding `ts`. */
+  @inline def lastStart(ts: Long): Long = Window.alignedStart(ts, offset, slide)
+
+  /** The end of the last window holding `ts`. */
+  @inline def lastEnd(ts: Long): Long = lastStart(ts) + size
+
+  /** The end of the first window holding `ts`. */
+  @inline def firstEnd(ts: Long): Long = Window.alignedStart(ts - size, offset, slide) + slide + size
+
+  /** How many windows hold `ts` (0 in the gaps of windows that slide further than their size).
+    * With a size that is not a multiple of the slide, times with the same last window can differ
+    * in how many earlier ones they are in.
+    */
+  def windowsHolding(ts: Long): Int = {
+    val last = lastStart(ts)
+    // The starts are last, last - slide, ... while start > ts - size.
+    (java.lang.Math.floorDiv(last - ts + size - 1, slide) + 1).max(0L).toInt
+  }
+
+  /** The end of the last window that ends by `time` + 1 (every window due at `time`). */
+  def lastEndBy(time: Long): Long = Window.alignedStart(time + 1 - size, offset, slide) + size
+}
+
 /** Tumbling or sliding windows as one grid: (size, slide, offset, isEventTime); tumbling
   * windows slide by their size.
   */
 object AlignedWindows {
+
+  /** The grid of an aligned assigner. */
+  def grid(assigner: WindowAssigner): Option[WindowGrid] = unapply(assigner).map {
+    case (size, slide, offset, _) =>
+      WindowGrid(size, slide, offset)
+  }
+
   def unapply(assigner: WindowAssigner): Option[(Long, Long, Long, Boolean)] = assigner match {
     case TumblingWindows(size, offset, eventTime) => Some((size, size, offset, eventTime))
     case SlidingWindows(size, slide, offset, eventTime) => Some((size, slide, offset, eventTime))

@@ -1,27 +1,27 @@
 package sparkwin.operator.slice
 
-import sparkwin.core.window.{AlignedWindows, Window}
+import sparkwin.core.window.{AlignedWindows, Window, WindowGrid}
 import sparkwin.operator.{Selection, WindowAlgorithm, WindowOperator}
 
-/** Window arithmetic for aligned windows cut into slices of `gcd(size, slide)`: every window is
-  * a run of whole slices, and a slice is named by its start.
+/** Aligned windows cut into slices of `gcd(size, slide)`: every window is a run of whole slices,
+  * and a slice is named by its start. Window arithmetic is the assigner's [[WindowGrid]].
   */
 final class SliceGrid(spec: sparkwin.operator.OperatorSpec) {
-  val (size, slide, offset) = spec.assigner match {
-    case AlignedWindows(s, sl, o, _) => (s, sl, o)
-    case other => throw new IllegalArgumentException(s"not an aligned assigner: $other")
-  }
+  private val windows: WindowGrid = AlignedWindows
+    .grid(spec.assigner)
+    .getOrElse(throw new IllegalArgumentException(s"not an aligned assigner: ${spec.assigner}"))
+  val size: Long = windows.size
+  val slide: Long = windows.slide
   val width: Long = Selection.sliceWidth(spec)
 
   /** The start of the slice holding `ts`. */
-  @inline def sliceOf(ts: Long): Long = Window.alignedStart(ts, offset, width)
+  @inline def sliceOf(ts: Long): Long = Window.alignedStart(ts, windows.offset, width)
 
   /** The end of the last window holding the slice that starts at `s`. */
-  @inline def lastEnd(s: Long): Long =
-    if (width == slide) s + size else Window.alignedStart(s, offset, slide) + size
+  @inline def lastEnd(s: Long): Long = if (width == slide) s + size else windows.lastEnd(s)
 
   /** The end of the first window holding the slice that starts at `s`. */
-  @inline def firstEnd(s: Long): Long = Window.alignedStart(s - size, offset, slide) + slide + size
+  @inline def firstEnd(s: Long): Long = windows.firstEnd(s)
 
   /** The end of the first window holding slice `s` that is not late at `watermark` (caller: one
     * exists).
@@ -33,7 +33,7 @@ final class SliceGrid(spec: sparkwin.operator.OperatorSpec) {
   }
 
   /** The end of the last window that ends by `time` + 1 (every window due at `time`). */
-  def lastEndBy(time: Long): Long = Window.alignedStart(time + 1 - size, offset, slide) + size
+  def lastEndBy(time: Long): Long = windows.lastEndBy(time)
 }
 
 /** Aligned event-time windows (tumbling or sliding) with the default trigger, aggregates and no

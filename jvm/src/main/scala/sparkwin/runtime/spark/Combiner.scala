@@ -14,7 +14,7 @@ import sparkwin.operator.{OperatorSpec, Selection}
 import sparkwin.core.agg.PackedAggregates
 import sparkwin.core.Record
 import sparkwin.operator.store.{ByteSink, ByteSource, Bytes, ValueCodec}
-import sparkwin.core.window.{AlignedWindows, Window, WindowAssigner}
+import sparkwin.core.window.{AlignedWindows, WindowAssigner, WindowGrid}
 
 /** Map-side pre-aggregation, the counterpart of Spark's partial aggregation, for pipelines
   * where single elements are never seen ([[OperatorSpec.combinable]]).
@@ -46,28 +46,13 @@ object Combiner {
       )
     )
 
-  /** An element's set of windows as two numbers: elements with the same (first start, count)
-    * have the same windows. Only aligned event-time assigners are combinable.
+  /** An element's set of windows as two numbers: elements with the same (last start, count)
+    * have the same windows ([[WindowGrid]]). Only aligned event-time assigners are combinable.
     */
-  final class WindowSets(assigner: WindowAssigner) {
-    private val (size, slide, offset) = assigner match {
-      case AlignedWindows(s, sl, o, true) => (s, sl, o)
-      case other => throw new IllegalArgumentException(s"not a combinable assigner: $other")
-    }
-
-    /** The start of the last window holding `ts` (the first one's, for tumbling windows). */
-    def lastStart(ts: Long): Long = Window.alignedStart(ts, offset, slide)
-
-    /** How many windows hold `ts` (0 in the gaps of windows that slide further than their
-      * size). With a size that is not a multiple of the slide, elements with the same last
-      * window can differ in how many earlier ones they are in.
-      */
-    def count(ts: Long): Int = {
-      val last = lastStart(ts)
-      // The starts are last, last - slide, ... while start > ts - size.
-      (java.lang.Math.floorDiv(last - ts + size - 1, slide) + 1).max(0L).toInt
-    }
-  }
+  private def gridOf(assigner: WindowAssigner): WindowGrid =
+    AlignedWindows
+      .grid(assigner)
+      .getOrElse(throw new IllegalArgumentException(s"not a combinable assigner: $assigner"))
 
   /** Several key columns' values as one hash key. */
   private final class MultiKey(val values: Array[AnyRef]) {
@@ -122,7 +107,7 @@ object Combiner {
     * epoch milliseconds after the input columns, null where the timestamp column must be read.
     */
   def combine(plan: Plan, rows: Iterator[Row], millisColumn: Int = -1): Iterator[Row] = {
-    val sets = new WindowSets(plan.spec.assigner)
+    val sets = gridOf(plan.spec.assigner)
     val ts = plan.timestampColumn
     val keys = plan.keys.columns.toArray
     val single = keys.length == 1
@@ -145,7 +130,7 @@ object Combiner {
         passThrough.add(Row.fromSeq(keyValues(row) ++ Seq(null, 0L, null, raw)))
       } else {
         val t = if (hasMillis) row.getLong(millisColumn) else Rows.millis(row.get(ts))
-        val windows = sets.count(t)
+        val windows = sets.windowsHolding(t)
         // Elements in no window (the gaps of windows sliding further than their size) are one group.
         val last = if (windows == 0) Long.MinValue else sets.lastStart(t)
         val lookup: Any = if (keys.isEmpty) 0 else if (single) row.get(keys(0)) else probe.fill(row, keys)

@@ -172,7 +172,7 @@ object ReplayRuntime {
       .as[Row, Row](Encoders.row(plan.keys.schema), Encoders.row(prepared.schema))
       .flatMapGroups { (key: Row, rows: Iterator[Row]) =>
         replayKey(
-          PlanDecoder.decode(planJson),
+          PlanDecoder.cached(planJson),
           java8,
           firedAtType,
           shared.value,

@@ -76,7 +76,7 @@ object SparkRuntime {
     input
       .select(combinerColumns(plan): _*)
       .mapPartitions { rows =>
-        val p = PlanDecoder.decode(planJson)
+        val p = PlanDecoder.cached(planJson)
         Combiner.combine(p, rows, p.inputSchema.size)
       }(Encoders.row(Combiner.partialSchema(plan)))
   }
@@ -182,7 +182,7 @@ object SparkRuntime {
     val java8 = layout.java8Time
     val startTime = System.currentTimeMillis()
     grouped(df.select(plainColumns(df): _*), plan).flatMapGroups { (key: Row, rows: Iterator[Row]) =>
-      BatchRunner.run(PlanDecoder.decode(planJson), java8, startTime, key, rows)
+      BatchRunner.run(PlanDecoder.cached(planJson), java8, startTime, key, rows)
     }(Encoders.row(layout.unionSchema))
   }
 }

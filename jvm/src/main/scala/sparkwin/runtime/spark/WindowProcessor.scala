@@ -69,7 +69,7 @@ final class WindowProcessor(
   @transient private var partialCodec: Combiner.PartialCodec = _
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
-    plan = PlanDecoder.decode(planJson)
+    plan = PlanDecoder.cached(planJson)
     val keySchema = plan.keys.schema
     val handle = getHandle
     // One variable, bytes on both sides: Spark builds every state variable's encoders in

@@ -128,9 +128,9 @@ class CombinerSuite extends munit.FunSuite {
       assigner <- assigners.collect { case s: SlidingWindows => s };
       ts <- -40L to 40L
     ) {
-      val sets = new Combiner.WindowSets(assigner)
+      val sets = AlignedWindows.grid(assigner).get
       val windows = assigner.assignWindows(null, ts, noClock)
-      assertEquals(sets.count(ts), windows.size, s"$assigner at $ts")
+      assertEquals(sets.windowsHolding(ts), windows.size, s"$assigner at $ts")
       if (windows.nonEmpty) assertEquals(sets.lastStart(ts), windows.head.asInstanceOf[TimeWindow].start)
     }
   }

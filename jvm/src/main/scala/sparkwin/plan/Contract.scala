@@ -1,0 +1,121 @@
+package sparkwin.plan
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+
+/** The jar's side of the one contract with the Python package: `contract.json` (the build copies
+  * python/sparkwin/contract.json into the jar's resources). It defines the plan's schema, the
+  * kinds and columns of the union output's rows and the counters it reports; [[OutputLayout]] and
+  * [[PlanDecoder]] take their names from here, and Python reads the same file.
+  */
+object Contract {
+  private val mapper = new ObjectMapper()
+
+  /** The contract as the jar carries it, verbatim (Python compares its own copy with it). */
+  val text: String = {
+    val in = getClass.getResourceAsStream("/sparkwin/contract.json")
+    if (in == null) throw new IllegalStateException("the sparkwin jar lacks sparkwin/contract.json")
+    try new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+    finally in.close()
+  }
+
+  private val root: JsonNode = mapper.readTree(text)
+  private val output = root.get("output")
+  private val plan = root.get("plan")
+
+  val planVersion: Int = plan.get("version").asInt
+  val kindColumn: String = output.get("kindColumn").asText
+  private val kinds = output.get("kinds")
+  val ResultKind: Int = kinds.get("result").asInt
+  val LateKind: Int = kinds.get("late").asInt
+  val ErrorKind: Int = kinds.get("error").asInt
+  val PaneKind: Int = kinds.get("pane").asInt
+  val MetricsKind: Int = kinds.get("metrics").asInt
+  val unionColumns: Seq[String] = strings(output.get("unionColumns"))
+  val windowColumns: Seq[String] = strings(output.get("windowColumns"))
+  val paneColumns: Seq[String] = strings(output.get("paneColumns"))
+  val paneSeqColumn: String = output.get("paneSeqColumn").asText
+  val firedAtColumn: String = output.get("firedAtColumn").asText
+  val errorColumn: String = output.get("errorColumn").asText
+
+  /** Engine counters that ride on output rows, in the order of the metrics struct. */
+  val metricNames: Seq[String] = strings(root.get("metrics").get("engineCounters"))
+
+  private def strings(n: JsonNode): Seq[String] = n.elements().asScala.map(_.asText).toSeq
+
+  // ---------------------------------------------------------------------------------------
+  // Plan validation: the same schema Python's builder is held to.
+
+  private val ListSpec = """(.+)\[(\d*(?:\.\.\d*)?)\]""".r
+
+  /** Throws a [[PlanException]] naming the path if `json` does not follow the contract. */
+  def validate(json: JsonNode): Unit = obj(json, plan.get("root"), "plan", None)
+
+  private def fail(message: String) = throw new PlanException(message)
+
+  private def obj(value: JsonNode, fields: JsonNode, path: String, skip: Option[String]): Unit = {
+    if (value == null || !value.isObject) fail(s"$path must be an object, got $value")
+    val known = fields.fieldNames().asScala.toSet ++ skip
+    val unknown = value.fieldNames().asScala.filterNot(known).toSeq.sorted
+    if (unknown.nonEmpty) fail(s"$path has fields the contract does not know: ${unknown.mkString(", ")}")
+    fields.fields().asScala.foreach(e => field(value.get(e.getKey), e.getValue.asText, s"$path.${e.getKey}"))
+  }
+
+  private def field(value: JsonNode, spec0: String, path: String): Unit = {
+    val optional = spec0.endsWith("?")
+    val spec = spec0.stripSuffix("?")
+    if (value == null || value.isNull) { if (!optional) fail(s"$path is required"); return }
+    spec match {
+      case ListSpec(item, bounds) =>
+        if (!value.isArray) fail(s"$path must be a list, got $value")
+        val (low, high) = boundsOf(bounds)
+        if (value.size < low || high.exists(value.size > _))
+          fail(s"$path must have $bounds items, got ${value.size}")
+        value.elements().asScala.zipWithIndex.foreach { case (v, i) => field(v, item, s"$path[$i]") }
+      case s if s.startsWith("@") => section(value, s.drop(1), path)
+      case "int" | "long" | "long>=0" | "long>0" =>
+        if (!value.isIntegralNumber || !value.canConvertToLong) fail(s"$path must be a long, got $value")
+        if (spec == "long>=0" && value.asLong < 0) fail(s"$path must be >=0, got $value")
+        if (spec == "long>0" && value.asLong <= 0) fail(s"$path must be >0, got $value")
+      case "double" => if (!value.isNumber) fail(s"$path must be a number, got $value")
+      case "bool" => if (!value.isBoolean) fail(s"$path must be true or false, got $value")
+      case "string" | "column" =>
+        if (!value.isTextual || value.asText.isEmpty) fail(s"$path must be a non-empty string, got $value")
+      case "schema" =>
+        if (!value.isObject || value.path("type").asText != "struct") fail(s"$path must be a struct schema")
+      case choice if choice.contains("|") =>
+        if (!choice.split('|').contains(value.asText) || !value.isTextual)
+          fail(s"$path must be one of ${choice.split('|').mkString(", ")}, got $value")
+      case other => fail(s"$path: unknown type '$other' in contract.json")
+    }
+  }
+
+  private def section(value: JsonNode, name: String, path: String): Unit = {
+    val s = plan.get("sections").get(name)
+    if (!value.isObject) fail(s"$path must be an object, got $value")
+    val kinds = s.get("kinds")
+    s.get("tag").asText match {
+      case "onlyKey" =>
+        val keys = value.fieldNames().asScala.toSeq
+        if (keys.size != 1 || !kinds.has(keys.head))
+          fail(s"$path must have one of ${kinds.fieldNames().asScala.mkString(", ")}, got $value")
+        obj(value, kinds.get(keys.head), path, None)
+      case tag =>
+        val kind = value.path(tag).asText
+        if (!kinds.has(kind))
+          fail(s"$path.$tag must be one of ${kinds.fieldNames().asScala.mkString(", ")}, got '$kind'")
+        obj(value, kinds.get(kind), s"$path($kind)", Some(tag))
+    }
+  }
+
+  private def boundsOf(text: String): (Int, Option[Int]) =
+    if (text.isEmpty) (0, None)
+    else
+      text.split("\\.\\.", -1) match {
+        case Array(exact) => (exact.toInt, Some(exact.toInt))
+        case Array(low, high) =>
+          (if (low.isEmpty) 0 else low.toInt, if (high.isEmpty) None else Some(high.toInt))
+        case _ => fail(s"bad list bounds '$text' in contract.json")
+      }
+}
