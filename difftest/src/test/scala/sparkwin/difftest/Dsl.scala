@@ -6,6 +6,9 @@ object Dsl {
   def Wm(wm: Long): Step = Step.Watermark(wm)
   def Pt(t: Long): Step = Step.ProcessingTime(t)
   val Tick: Step = Step.Tick
+  def CWm(wm: Long, channel: Int): Step = Step.ChannelWatermark(wm, channel)
+  def Idle(channel: Int): Step = Step.Idle(channel)
+  def Active(channel: Int): Step = Step.Active(channel)
 
   def Tumbling(size: Long, offset: Long, eventTime: Boolean): Assigner =
     Assigner.Tumbling(size, offset, eventTime)

@@ -69,9 +69,10 @@ object Exclusion {
       extends Deliberate(
         "All-idle valve: the valve emits nothing when every channel is idle (the shared " +
           "contract); Flink flushes the maximum watermark in one case.",
-        "a step marking every input channel idle. Never generated: Flink's valve sits in the " +
-          "task's input, outside the operator harness, so these runs hand both engines the " +
-          "valve's output (monotone watermarks) directly"
+        "the valve family (several channels; Flink's own StatusWatermarkValve in front of its " +
+          "operator): a step marking the last active channel idle at which Flink's valve emits " +
+          "a watermark. Nothing is compared from that step on: the engines' watermarks differ " +
+          "until the input ends"
       )
 
   case object BeamPaneInfo
@@ -214,6 +215,9 @@ object Scope {
 
   /** The panes of one window of `key` from `step` on, and its leftover state. */
   final case class WindowFrom(key: String, start: Option[Long], end: Option[Long], step: Int) extends Scope
+
+  /** Every pane and late element from `step` on (the watermarks differ from there). */
+  final case class AllFrom(step: Int) extends Scope
 }
 
 /** One recognised case: the exclusion, and what it takes out. */

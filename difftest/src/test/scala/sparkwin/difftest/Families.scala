@@ -65,6 +65,35 @@ object Gen {
     out.result()
   }
 
+  /** Several input channels: per-channel watermarks (any order: a channel's own older ones are
+    * ignored by both valves), channels going idle and active again, elements.
+    */
+  def channels(r: Random, scale: Long, channels: Int): Vector[Step] = {
+    val keys = Gen.keys(r)
+    val n = length(r)
+    val snap = snapper(r, scale)
+    var cursor = r.nextLong(2 * scale + 1) - scale
+    val disorder = r.nextLong(scale + 1)
+    val out = Vector.newBuilder[Step]
+    for (_ <- 0 until n) {
+      val c = r.nextInt(channels)
+      r.nextInt(20) match {
+        case 0 | 1 => out += Step.Idle(c)
+        case 2 | 3 => out += Step.Active(c)
+        case k if k < 10 =>
+          val wm =
+            if (r.nextInt(6) == 0) { cursor += r.nextLong(3 * scale + 1); cursor }
+            else cursor - r.nextLong(disorder + scale + 1)
+          out += Step.ChannelWatermark(snap(wm), c)
+        case _ =>
+          val ts = snap(cursor + r.nextLong(2 * disorder + 1) - disorder)
+          cursor += r.nextLong(scale / 3 + 1)
+          out += Step.Element(Ev(keys(r.nextInt(keys.size)), ts, 1L + r.nextInt(99)))
+      }
+    }
+    out.result()
+  }
+
   /** Processing-time input: processing time moves forward (sometimes by a lot); elements carry
     * arbitrary event timestamps; watermarks may come too (processing-time windows ignore them).
     */
@@ -232,13 +261,21 @@ object Families {
     "countWindows",
     { r =>
       val size = between(r, 1, 5)
-      if (r.nextBoolean()) Pipeline(Assigner.Global, Some(TriggerSpec.Purging(TriggerSpec.Count(size))))
-      else
-        Pipeline(
-          Assigner.Global,
-          Some(TriggerSpec.Count(between(r, 1, 5))),
-          Some(EvictorSpec.CountEv(size, after = false))
-        )
+      r.nextInt(5) match {
+        case 0 | 1 => Pipeline(Assigner.Global, Some(TriggerSpec.Purging(TriggerSpec.Count(size))))
+        case 2 | 3 =>
+          Pipeline(
+            Assigner.Global,
+            Some(TriggerSpec.Count(between(r, 1, 5))),
+            Some(EvictorSpec.CountEv(size, after = false))
+          )
+        case _ => // a count trigger with a time evictor
+          Pipeline(
+            Assigner.Global,
+            Some(TriggerSpec.Count(between(r, 1, 5))),
+            Some(EvictorSpec.TimeEv(between(r, 0, 12), r.nextBoolean()))
+          )
+      }
     },
     (r, _) => eventTime(r, 10)
   )
@@ -248,10 +285,13 @@ object Families {
     { r =>
       val size = pick(r, 1L, 3L, 5L, 10L, 20L)
       val offset = if (r.nextBoolean()) 0L else between(r, -(size - 1), size - 1)
-      if (r.nextInt(3) == 0) {
-        val slide = between(r, 1, size)
-        Pipeline(Assigner.Sliding(size, slide, if (offset.abs < slide) offset else 0L, eventTime = false))
-      } else Pipeline(Assigner.Tumbling(size, offset, eventTime = false))
+      val a =
+        if (r.nextInt(3) == 0) {
+          val slide = between(r, 1, size)
+          Assigner.Sliding(size, slide, if (offset.abs < slide) offset else 0L, eventTime = false)
+        } else Assigner.Tumbling(size, offset, eventTime = false)
+      // Allowed lateness and the late output mean nothing in processing time.
+      withLateness(r, a)
     },
     (r, p) => Gen.processingTime(r, scaleOf(p.assigner), watermarks = true)
   )
@@ -277,6 +317,13 @@ object Families {
     }
   )
 
+  /** Two or three input channels meeting in the valve (Flink's StatusWatermarkValve). */
+  val valve = Family(
+    "valve",
+    r => withLateness(r, eventTimeAssigner(r)).copy(channels = 2 + r.nextInt(2)),
+    (r, p) => channels(r, scaleOf(p.assigner), p.channels)
+  )
+
   val flink: Seq[Family] = Seq(
     tumbling,
     sliding,
@@ -289,7 +336,8 @@ object Families {
     timeEvictor,
     countWindows,
     processingTime,
-    processingTimeout
+    processingTimeout,
+    valve
   )
 }
 

@@ -52,6 +52,9 @@ object FlinkDiff {
           case Step.Element(e) => both(i)(f.element(e), s.element(e))
           case Step.Watermark(wm) => both(i)(f.watermark(wm), s.watermark(wm))
           case Step.ProcessingTime(t) => both(i)(f.processingTime(t), s.processingTime(t))
+          case Step.ChannelWatermark(wm, c) => both(i)(f.watermark(wm, c), s.watermark(wm, c))
+          case Step.Idle(c) => both(i)(f.markIdle(c), s.markIdle(c))
+          case Step.Active(c) => both(i)(f.markActive(c), s.markActive(c))
           case Step.Tick => throw new IllegalArgumentException("ticks are for Storm")
         }
       }
@@ -146,6 +149,7 @@ object FlinkDiff {
     val p = r.pipeline
     val out = Vector.newBuilder[Excused]
     out += Excused(Exclusion.BeamPaneInfo, None)
+    allIdleFlushes(r).foreach(i => out += Excused(Exclusion.AllIdleValve, Some(Scope.AllFrom(i))))
     out += Excused(Exclusion.UnfiredCounted, None)
     r.reference.equalToMerged.foreach { case (k, step) =>
       out += Excused(Exclusion.SessionJoinsEqualMergedWindow, Some(Scope.KeyFrom(k, step)))
@@ -208,16 +212,23 @@ object FlinkDiff {
   }
 
   /** Steps of late elements that Flink's assigner gives no window (a known issue). */
-  def lateWithoutWindow(r: Run): Seq[Int] = {
-    var wm = Long.MinValue
+  def lateWithoutWindow(r: Run): Seq[Int] =
     r.steps.zipWithIndex.flatMap {
-      case (Step.Watermark(w), _) => wm = w; None
       case (Step.Element(e), i)
-          if r.pipeline.eventTime && flinkWindows(
-            r.pipeline,
-            e
-          ).isEmpty && e.ts + r.pipeline.lateness <= wm =>
+          if r.pipeline.eventTime && flinkWindows(r.pipeline, e).isEmpty &&
+            e.ts + r.pipeline.lateness <= r.reference.watermarkAt(i) =>
         Some(i)
+      case _ => None
+    }
+
+  /** Steps at which the last active channel went idle and Flink's valve flushed a watermark. */
+  def allIdleFlushes(r: Run): Seq[Int] = {
+    val idle = Array.fill(r.pipeline.channels)(false)
+    r.steps.zipWithIndex.flatMap {
+      case (Step.Idle(c), i) =>
+        idle(c) = true
+        if (idle.forall(identity) && r.reference.valveEmitted(i)) Some(i) else None
+      case (Step.Active(c), _) => idle(c) = false; None
       case _ => None
     }
   }
@@ -229,6 +240,7 @@ object FlinkDiff {
     scopes.exists {
       case Scope.KeyFrom(k, s) => k == key && step >= s
       case Scope.WindowFrom(k, st, en, s) => k == key && st == start && en == end && step >= s
+      case Scope.AllFrom(s) => step >= s
     }
 
   private def grouped(ps: Seq[Pane]): Map[(String, Option[Long], Option[Long]), Seq[Pane]] =
@@ -337,6 +349,7 @@ object FlinkDiff {
   private def keyHidden(scopes: Seq[Scope], key: String, step: Int): Boolean =
     scopes.exists {
       case Scope.KeyFrom(k, s) => k == key && step >= s
+      case Scope.AllFrom(s) => step >= s
       case _ => false
     }
 }

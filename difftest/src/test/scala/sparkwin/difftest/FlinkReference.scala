@@ -37,7 +37,11 @@ import org.apache.flink.streaming.api.windowing.triggers.{
 }
 import org.apache.flink.streaming.api.windowing.windows.{GlobalWindow, TimeWindow, Window}
 import org.apache.flink.streaming.runtime.operators.windowing.{WindowOperator, WindowOperatorBuilder}
-import org.apache.flink.streaming.runtime.streamrecord.StreamRecord
+import org.apache.flink.runtime.event.WatermarkEvent
+import org.apache.flink.streaming.api.watermark.Watermark
+import org.apache.flink.streaming.runtime.io.PushingAsyncDataInput
+import org.apache.flink.streaming.runtime.streamrecord.{LatencyMarker, RecordAttributes, StreamRecord}
+import org.apache.flink.streaming.runtime.watermarkstatus.{StatusWatermarkValve, WatermarkStatus}
 import org.apache.flink.streaming.util.KeyedOneInputStreamOperatorTestHarness
 import org.apache.flink.util.{Collector, OutputTag}
 
@@ -102,10 +106,41 @@ final class FlinkReference(val pipeline: Pipeline) {
     }
     if (gap > 0 && annotator.isMergedLive(e.key, new TimeWindow(e.ts, e.ts + gap)))
       equalToMerged += ((e.key, step))
+    watermarkAt(step) = currentWatermark
     harness.processElement(tuple(e), e.ts)
   }
 
-  def watermark(wm: Long): Unit = harness.processWatermark(wm)
+  /** The operator's watermark: the last one the harness was given. */
+  var currentWatermark: Long = Long.MinValue
+
+  /** The operator's watermark when each element step was processed. */
+  val watermarkAt = scala.collection.mutable.HashMap.empty[Int, Long]
+
+  /** Steps at which the valve emitted a watermark. */
+  val valveEmitted = scala.collection.mutable.HashSet.empty[Int]
+
+  private def toOperator(wm: Long): Unit = {
+    currentWatermark = wm
+    harness.processWatermark(wm)
+  }
+
+  private val valve =
+    if (pipeline.channels > 1) new StatusWatermarkValve(pipeline.channels) else null
+  private val valveOutput = new PushingAsyncDataInput.DataOutput[In] {
+    def emitRecord(r: StreamRecord[In]): Unit = throw new IllegalStateException("no records here")
+    def emitWatermark(w: Watermark): Unit = { valveEmitted += step; toOperator(w.getTimestamp) }
+    def emitWatermarkStatus(s: WatermarkStatus): Unit = harness.processWatermarkStatus(s)
+    def emitLatencyMarker(m: LatencyMarker): Unit = ()
+    def emitRecordAttributes(a: RecordAttributes): Unit = ()
+    def emitWatermark(w: WatermarkEvent): Unit = ()
+  }
+
+  /** A watermark: on one channel through the valve, or (one channel) straight to the operator. */
+  def watermark(wm: Long, channel: Int = 0): Unit =
+    if (valve == null) toOperator(wm) else valve.inputWatermark(new Watermark(wm), channel, valveOutput)
+  def markIdle(channel: Int): Unit = valve.inputWatermarkStatus(WatermarkStatus.IDLE, channel, valveOutput)
+  def markActive(channel: Int): Unit =
+    valve.inputWatermarkStatus(WatermarkStatus.ACTIVE, channel, valveOutput)
   def processingTime(t: Long): Unit = harness.setProcessingTime(t)
 
   /** The end of input: event time (or processing time) to +infinity. Global windows never end;
@@ -113,7 +148,7 @@ final class FlinkReference(val pipeline: Pipeline) {
     * systems), so their input just stops.
     */
   def end(): Unit =
-    if (pipeline.eventTime) harness.processWatermark(Long.MaxValue)
+    if (pipeline.eventTime) toOperator(Long.MaxValue)
     else if (pipeline.assigner != Assigner.Global) harness.setProcessingTime(Long.MaxValue)
 
   def drain(): StepOut[FlinkPane] = {

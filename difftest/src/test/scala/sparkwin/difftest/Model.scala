@@ -18,6 +18,13 @@ object Step {
 
   /** Storm: processing time passes one watermark interval (a periodic watermark emission). */
   case object Tick extends Step { def code: String = "Tick" }
+
+  /** Several input channels: a channel's watermark, and its idleness, go through the valve. */
+  final case class ChannelWatermark(wm: Long, channel: Int) extends Step {
+    def code: String = s"CWm(${Code.long(wm)}, $channel)"
+  }
+  final case class Idle(channel: Int) extends Step { def code: String = s"Idle($channel)" }
+  final case class Active(channel: Int) extends Step { def code: String = s"Active($channel)" }
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -70,7 +77,8 @@ object EvictorSpec {
 /** `keyBy(k).window(assigner).trigger(..).evictor(..).allowedLateness(..)
   * .sideOutputLateData("late").aggregate(count, sum, min, max)`. No trigger: the assigner's own.
   * `countSum`: aggregate only count and sum (sparkwin's local runtime then packs the state of
-  * sliced windows and sessions into primitive arrays: another operator).
+  * sliced windows and sessions into primitive arrays: another operator). `channels`: input
+  * channels whose watermarks meet in a valve (Flink's `StatusWatermarkValve`, sparkwin's own).
   */
 final case class Pipeline(
     assigner: Assigner,
@@ -78,7 +86,8 @@ final case class Pipeline(
     evictor: Option[EvictorSpec] = None,
     lateness: Long = 0,
     sideOutput: Boolean = false,
-    countSum: Boolean = false
+    countSum: Boolean = false,
+    channels: Int = 1
 ) {
   def eventTime: Boolean = assigner match {
     case Assigner.Tumbling(_, _, e) => e
@@ -88,7 +97,7 @@ final case class Pipeline(
   }
   def code: String =
     s"Pipeline(${assigner.code}, ${trigger.map(t => s"Some(${t.code})").getOrElse("None")}, " +
-      s"${evictor.map(e => s"Some(${e.code})").getOrElse("None")}, $lateness, $sideOutput, $countSum)"
+      s"${evictor.map(e => s"Some(${e.code})").getOrElse("None")}, $lateness, $sideOutput, $countSum, $channels)"
 }
 
 // ----------------------------------------------------------------------------------------------

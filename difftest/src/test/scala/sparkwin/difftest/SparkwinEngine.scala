@@ -12,15 +12,17 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
   * Input rows are `{k: string, ts: long, v: long}`; the pipeline aggregates
   * `count(*), sum(v), min(v), max(v)`.
   */
-final class SparkwinEngine private (planJson: String, generateWatermarks: Boolean) {
+final class SparkwinEngine private (planJson: String, generateWatermarks: Boolean, channels: Int) {
   import SparkwinEngine._
 
-  private val harness = new sparkwin.runtime.harness.Harness(planJson, 1, generateWatermarks)
+  private val harness = new sparkwin.runtime.harness.Harness(planJson, channels, generateWatermarks)
   private val hasLate = planJson.contains("\"lateOutputTag\":\"late\"")
 
   def element(e: Ev): Unit =
     harness.processElement(s"""{"k":${quote(e.key)},"ts":${e.ts},"v":${e.value}}""", 0)
-  def watermark(wm: Long): Unit = harness.processWatermark(wm, 0)
+  def watermark(wm: Long, channel: Int = 0): Unit = harness.processWatermark(wm, channel)
+  def markIdle(channel: Int): Unit = harness.markIdle(channel)
+  def markActive(channel: Int): Unit = harness.markActive(channel)
   def processingTime(t: Long): Unit = harness.setProcessingTime(t)
   def endOfInput(): Unit = harness.endOfInput()
   def currentWatermark: Long = harness.currentWatermark()
@@ -44,11 +46,11 @@ final class SparkwinEngine private (planJson: String, generateWatermarks: Boolea
 object SparkwinEngine {
   private val mapper = new ObjectMapper()
 
-  def flink(p: Pipeline): SparkwinEngine = new SparkwinEngine(plan(p), generateWatermarks = false)
+  def flink(p: Pipeline): SparkwinEngine = new SparkwinEngine(plan(p), generateWatermarks = false, p.channels)
 
   /** Storm's windows with its lag watermark, generated every `interval` of processing time. */
   def storm(p: StormPipeline, interval: Long): SparkwinEngine =
-    new SparkwinEngine(stormPlan(p, interval), generateWatermarks = true)
+    new SparkwinEngine(stormPlan(p, interval), generateWatermarks = true, 1)
 
   private def quote(s: String): String = mapper.writeValueAsString(s)
 
