@@ -71,8 +71,9 @@ trait DiffSuiteSupport extends munit.FunSuite {
 
 object Traces {
   def flink(r: FlinkDiff.Run): String = {
-    val lines = (0 to r.steps.size).map { i =>
-      val what = if (i < r.steps.size) r.steps(i).code else "End"
+    val lines = r.sparkwin.indices.map { i =>
+      val what =
+        if (i < r.steps.size) r.steps(i).code else if (i == r.steps.size) "End" else "End of processing time"
       val sw = r.sparkwin(i)
       val fl = r.flink(i)
       def late(l: Vector[Ev]) = if (l.isEmpty) "" else s" late ${l.map(_.code).mkString(",")}"

@@ -23,6 +23,7 @@ object Dsl {
   def CountT(n: Long): TriggerSpec = TriggerSpec.Count(n)
   def PurgingT(t: TriggerSpec): TriggerSpec = TriggerSpec.Purging(t)
   def ContinuousT(interval: Long): TriggerSpec = TriggerSpec.ContinuousEventTime(interval)
+  def ContinuousPT(interval: Long): TriggerSpec = TriggerSpec.ContinuousProcessingTime(interval)
   def TimeoutT(nested: TriggerSpec, timeout: Long, reset: Boolean, clear: Boolean): TriggerSpec =
     TriggerSpec.ProcessingTimeout(nested, timeout, reset, clear)
 

@@ -296,6 +296,31 @@ object Families {
     (r, p) => Gen.processingTime(r, scaleOf(p.assigner), watermarks = true)
   )
 
+  /** Event-time input with processing time moving forward in between. */
+  private def mixed(r: Random, p: Pipeline): Vector[Step] = {
+    val steps = eventTime(r, scaleOf(p.assigner))
+    var now = 0L
+    steps.flatMap { s =>
+      if (r.nextInt(4) == 0) {
+        now += r.nextLong(8)
+        Vector(Step.ProcessingTime(now), s)
+      } else Vector(s)
+    }
+  }
+
+  /** Periodic firings in processing time, on event-time or processing-time windows. */
+  val continuousProcessingTime = Family(
+    "continuousProcessingTime",
+    { r =>
+      val a =
+        if (r.nextInt(4) == 0) Assigner.Tumbling(pick(r, 5L, 10L, 20L), 0L, eventTime = false)
+        else eventTimeAssigner(r)
+      val t = TriggerSpec.ContinuousProcessingTime(between(r, 1, 10))
+      withLateness(r, a, Some(if (r.nextInt(4) == 0) TriggerSpec.Purging(t) else t))
+    },
+    mixed
+  )
+
   /** Event-time windows whose trigger also times out in processing time. */
   val processingTimeout = Family(
     "processingTimeout",
@@ -337,6 +362,7 @@ object Families {
     countWindows,
     processingTime,
     processingTimeout,
+    continuousProcessingTime,
     valve
   )
 }

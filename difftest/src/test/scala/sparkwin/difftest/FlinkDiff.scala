@@ -63,6 +63,11 @@ object FlinkDiff {
         if (p.eventTime) s.endOfInput()
         else if (p.assigner != Assigner.Global) s.processingTime(Long.MaxValue)
       )
+      // Then processing time to +infinity too: Flink leaves a processing-time timer behind for
+      // a session merged away under ContinuousProcessingTimeTrigger (the merge moves the fire
+      // time's state before clear() could delete its timer); it fires, finds no window, and
+      // goes. Nothing may fire here.
+      if (p.eventTime) both(steps.size + 1)(f.processingTime(Long.MaxValue), s.processingTime(Long.MaxValue))
       Right(
         Run(
           p,
@@ -260,7 +265,7 @@ object FlinkDiff {
       if (disabled(Exclusion.LateElementWithoutWindow)) Set.empty[Int] else lateWithoutWindow(r).toSet
     val problems = Vector.newBuilder[Problem]
     val endStep = r.steps.size
-    for (i <- 0 to endStep) {
+    for (i <- r.sparkwin.indices) {
       val sw = r.sparkwin(i).panes.filterNot(p => hidden(scopes, p.key, p.start, p.end, i))
       val flAll = r.flink(i).panes.filterNot(p => hidden(scopes, p.pane.key, p.pane.start, p.pane.end, i))
       val fl = flAll.map(_.pane)

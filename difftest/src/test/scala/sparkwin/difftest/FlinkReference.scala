@@ -27,6 +27,7 @@ import org.apache.flink.streaming.api.windowing.assigners.{
 import org.apache.flink.streaming.api.windowing.evictors.{CountEvictor, Evictor, TimeEvictor}
 import org.apache.flink.streaming.api.windowing.triggers.{
   ContinuousEventTimeTrigger,
+  ContinuousProcessingTimeTrigger,
   CountTrigger,
   EventTimeTrigger,
   ProcessingTimeTrigger,
@@ -270,6 +271,8 @@ object FlinkReference {
       case TriggerSpec.Count(n) => CountTrigger.of[Window](n)
       case TriggerSpec.Purging(nested) => PurgingTrigger.of(triggerOf(nested))
       case TriggerSpec.ContinuousEventTime(i) => ContinuousEventTimeTrigger.of[Window](Duration.ofMillis(i))
+      case TriggerSpec.ContinuousProcessingTime(i) =>
+        ContinuousProcessingTimeTrigger.of[Window](Duration.ofMillis(i))
       case TriggerSpec.ProcessingTimeout(nested, timeout, reset, clear) =>
         ProcessingTimeoutTrigger.of(triggerOf(nested), Duration.ofMillis(timeout), reset, clear)
     }

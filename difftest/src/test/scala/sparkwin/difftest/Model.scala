@@ -54,6 +54,9 @@ object TriggerSpec {
   final case class ContinuousEventTime(interval: Long) extends TriggerSpec {
     def code = s"ContinuousT($interval)"
   }
+  final case class ContinuousProcessingTime(interval: Long) extends TriggerSpec {
+    def code = s"ContinuousPT($interval)"
+  }
   final case class ProcessingTimeout(
       nested: TriggerSpec,
       timeout: Long,

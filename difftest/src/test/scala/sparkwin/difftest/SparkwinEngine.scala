@@ -102,6 +102,7 @@ object SparkwinEngine {
     case TriggerSpec.Count(n) => s"""{"kind":"count","count":$n}"""
     case TriggerSpec.Purging(nested) => s"""{"kind":"purging","nested":${trigger(nested)}}"""
     case TriggerSpec.ContinuousEventTime(i) => s"""{"kind":"continuousEventTime","intervalMs":$i}"""
+    case TriggerSpec.ContinuousProcessingTime(i) => s"""{"kind":"continuousProcessingTime","intervalMs":$i}"""
     case TriggerSpec.ProcessingTimeout(nested, timeout, reset, clear) =>
       s"""{"kind":"processingTimeout","nested":${trigger(nested)},"timeoutMs":$timeout,""" +
         s""""resetTimerOnNewRecord":$reset,"shouldClearOnTimeout":$clear}"""
