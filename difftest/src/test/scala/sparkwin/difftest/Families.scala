@@ -379,7 +379,7 @@ object StormFamilies {
 
   private def duration(r: Random) = StormSize.Duration(between(r, 2, 30).toInt)
   private def count(r: Random) = StormSize.Count(between(r, 1, 5).toInt)
-  private def lag(r: Random) = pick(r, 0, 0, 1, 3, 10)
+  private def lag(r: Random) = pick(r, 0, 0, 1, 3, 10, 50)
 
   val timeTime =
     StormFamily("storm time/time", r => StormPipeline(duration(r), duration(r), lag(r), r.nextBoolean()))
