@@ -75,12 +75,13 @@ object Gen {
     var cursor = r.nextLong(2 * scale + 1) - scale
     val disorder = r.nextLong(scale + 1)
     val out = Vector.newBuilder[Step]
+    val churn = pick(r, 1, 2, 4) // idle and active steps, each, in 20
     for (_ <- 0 until n) {
       val c = r.nextInt(channels)
       r.nextInt(20) match {
-        case 0 | 1 => out += Step.Idle(c)
-        case 2 | 3 => out += Step.Active(c)
-        case k if k < 10 =>
+        case k if k < churn => out += Step.Idle(c)
+        case k if k < 2 * churn => out += Step.Active(c)
+        case k if k < 2 * churn + 6 =>
           val wm =
             if (r.nextInt(6) == 0) { cursor += r.nextLong(3 * scale + 1); cursor }
             else cursor - r.nextLong(disorder + scale + 1)
@@ -342,10 +343,10 @@ object Families {
     }
   )
 
-  /** Two or three input channels meeting in the valve (Flink's StatusWatermarkValve). */
+  /** Two to four input channels meeting in the valve (Flink's StatusWatermarkValve). */
   val valve = Family(
     "valve",
-    r => withLateness(r, eventTimeAssigner(r)).copy(channels = 2 + r.nextInt(2)),
+    r => withLateness(r, eventTimeAssigner(r)).copy(channels = 2 + r.nextInt(3)),
     (r, p) => channels(r, scaleOf(p.assigner), p.channels)
   )
 

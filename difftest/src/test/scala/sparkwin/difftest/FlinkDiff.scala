@@ -20,7 +20,8 @@ object FlinkDiff {
       sparkwinState: Int,
       flinkState: Int,
       flinkLateDropped: Long,
-      reference: FlinkReference
+      reference: FlinkReference,
+      watermarks: Vector[(Long, Long)] // after each step: (sparkwin's, Flink's operator's)
   )
 
   /** Runs the sequence; a crash on either side is a problem of its own. `sparkwinPipeline`
@@ -34,6 +35,7 @@ object FlinkDiff {
     val f = new FlinkReference(p)
     val s = SparkwinEngine.flink(sparkwinPipeline.getOrElse(p))
     val sw = Vector.newBuilder[StepOut[Pane]]
+    val wms = Vector.newBuilder[(Long, Long)]
     val fl = Vector.newBuilder[StepOut[FlinkPane]]
     var at = 0
     def both(i: Int)(flink: => Unit, spark: => Unit): Unit = {
@@ -45,6 +47,7 @@ object FlinkDiff {
       catch { case NonFatal(e) => throw new Crash("sparkwin", i, e) }
       fl += f.drain()
       sw += s.drain()
+      wms += ((s.currentWatermark, f.currentWatermark))
     }
     try {
       steps.zipWithIndex.foreach { case (st, i) =>
@@ -78,7 +81,8 @@ object FlinkDiff {
           s.numStateEntries,
           f.numStateEntries,
           f.lateDropped,
-          f
+          f,
+          wms.result()
         )
       )
     } catch {
@@ -155,6 +159,9 @@ object FlinkDiff {
     val out = Vector.newBuilder[Excused]
     out += Excused(Exclusion.BeamPaneInfo, None)
     allIdleFlushes(r).foreach(i => out += Excused(Exclusion.AllIdleValve, Some(Scope.AllFrom(i))))
+    valveAdvancesOnIdle(r).foreach(i =>
+      out += Excused(Exclusion.ValveAdvancesOnAnyIdle, Some(Scope.AllFrom(i)))
+    )
     out += Excused(Exclusion.UnfiredCounted, None)
     r.reference.equalToMerged.foreach { case (k, step) =>
       out += Excused(Exclusion.SessionJoinsEqualMergedWindow, Some(Scope.KeyFrom(k, step)))
@@ -225,6 +232,22 @@ object FlinkDiff {
         Some(i)
       case _ => None
     }
+
+  /** Steps at which a channel (not the last active one) went idle and sparkwin's valve advanced
+    * from the watermark both had while Flink's stayed.
+    */
+  def valveAdvancesOnIdle(r: Run): Seq[Int] = {
+    val idle = Array.fill(r.pipeline.channels)(false)
+    r.steps.zipWithIndex.flatMap {
+      case (Step.Idle(c), i) =>
+        idle(c) = true
+        val before = if (i == 0) (Long.MinValue, Long.MinValue) else r.watermarks(i - 1)
+        val (sw, fl) = r.watermarks(i)
+        if (!idle.forall(identity) && before._1 == before._2 && fl == before._2 && sw > fl) Some(i) else None
+      case (Step.Active(c), _) => idle(c) = false; None
+      case _ => None
+    }
+  }
 
   /** Steps at which the last active channel went idle and Flink's valve flushed a watermark. */
   def allIdleFlushes(r: Run): Seq[Int] = {

@@ -85,6 +85,27 @@ class KnownIssuesSuite extends munit.FunSuite {
       StormPipeline(SCount(2), SDuration(5), 3, true),
       Vector(El("b", -20L, 1), El("a", -2L, 1), Tick, El("b", -5L, 1))
     ),
+    // Three channels. After Idle(0), channel 1 is active but unaligned (it came back below the
+    // output, 139) and nothing is aligned; Active(2) rejoins at 230, aligned, and neither valve
+    // emits on activation. Idle(1): sparkwin's valve recomputes and emits 230, firing [205, 215);
+    // Flink's does not (channel 1 did not hold the output) and fires it only at the end.
+    "a valve that advances when an unaligned channel goes idle" -> FlinkCase(
+      Exclusion.ValveAdvancesOnAnyIdle,
+      Pipeline(Tumbling(10, -5, true), None, None, 0, false, false, 3),
+      Vector(
+        CWm(139L, 0),
+        Idle(1),
+        Idle(2),
+        Active(1),
+        Active(2),
+        El("a", 208L, 1),
+        CWm(230L, 2),
+        Idle(2),
+        Idle(0),
+        Active(2),
+        Idle(1)
+      )
+    ),
     // A timestamp whose window end overflows a long: sparkwin's TimeWindow refuses it with an
     // IllegalArgumentException, which stops the query; it is not an error row. (Flink builds a
     // window with a wrapped end and carries on.)
