@@ -110,6 +110,10 @@ lazy val bench = (project in file("benchmarks/jvm"))
     Compile / run / javaOptions ++= Seq("-Xmx4g", "-XX:+UseParallelGC")
   )
 
+// Differential tests against Flink's and Storm's own operators (difftest/build.sbt has the
+// rest); test-only, never aggregated into root, never in the jar or the wheel.
+lazy val difftest = (project in file("difftest")).dependsOn(core)
+
 lazy val root = (project in file("."))
   .aggregate(core)
   .settings(publish / skip := true, Compile / sources := Nil, Test / sources := Nil)
