@@ -54,8 +54,10 @@ def sparkwin_windows(df: DataFrame, w: Workload) -> DataFrame:
         "session": lambda: sw.EventTimeSessionWindows.withGap(w.gap_ms),
     }[w.kind]()
     agg = sw.agg.sum("amount") if w.aggregate == "sum" else sw.agg.count()
+    channel = "part" if w.channels else None
+    strategy = sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS)
     out = (
-        sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS))
+        sw.stream(df, "ts", channel=channel, watermark=strategy)
         .keyBy("key")
         .window(assigner)
         .aggregate(agg.alias("value"))
@@ -147,10 +149,9 @@ def run_spark(
 ) -> dict:
     """Streams the files through one system; returns seconds and the result fingerprint (and,
     with `measure`, the time breakdown)."""
+    schema = "key string, ts timestamp, amount long" + (", part int" if w.channels else "")
     source = (
-        spark.readStream.schema("key string, ts timestamp, amount long")
-        .option("maxFilesPerTrigger", 1)
-        .parquet(events.directory)
+        spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(events.directory)
     )
     build = {
         "sparkwin": sparkwin_windows,
@@ -219,6 +220,7 @@ def run_engine(events: Events, workloads: list[Workload]) -> dict[str, dict]:
         .stdout.strip()
         .splitlines()[-1]
     )
+    workloads = [w for w in workloads if not w.channels]  # the engine alone has one channel
     names = {"tumbling": "tumbling", "sliding": "sliding", "session": "session"}
     out = subprocess.run(
         [
@@ -289,7 +291,9 @@ def main() -> None:
     parser.add_argument("--json", default=None, help="write the cases to this file")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument(
-        "--workloads", default=None, help="comma-separated: tumbling,sliding,session"
+        "--workloads",
+        default=None,
+        help="comma-separated: tumbling,sliding,session,channels",
     )
     parser.add_argument(
         "--breakdown", action="store_true", help="say where each Spark run's time went"
@@ -305,7 +309,10 @@ def main() -> None:
     args = parser.parse_args()
     n = args.events or (1_000_000 if args.quick else 10_000_000)
     systems = [s for s in args.systems.split(",") if s]
-    workloads = [w for w in WORKLOADS if not args.workloads or w.kind in args.workloads.split(",")]
+    chosen = args.workloads.split(",") if args.workloads else None
+    workloads = [
+        w for w in WORKLOADS if chosen is None or ("channels" if w.channels else w.kind) in chosen
+    ]
 
     # Events, warm-up input and checkpoints share one scratch directory, removed at the end.
     scratch = tempfile.mkdtemp(prefix="sparkwin-bench-")

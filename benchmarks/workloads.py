@@ -2,8 +2,9 @@
 
 Events: `keys` keys, timestamps about 2 ms apart and up to `BOUND_MS` out of order, all
 multiples of 7 ms (so no two events are ever exactly a session gap apart, where engines'
-boundary conventions could differ), amounts 0..99. A final flush event on its own key, a day
-later, closes every window in every system; results for the flush key are left out.
+boundary conventions could differ), amounts 0..99. Final flush events on their own key (one per
+channel), a day later, close every window in every system; results for the flush key are left
+out. Each event has an input channel `part` (round robin over 8), read by channel workloads.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pyarrow.parquet as pq
 BOUND_MS = 1995
 BASE_MS = 7 * 242_857_142_857  # a multiple of 7 near 2023-11-14
 GRANULE = 7
+CHANNELS = 8
 
 
 @dataclass(frozen=True)
@@ -28,12 +30,15 @@ class Workload:
     slide_ms: int = 0
     gap_ms: int = 0
     aggregate: str = "sum"  # sum(amount) or count()
+    channels: int = 0  # > 0: sparkwin reads per-channel watermarks (`channel="part"`)
 
 
 WORKLOADS = [
     Workload("tumbling 1m sum", "tumbling", size_ms=60_000, slide_ms=60_000),
     Workload("sliding 10m/1m sum", "sliding", size_ms=600_000, slide_ms=60_000),
     Workload("session 30s count", "session", gap_ms=30_000, aggregate="count"),
+    # The tumbling workload with Flink's per-partition watermarks: what channels cost.
+    Workload("tumbling 1m, 8 channels", "tumbling", size_ms=60_000, slide_ms=60_000, channels=8),
 ]
 
 
@@ -54,13 +59,15 @@ def generate(directory: str, n: int, keys: int, files: int, seed: int) -> Events
     ts = BASE_MS + GRANULE * (ticks - jitter)
     amount = rng.integers(0, 100, n, dtype=np.int64)
     flush_ts = int(ts.max()) + GRANULE * (86_400_000 // GRANULE)
-    key = np.append(key, np.int32(keys))
-    ts = np.append(ts, flush_ts)
-    amount = np.append(amount, 0)
+    # One flush event per channel: with per-channel watermarks every channel must move on.
+    key = np.append(key, np.full(CHANNELS, keys, dtype=np.int32))
+    ts = np.append(ts, np.full(CHANNELS, flush_ts, dtype=np.int64))
+    amount = np.append(amount, np.zeros(CHANNELS, dtype=np.int64))
+    part = np.append(np.arange(n, dtype=np.int32) % CHANNELS, np.arange(CHANNELS, dtype=np.int32))
 
     os.makedirs(directory, exist_ok=True)
     record = np.dtype([("key", "<i4"), ("ts", "<i8"), ("amount", "<i8")])
-    rows = np.empty(n + 1, dtype=record)
+    rows = np.empty(n + CHANNELS, dtype=record)
     rows["key"], rows["ts"], rows["amount"] = key, ts, amount
     binary = os.path.join(directory, "events.bin")
     rows.tofile(binary)
@@ -73,6 +80,8 @@ def generate(directory: str, n: int, keys: int, files: int, seed: int) -> Events
             "key": names,
             "ts": pa.array(ts).cast(pa.timestamp("ms", tz="UTC")),
             "amount": pa.array(amount),
+            # The input channel (a Kafka partition), round robin in arrival order.
+            "part": pa.array(part),
         }
     )
     bounds = np.linspace(0, n, files + 1, dtype=np.int64)
@@ -80,15 +89,15 @@ def generate(directory: str, n: int, keys: int, files: int, seed: int) -> Events
     for i in range(files):
         lo, hi = int(bounds[i]), int(bounds[i + 1])
         if i == files - 1:
-            hi = n + 1  # the flush event arrives last
+            hi = n + CHANNELS  # the flush events arrive last
         path = os.path.join(parquet, f"part-{i:04d}.parquet")
         pq.write_table(table.slice(lo, hi - lo), path)
         os.utime(path, (base + i, base + i))
-    # Spark moves its watermark after the batch that saw the flush event; one more batch with
-    # data (a second flush event) lets every system close its windows before the run ends,
+    # Spark moves its watermark after the batch that saw the flush events; one more batch with
+    # data (the flush events again) lets every system close its windows before the run ends,
     # without depending on whether Spark runs a batch without data before processAllAvailable()
     # returns.
     path = os.path.join(parquet, f"part-{files:04d}.parquet")
-    pq.write_table(table.slice(n, 1), path)
+    pq.write_table(table.slice(n, CHANNELS), path)
     os.utime(path, (base + files, base + files))
     return Events(parquet, binary, n, keys, f"k{keys}")

@@ -20,6 +20,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
+from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType, TimestampType
 
 import sparkwin as sw
@@ -65,6 +66,37 @@ class StreamResult:
     outputs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     progress: list[dict[str, Any]] = field(default_factory=list)
     rowsByBatch: dict[int, int] = field(default_factory=dict)
+    checkpoint: Path | None = None
+    # Each committed batch's outputs by tag: a batch a stop interrupted runs again after a
+    # restart under the same id, and the rerun replaces it (an idempotent sink's view).
+    byBatch: dict[int, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+
+    @staticmethod
+    def resumed(first: StreamResult, second: StreamResult) -> StreamResult:
+        """One result for a query stopped after `first` and restarted from its checkpoint."""
+        merged = StreamResult(checkpoint=second.checkpoint)
+        merged.byBatch = {**first.byBatch, **second.byBatch}
+        progress = {p["batchId"]: p for p in first.progress + second.progress}
+        merged.progress = [progress[b] for b in sorted(progress)]
+        merged._settle()
+        return merged
+
+    def _settle(self) -> None:
+        self.outputs = {}
+        for batchId in sorted(self.byBatch):
+            for tag, rows in self.byBatch[batchId].items():
+                self.outputs.setdefault(tag, []).extend(rows)
+        self.rowsByBatch = {p["batchId"]: p["numInputRows"] for p in self.progress}
+
+    def batchTimes(self) -> dict[int, int]:
+        """Every batch's timestamp (Spark's batch time, ms) from the checkpoint's offset log."""
+        assert self.checkpoint is not None
+        times = {}
+        for path in (self.checkpoint / "offsets").iterdir():
+            if path.name.isdigit():
+                meta = json.loads(path.read_text().splitlines()[1])
+                times[int(path.name)] = int(meta["batchTimestampMs"])
+        return times
 
     def watermarks(self) -> list[tuple[int, int]]:
         """(batchId, watermark ms) for every batch, data or not, in order."""
@@ -89,12 +121,59 @@ def runStream(
     *,
     checkpoint: Path | None = None,
     startFile: int = 0,
+    trigger: dict[str, Any] | None = None,
+    linger: float = 0.0,
 ) -> StreamResult:
-    """Runs the pipeline over `batches` (appended to `workdir/source`) until all are processed."""
+    """Runs the pipeline over `batches` (appended to `workdir/source`) until all are processed,
+    then `linger` seconds more (no-data micro-batches of an interval `trigger` run then)."""
     source = workdir / "source"
     writeBatches(source, batches, start=startFile)
     sdf = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(str(source))
-    pipeline = build(sdf)
+    last = startFile + len(batches) - 1
+
+    def feed(query: StreamingQuery) -> None:
+        if trigger is None:
+            query.processAllAvailable()
+        else:
+            awaitProgress(query, lambda offset: offset == {"logOffset": last})
+
+    return runQuery(
+        build(sdf), checkpoint or (workdir / "checkpoint"), feed, trigger=trigger, linger=linger
+    )
+
+
+def awaitProgress(
+    query: StreamingQuery, reached: Callable[[Any], bool], timeout: float = 120.0
+) -> None:
+    """Waits until the last micro-batch's source end offset (parsed JSON) is `reached`.
+
+    For queries that run a micro-batch on every interval (transformWithState in processing-time
+    mode: channels with idleness, processing-time timers), where `processAllAvailable()` never
+    returns because there is always another batch to run."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        failure = query.exception()
+        if failure is not None:
+            raise failure
+        progress = query.lastProgress
+        if progress is not None and progress["sources"]:
+            end = progress["sources"][0]["endOffset"]
+            if reached(json.loads(end) if isinstance(end, str) else end):
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"the query did not reach its input's end within {timeout} s")
+
+
+def runQuery(
+    pipeline: sw.Pipeline,
+    checkpoint: Path,
+    feed: Callable[[StreamingQuery], None],
+    *,
+    trigger: dict[str, Any] | None = None,
+    linger: float = 0.0,
+) -> StreamResult:
+    """Starts the pipeline's query (every output collected per micro-batch), calls `feed(query)`
+    (which delivers the input and waits for it), waits `linger` seconds more and stops."""
     split = _runtime.splitOutputs(
         pipeline.planJson(), pipeline.processFunction, pipeline.outputSchema, pipeline.lateOutputTag
     )
@@ -102,26 +181,30 @@ def runStream(
 
     def perBatch(batch: DataFrame, batchId: int) -> None:
         batch.persist()
+        outputs = {}
         for tag, out in split(batch).items():
             rows = [r.asDict(recursive=True) for r in plainTimestamps(out).collect()]
             for r in rows:
                 r["_batch"] = batchId
-            result.outputs.setdefault(tag, []).extend(rows)
+            outputs[tag] = rows
+        result.byBatch[batchId] = outputs
         batch.unpersist()
 
-    cp = checkpoint or (workdir / "checkpoint")
-    query = (
+    writer = (
         _runtime.observed(pipeline._union())
         .writeStream.foreachBatch(perBatch)
-        .option("checkpointLocation", str(cp))
-        .start()
+        .option("checkpointLocation", str(checkpoint))
     )
+    query = (writer.trigger(**trigger) if trigger else writer).start()
     try:
-        query.processAllAvailable()
+        feed(query)
+        time.sleep(linger)
     finally:
         query.stop()
-    result.progress = [dict(p) for p in query.recentProgress]
-    result.rowsByBatch = {p["batchId"]: p["numInputRows"] for p in result.progress}
+    result.checkpoint = checkpoint
+    committed = {dict(p)["batchId"]: dict(p) for p in query.recentProgress}
+    result.progress = [committed[b] for b in sorted(committed)]
+    result._settle()
     return result
 
 
@@ -165,3 +248,60 @@ def _freeze(v: Any) -> Any:
 
 def schemaOf(ddl: str, spark: SparkSession) -> StructType:
     return spark.createDataFrame([], ddl).schema
+
+
+def channelHarness(
+    pipeline: sw.Pipeline,
+    result: StreamResult,
+    batches: list[Batch],
+    channel: str,
+    generated: Callable[[int], int],
+    idleTimeout: int | None = None,
+) -> WindowHarness:
+    """A harness fed what a stream with per-channel watermarks saw, by the contract of
+    docs/DESIGN.md ("Channels on a live stream"): each micro-batch's rows on their channels,
+    then at the batch's time the channels idle for `idleTimeout` go idle (by deadline, then id),
+    the channels that delivered are active, and each emits `generated(largest time so far)` (in
+    id order). Channels that have not delivered yet are idle.
+    """
+    ids = sorted({str(r[channel]) for b in batches for r in b if r.get(channel) is not None})
+    index = {c: i for i, c in enumerate(ids)}
+    h = WindowHarness(pipeline, channels=len(ids))
+    for i in range(len(ids)):
+        h.markIdle(i)
+    times = result.batchTimes()
+    files = iter(batches)
+    maxSeen: dict[str, int] = {}
+    lastData: dict[str, int] = {}
+    idle = set(ids)
+    for p in result.progress:
+        batchId = p["batchId"]
+        now = times[batchId]
+        rows = next(files) if result.rowsByBatch[batchId] > 0 else []
+        delivered: dict[str, int] = {}
+        for row in rows:
+            if row.get(channel) is None or row.get(pipeline.plan["timestamp"]) is None:
+                h.processElement(row)  # to errors, as on Spark
+                continue
+            c = str(row[channel])
+            h.processElement(row, index[c])
+            ts = millis(row[pipeline.plan["timestamp"]])
+            delivered[c] = max(delivered.get(c, ts), ts)
+        if idleTimeout is not None:
+            due = [
+                c
+                for c in ids
+                if c not in idle and c in lastData and lastData[c] <= now - idleTimeout
+            ]
+            for c in sorted(due, key=lambda c: (lastData[c], c)):
+                h.markIdle(index[c])
+                idle.add(c)
+        for c in sorted(delivered):
+            maxSeen[c] = max(maxSeen.get(c, delivered[c]), delivered[c])
+            lastData[c] = now
+            if c in idle:
+                h.markActive(index[c])
+                idle.discard(c)
+        for c in sorted(delivered):
+            h.processWatermark(generated(maxSeen[c]), index[c])
+    return h

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import pandas_windows  # noqa: E402
 from benchmarks.run import breakdown, run_spark, spark_setting, sparkwin_windows  # noqa: E402
-from benchmarks.workloads import BOUND_MS, GRANULE, WORKLOADS, generate  # noqa: E402
+from benchmarks.workloads import BOUND_MS, CHANNELS, GRANULE, WORKLOADS, generate  # noqa: E402
 
 
 class FakeState:
@@ -61,8 +61,11 @@ def test_generated_events_keep_the_promises(events) -> None:
     real = ts[~flush]
     running_max = np.maximum.accumulate(real)
     assert (running_max - real <= BOUND_MS).all()  # disorder within the watermark bound
-    # the flush event comes last, in the last two files: the second lets Spark act on the first
-    assert flush[-2:].all() and not flush[:-2].any() and (ts[flush] > real.max()).all()
+    # the flush events come last, one per channel, in the last two files: the second lets
+    # Spark act on the first
+    last = 2 * CHANNELS
+    assert flush[-last:].all() and not flush[:-last].any() and (ts[flush] > real.max()).all()
+    assert sorted(table["part"][flush]) == sorted(list(range(CHANNELS)) * 2)
     assert len(real) == events.count == 400
 
 
@@ -117,6 +120,17 @@ def test_breakdown_sums_phases_and_classifies_stages() -> None:
     assert (b["state_updates"], b["state_commit"]) == (70, 80)
     assert (b["source_stage_run"], b["source_stage_cpu"], b["shuffled_rows"]) == (60, 50, 120)
     assert (b["stateful_stage_run"], b["stateful_stage_cpu"], b["gc"]) == (90, 20, 3)
+
+
+def test_per_channel_watermarks_give_the_one_watermark_results_on_the_stream(spark, events):
+    # The channels are round robin with no lag: the same windows close, by other watermarks.
+    tumbling, channels = (
+        next(w for w in WORKLOADS if w.kind == "tumbling" and bool(w.channels) == c)
+        for c in (False, True)
+    )
+    fingerprints = [run_spark(spark, events, w, "sparkwin") for w in (tumbling, channels)]
+    one, many = ((r["windows"], r["sum"], r["weighted"]) for r in fingerprints)
+    assert one[0] > 0 and many == one
 
 
 def test_the_floor_streams_every_file_and_keeps_no_row(spark, events) -> None:

@@ -525,6 +525,29 @@ def test_an_idle_channel_rejoins_only_once_it_catches_up(df) -> None:
     assert h.currentWatermark() == 30
 
 
+def test_the_valve_status_says_which_channel_holds_back_and_flushes_when_all_go_idle(df) -> None:
+    h = WindowHarness(tumbling(df).aggregate(sw.agg.count()), channels=3)
+    assert [c["watermark"] for c in h.channelStatus()] == [None, None, None]
+    h.processElement(row("a", 1, 35), channel=2)
+    for channel, wm in ((0, 30), (1, 8), (2, 45)):
+        h.processWatermark(wm, channel=channel)
+    slowest = min(h.channelStatus(), key=lambda c: c["watermark"])
+    assert slowest["channel"] == 1 and h.currentWatermark() == 8
+    h.markIdle(2)
+    h.markIdle(1)
+    assert h.currentWatermark() == 30 and h.extractOutput() == []
+    # Flink's rule: the last active channel going idle while it holds the output flushes the
+    # valve to the largest watermark of any channel, so the quiet stream's windows close.
+    h.markIdle(0)
+    assert h.currentWatermark() == 45
+    assert [(c["idle"], c["watermark"]) for c in h.channelStatus()] == [
+        (True, 30),
+        (True, 8),
+        (True, 45),
+    ]
+    assert [o["user"] for o in h.extractOutput()] == ["a"]
+
+
 def test_generated_watermarks_are_periodic_in_processing_time(df) -> None:
     p = (
         sw.stream(

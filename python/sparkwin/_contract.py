@@ -37,6 +37,11 @@ _METRICS = CONTRACT["metrics"]
 OBSERVE_NAME: str = _METRICS["observeName"]
 ROW_COUNTERS: dict[str, int] = {n: ROW_KINDS[k] for n, k in _METRICS["rowCounters"].items()}
 METRIC_NAMES: tuple[str, ...] = tuple(_METRICS["engineCounters"])
+# With channel=: the watermark and each channel's (id, watermark, idle), per micro-batch.
+CHANNEL_METRICS: tuple[str, ...] = (
+    _METRICS["channelFields"]["watermark"],
+    _METRICS["channelFields"]["channels"],
+)
 
 # JVM exception classes and the names of the sparkwin.errors classes they become.
 JVM_ERRORS: dict[str, str] = dict(CONTRACT["errors"])

@@ -19,6 +19,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from sparkwin import _connect
+from sparkwin._contract import CHANNEL_METRICS as CHANNEL_FIELDS
 from sparkwin._contract import (
     ERROR,
     ERROR_COLUMN,
@@ -66,6 +67,8 @@ def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
         k: StructType.fromJson(raw[k]) for k in ("result", "pane", "errors", "union")
     }
     out["timerDomains"] = raw["timerDomains"]
+    out["timeMode"] = raw["timeMode"]
+    out["algorithm"] = raw["algorithm"]
     return out
 
 
@@ -87,10 +90,18 @@ def observed(unioned: DataFrame, name: str = OBSERVE_NAME) -> DataFrame:
         return F.sum(F.when(F.col(KIND) == kind, 1).otherwise(0)).alias(alias)
 
     counters = [F.coalesce(F.sum(F.col(f"metrics.{m}")), F.lit(0)).alias(m) for m in METRIC_NAMES]
+    # With channels every key group reports the same watermarks: any one of them will do.
+    metrics = unioned.schema["metrics"].dataType
+    valve = [
+        F.max(F.col(f"metrics.{field}")).alias(field)
+        for field in CHANNEL_FIELDS
+        if isinstance(metrics, StructType) and field in metrics.fieldNames()
+    ]
     return unioned.observe(
         name,
         *(kindCount(kind, counter) for counter, kind in ROW_COUNTERS.items()),
         *counters,
+        *valve,
     )
 
 

@@ -166,8 +166,11 @@ class Pipeline:
         micro-batch's rows go to ``<path>/batch_id=<n>`` (a replayed batch overwrites its own
         directory, so output is exactly once across restarts). Or give ``foreachOutput(tag,
         df, batchId)`` to write them yourself. Per-batch counters appear in
-        ``query.lastProgress["observedMetrics"]["sparkwin"]``. Pipelines with processing-time
-        timers need an interval trigger, e.g. ``trigger={"processingTime": "1 second"}``.
+        ``query.lastProgress["observedMetrics"]["sparkwin"]`` (with ``channel=``, also the
+        valve's ``watermark`` and each channel's ``channels``). Pipelines with processing-time
+        timers or idle channels need an interval trigger, e.g.
+        ``trigger={"processingTime": "1 second"}``; Spark then runs a micro-batch every
+        interval (the clock they need), so ``query.processAllAvailable()`` does not return.
 
         Example::
 
@@ -206,13 +209,18 @@ class Pipeline:
                     f"trigger must be a one-entry dict with a key in {list(_TRIGGER_KEYS)}, "
                     "e.g. {'processingTime': '1 second'}"
                 )
-        domains = _runtime.describe(self.df.sparkSession, self.planJson())["timerDomains"]
-        if domains in ("ProcessingOnly", "Both") and (
+        described = _runtime.describe(self.df.sparkSession, self.planJson())
+        if described["timeMode"] == "ProcessingTime" and (
             trigger is None or "processingTime" not in trigger
         ):
+            why = (
+                "channels that go idle as processing time passes"
+                if described["timerDomains"] not in ("ProcessingOnly", "Both")
+                else "processing-time timers"
+            )
             raise ValueError(
-                "this pipeline uses processing-time timers, which Spark fires only with an "
-                "interval trigger: pass trigger={'processingTime': '1 second'} or another "
+                f"this pipeline uses {why}, which Spark measures only between micro-batches of "
+                "an interval trigger: pass trigger={'processingTime': '1 second'} or another "
                 "interval"
             )
         return _runtime.startQuery(

@@ -34,9 +34,12 @@ from pyspark.sql.types import (
     BooleanType,
     ByteType,
     DataType,
+    DoubleType,
+    FloatType,
     IntegerType,
     LongType,
     MapType,
+    NullType,
     NumericType,
     ShortType,
     StructField,
@@ -243,15 +246,22 @@ def stream(
     (TimestampType, or LongType of epoch milliseconds).
 
     `watermark` says how event time advances (required for event-time windows on a streaming
-    DataFrame). `arrival` and `channel` are for replaying a bounded DataFrame as a live stream
-    would have seen it: the column giving arrival order, and the column giving the input
-    channel (each channel has its own watermark, combined by the valve).
+    DataFrame). `channel` names the column that says which input channel a row came from (Kafka's
+    ``partition``, a shard id, or a struct of topic and partition): each channel then gets its
+    own watermark from the strategy, and a valve takes the minimum over the channels that are not
+    idle, as Flink does per Kafka partition. On a live stream that happens at every micro-batch;
+    ``withIdleness`` makes a quiet channel stop holding the others back. `arrival` is for
+    replaying a bounded DataFrame as a live stream would have seen it: the column giving arrival
+    order (see ``Pipeline.replay``).
 
     Example::
 
         import sparkwin as sw
         events = sw.stream(df, "ts",
                            watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(5_000))
+        perPartition = sw.stream(kafka, "ts", channel="partition",
+                                 watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(5_000)
+                                                             .withIdleness(60_000))
     """
     if not isinstance(df, DataFrame):
         raise TypeError(
@@ -281,16 +291,40 @@ def stream(
             what,
             "the marker column must be boolean (BooleanType)",
         )
-    for name, value in (("arrival", arrival), ("channel", channel)):
-        if value is None:
-            continue
-        _field(schema, _columnName(value, name), name)
+    if arrival is not None:
+        _field(schema, _columnName(arrival, "arrival"), "arrival")
         if df.isStreaming:
             raise ValueError(
-                f"{name} is for replaying a bounded DataFrame; a streaming DataFrame arrives "
-                f"in its own order, so leave {name} out"
+                "arrival is for replaying a bounded DataFrame; a streaming DataFrame arrives "
+                "in its own order, so leave arrival out"
             )
+    if channel is not None:
+        _checkChannel(df, _field(schema, _columnName(channel, "channel"), "channel"), watermark)
     return DataStream(_Source(df, timestamp, watermark, arrival, channel))
+
+
+def _checkChannel(df: DataFrame, field: StructField, watermark: WatermarkStrategy | None) -> None:
+    """A channel column identifies channels by value: no maps, no floating-point numbers."""
+    if isinstance(field.dataType, MapType | FloatType | DoubleType | NullType):
+        raise TypeError(
+            f"channel: column {field.name!r} is {field.dataType.simpleString()}, which cannot "
+            "name an input channel; use a column that identifies one, such as an int partition, "
+            "a string shard id, or F.struct('topic', 'partition')"
+        )
+    if not df.isStreaming:
+        return
+    if watermark is None or not watermark.generatesWatermarks:
+        raise ValueError(
+            "watermark: channel= on a streaming DataFrame generates a watermark per channel, so "
+            "it needs a strategy, e.g. watermark=WatermarkStrategy.forBoundedOutOfOrderness("
+            "timedelta(seconds=5)).withIdleness(timedelta(minutes=1))"
+        )
+    if watermark.markerColumn is not None:
+        raise ValueError(
+            "watermark: punctuated watermarks cannot be generated per channel on a live stream "
+            "(a micro-batch does not order one channel's rows across partitions); use "
+            "WatermarkStrategy.forBoundedOutOfOrderness or forStormLag with channel="
+        )
 
 
 class DataStream:

@@ -161,6 +161,16 @@ class WindowHarness:
         wm = int(self._handle.currentWatermark())
         return None if wm == _MIN_LONG else wm
 
+    def channelStatus(self) -> list[dict[str, Any]]:
+        """The valve's view of every input channel, in channel order: ``watermark`` (None before
+        its first), ``idle``, and ``aligned`` (a channel back from idleness behind the output
+        does not hold it back until it catches up)."""
+        status = json.loads(self._handle.channelStatus())
+        for c in status:
+            if c["watermark"] == _MIN_LONG:
+                c["watermark"] = None
+        return status
+
     def currentProcessingTime(self) -> int:
         return int(self._handle.currentProcessingTime())
 

@@ -32,6 +32,12 @@ trait Operator {
   /** Sets processing time without firing timers (the clock of the next element). */
   def setProcessingTime(time: Long): Unit
 
+  /** Sets both clocks without firing anything, even backwards: for runtimes that keep each
+    * key's timers apart and load one key at a time (Spark), where the clocks are those of the
+    * moment the loaded key lives in, not of the key before it.
+    */
+  def restoreClocks(watermark: Long, processingTime: Long): Unit
+
   def currentWatermark: Long
   def currentProcessingTime: Long
   def metrics: OperatorMetrics

@@ -59,6 +59,11 @@ final class WindowOperator private (
 
   def setProcessingTime(time: Long): Unit = if (time > processingTime) processingTime = time
 
+  def restoreClocks(watermark: Long, processingTime: Long): Unit = {
+    this.watermark = watermark
+    this.processingTime = processingTime
+  }
+
   def advanceProcessingTime(time: Long): Unit = {
     setProcessingTime(time)
     algorithm.onProcessingTime(processingTime)

@@ -42,6 +42,15 @@ object Contract {
   /** Engine counters that ride on output rows, in the order of the metrics struct. */
   val metricNames: Seq[String] = strings(root.get("metrics").get("engineCounters"))
 
+  private val channelFields = root.get("metrics").get("channelFields")
+
+  /** With channels, the metrics also carry the watermark and each channel's state. */
+  val valveWatermarkField: String = channelFields.get("watermark").asText
+  val valveChannelsField: String = channelFields.get("channels").asText
+  val channelIdField: String = channelFields.get("channel").asText
+  val channelWatermarkField: String = channelFields.get("channelWatermark").asText
+  val channelIdleField: String = channelFields.get("idle").asText
+
   private def strings(n: JsonNode): Seq[String] = n.elements().asScala.map(_.asText).toSeq
 
   // ---------------------------------------------------------------------------------------

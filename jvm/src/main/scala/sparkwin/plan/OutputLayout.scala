@@ -48,12 +48,31 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
       )
     )
 
+  /** The counters, and with channels the watermark and each channel's (id, watermark, idle). */
+  val metricsSchema: StructType =
+    if (plan.channelColumn.isEmpty) MetricsSchema
+    else
+      MetricsSchema
+        .add(Contract.valveWatermarkField, LongType)
+        .add(
+          Contract.valveChannelsField,
+          ArrayType(
+            StructType(
+              Seq(
+                StructField(Contract.channelIdField, StringType),
+                StructField(Contract.channelWatermarkField, LongType),
+                StructField(Contract.channelIdleField, BooleanType)
+              )
+            )
+          )
+        )
+
   val errorsSchema: StructType = plan.inputSchema.add(StructField(Contract.errorColumn, StringType))
 
   val unionSchema: StructType = StructType(
     Contract.unionColumns
       .zip(
-        Seq(IntegerType, resultSchema, paneSchema, plan.inputSchema, StringType, MetricsSchema)
+        Seq(IntegerType, resultSchema, paneSchema, plan.inputSchema, StringType, metricsSchema)
       )
       .map { case (name, t) => StructField(name, t, nullable = name != Kind) }
   )
@@ -111,10 +130,24 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
   def errorRow(record: Record, message: String): Row =
     Row(ErrorKind, null, null, Rows.toRow(record, plan.inputSchema), message, null)
 
-  def metricsRow(m: Array[Long]): Row = Row(MetricsKind, null, null, null, null, Row.fromSeq(m.toSeq))
+  private def metricsStruct(m: Array[Long], valve: Option[(Long, Seq[(String, Long, Boolean)])]): Row =
+    if (plan.channelColumn.isEmpty) Row.fromSeq(m.toSeq)
+    else
+      valve match {
+        case Some((wm, channels)) =>
+          val marks = channels.map { case (id, w, idle) =>
+            Row(id, if (w == Long.MinValue) null else w, idle)
+          }
+          Row.fromSeq(m.toSeq ++ Seq(if (wm == Long.MinValue) null else wm, marks))
+        case None => Row.fromSeq(m.toSeq ++ Seq(null, null))
+      }
+
+  def metricsRow(m: Array[Long], valve: Option[(Long, Seq[(String, Long, Boolean)])] = None): Row =
+    Row(MetricsKind, null, null, null, null, metricsStruct(m, valve))
 
   /** `row` carrying metric deltas too, so counters ride on output that exists anyway. */
-  def withMetrics(row: Row, m: Array[Long]): Row = Row.fromSeq(row.toSeq.updated(5, Row.fromSeq(m.toSeq)))
+  def withMetrics(row: Row, m: Array[Long], valve: Option[(Long, Seq[(String, Long, Boolean)])] = None): Row =
+    Row.fromSeq(row.toSeq.updated(5, metricsStruct(m, valve)))
 }
 
 object OutputLayout {
@@ -156,9 +189,9 @@ final class RowCollector(layout: OutputLayout, firedAt: () => Long = () => 0L) e
   def emitError(record: Record, message: String): Unit = rows += layout.errorRow(record, message)
 
   /** Adds counter deltas to the last row of this call, or as a row of their own. */
-  def addMetrics(delta: Array[Long]): Unit =
-    if (rows.isEmpty) rows += layout.metricsRow(delta)
-    else rows(rows.size - 1) = layout.withMetrics(rows.last, delta)
+  def addMetrics(delta: Array[Long], valve: Option[(Long, Seq[(String, Long, Boolean)])] = None): Unit =
+    if (rows.isEmpty) rows += layout.metricsRow(delta, valve)
+    else rows(rows.size - 1) = layout.withMetrics(rows.last, delta, valve)
 
   /** The rows so far, and a fresh buffer for the next call. */
   def drain(): Iterator[Row] = {

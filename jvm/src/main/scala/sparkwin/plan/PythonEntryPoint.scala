@@ -7,7 +7,10 @@ import sparkwin.runtime.harness.Harness
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.{DataFrame, Dataset, Row}
 
+import org.apache.spark.sql.streaming.TimeMode
+
 import sparkwin.BuildInfo
+import sparkwin.operator.Selection
 
 /** The one object Python reaches through Py4J (`jvm.sparkwin.plan.PythonEntryPoint`).
   *
@@ -27,7 +30,8 @@ object PythonEntryPoint {
   def sparkVersion(): String = BuildInfo.sparkVersion
 
   /** Checks a plan and returns its output schemas as JSON: {"result", "pane", "errors",
-    * "union"} (Spark schema JSON each) plus "timerDomains".
+    * "union"} (Spark schema JSON each) plus "timerDomains", Spark's "timeMode" for the
+    * processor, and the "algorithm" the Spark runtimes run it on.
     */
   def describe(planJson: String, java8Time: Boolean): String = {
     val plan = PlanDecoder.decode(planJson)
@@ -38,6 +42,14 @@ object PythonEntryPoint {
     node.set("errors", mapper.readTree(layout.errorsSchema.json))
     node.set("union", mapper.readTree(layout.unionSchema.json))
     node.put("timerDomains", SparkRuntime.timerDomains(plan).toString)
+    val mode = SparkRuntime.timeMode(plan)
+    node.put(
+      "timeMode",
+      if (mode == TimeMode.ProcessingTime()) "ProcessingTime"
+      else if (mode == TimeMode.EventTime()) "EventTime"
+      else "None"
+    )
+    node.put("algorithm", Selection.choose(plan.spec, packable = false).toString)
     mapper.writeValueAsString(node)
   }
 

@@ -140,6 +140,13 @@ class Driver(
     if (watermark != Long.MinValue) operator.advanceWatermark(watermark)
   }
 
+  /** The current key (loaded by the runtime) starts from the clocks it last lived at: a
+    * watermark before the elements that follow it, and this moment's processing time (Spark
+    * streaming with channels: the group's previous batch watermark), set without firing.
+    */
+  final def restoreClocks(watermark: Long, processingTime: Long): Unit =
+    operator.restoreClocks(watermark, processingTime)
+
   // ---------------------------------------------------------------------------------------
 
   final def currentWatermark: Long = valve.currentWatermark

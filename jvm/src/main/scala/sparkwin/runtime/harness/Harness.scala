@@ -43,6 +43,20 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
   def setProcessingTime(time: Long): Unit = runner.setProcessingTime(time)
   def endOfInput(): Unit = runner.endOfInput()
   def currentWatermark(): Long = runner.currentWatermark
+
+  /** The valve's view of each channel: JSON list of {channel, watermark, idle, aligned}. */
+  def channelStatus(): String = {
+    val valve = runner.valve
+    val items = (0 until valve.numChannels).map { i =>
+      val m = new java.util.LinkedHashMap[String, Any]()
+      m.put("channel", i)
+      m.put("watermark", valve.channelWatermark(i))
+      m.put("idle", valve.isChannelIdle(i))
+      m.put("aligned", valve.isChannelAligned(i))
+      m
+    }
+    mapper.writeValueAsString(items.asJava)
+  }
   def currentProcessingTime(): Long = runner.currentProcessingTime
   def numStateEntries(): Int = runner.numStateEntries
   def numLateRecordsDropped(): Long = runner.operator.metrics.droppedLate

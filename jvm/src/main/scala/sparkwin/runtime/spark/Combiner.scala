@@ -105,8 +105,20 @@ object Combiner {
     * order of first appearance.
     * With `millisColumn` (see `SparkRuntime.combinerColumns`), rows carry their event time in
     * epoch milliseconds after the input columns, null where the timestamp column must be read.
+    * With `channels` (the channel id's column, the key group labels), rows carry their channel's
+    * id after that: a row without one passes through whole (the error output), the others are
+    * summed up per channel, every output row gets the two columns of [[ChannelSummaries]], and
+    * the partition's summary rows follow.
     */
-  def combine(plan: Plan, rows: Iterator[Row], millisColumn: Int = -1): Iterator[Row] = {
+  def combine(
+      plan: Plan,
+      rows: Iterator[Row],
+      millisColumn: Int = -1,
+      channels: Option[(Int, Array[Int])] = None
+  ): Iterator[Row] = {
+    val channelAt = channels.fold(-1)(_._1)
+    val tap = new ChannelSummaries.Tap
+    val extra = if (channels.isDefined) 2 else 0
     val sets = gridOf(plan.spec.assigner)
     val ts = plan.timestampColumn
     val keys = plan.keys.columns.toArray
@@ -125,11 +137,14 @@ object Combiner {
     while (rows.hasNext) {
       val row = rows.next()
       val hasMillis = millisColumn >= 0 && !row.isNullAt(millisColumn)
-      if (!hasMillis && row.isNullAt(ts)) {
-        val raw = if (millisColumn >= 0) Row.fromSeq(row.toSeq.take(millisColumn)) else row
-        passThrough.add(Row.fromSeq(keyValues(row) ++ Seq(null, 0L, null, raw)))
+      if ((!hasMillis && row.isNullAt(ts)) || (channelAt >= 0 && row.isNullAt(channelAt))) {
+        val inputWidth =
+          if (millisColumn >= 0) millisColumn else if (channelAt >= 0) channelAt else row.length
+        val raw = if (inputWidth < row.length) Row.fromSeq(row.toSeq.take(inputWidth)) else row
+        passThrough.add(Row.fromSeq(keyValues(row) ++ Seq(null, 0L, null, raw) ++ Seq.fill(extra)(null)))
       } else {
         val t = if (hasMillis) row.getLong(millisColumn) else Rows.millis(row.get(ts))
+        if (channelAt >= 0) tap.see(row.getString(channelAt), t)
         val windows = sets.windowsHolding(t)
         // Elements in no window (the gaps of windows sliding further than their size) are one group.
         val last = if (windows == 0) Long.MinValue else sets.lastStart(t)
@@ -158,7 +173,7 @@ object Combiner {
     out.addAll(passThrough)
     val width = plan.keys.fields.length
     order.forEach { g =>
-      val values = new Array[Any](width + 4)
+      val values = new Array[Any](width + 4 + extra)
       g.key.copyToArray(values)
       values(width) = g.ts
       values(width + 1) = g.count
@@ -166,7 +181,10 @@ object Combiner {
       out.add(new GenericRow(values))
     }
     import scala.jdk.CollectionConverters._
-    out.iterator.asScala
+    channels match {
+      case Some((_, labels)) => out.iterator.asScala ++ tap.summaryRows(labels, width + 4)
+      case None => out.iterator.asScala
+    }
   }
 
   /** A group's aggregates in a partial row, and how its elements fold into them. The binary

@@ -1,29 +1,51 @@
 package sparkwin.runtime.spark
 
-import sparkwin.plan._
-import sparkwin.runtime.spark._
-
 import java.nio.ByteBuffer
 
-/** A key group's record (DESIGN.md, "State variables"): the number of key groups the checkpoint was
-  * written with, the group's one Spark timer (`Long.MinValue`: none), how many of its keys hold
-  * state, and the wake-up table: each key with pending engine timers (as [[KeyBytes]]) and
-  * when it must wake, in the order the keys were added.
+/** When a key of a group must next be woken: at event time `at` (or Spark's timer clock's, for
+  * pipelines that follow Spark's watermark), and at processing time `processingAt` (Long.MaxValue:
+  * never; kept only by pipelines with channels, whose event time is the group's own).
   */
-final case class GroupRecord(keyGroups: Int, timer: Long, liveKeys: Long, wakeups: Seq[(Array[Byte], Long)])
+final case class Wakeup(key: Array[Byte], at: Long, processingAt: Long = Long.MaxValue)
+
+/** A key group's record (DESIGN.md, "State variables"): the number of key groups the checkpoint
+  * was written with, the group's one Spark timer (`Long.MinValue`: none), how many of its keys
+  * hold state, the wake-up table (each key with pending engine timers, as [[KeyBytes]], and when
+  * it must wake, in the order the keys were added), and for pipelines with channels the group's
+  * copy of the channel watermarks (`core.time.ChannelWatermarks`' saved form).
+  *
+  * Layout 1 (no channels), big-endian: a version byte, the number of key groups (int), the timer
+  * and the count of keys with state (longs), then the wake-up table: a count, and per key its
+  * bytes' length, the bytes and the time. Layout 2 (channels) has both times per key, then the
+  * channel watermarks' length and bytes. A record of another version or length is refused with
+  * a message, never misread.
+  */
+final case class GroupRecord(
+    keyGroups: Int,
+    timer: Long,
+    liveKeys: Long,
+    wakeups: Seq[Wakeup],
+    channels: Option[Array[Byte]] = None
+)
 
 object GroupRecord {
 
-  /** The layout's version, the record's first byte: a later layout must refuse this one or
-    * read it, never misread it.
-    */
+  /** The layouts this jar reads: 1 without channels, 2 with. */
   val Version: Byte = 1
+  val ChannelsVersion: Byte = 2
 
   def encode(r: GroupRecord): Array[Byte] = {
-    val size = 1 + 4 + 8 + 8 + 4 + r.wakeups.iterator.map(_._1.length + 4 + 8).sum
+    val perKey = if (r.channels.isDefined) 16 else 8
+    val size = 1 + 4 + 8 + 8 + 4 + r.wakeups.iterator.map(_.key.length + 4 + perKey).sum +
+      r.channels.fold(0)(4 + _.length)
     val out = ByteBuffer.allocate(size)
-    out.put(Version).putInt(r.keyGroups).putLong(r.timer).putLong(r.liveKeys).putInt(r.wakeups.size)
-    r.wakeups.foreach { case (key, at) => out.putInt(key.length).put(key).putLong(at) }
+    out.put(if (r.channels.isDefined) ChannelsVersion else Version)
+    out.putInt(r.keyGroups).putLong(r.timer).putLong(r.liveKeys).putInt(r.wakeups.size)
+    r.wakeups.foreach { w =>
+      out.putInt(w.key.length).put(w.key).putLong(w.at)
+      if (r.channels.isDefined) out.putLong(w.processingAt)
+    }
+    r.channels.foreach(c => out.putInt(c.length).put(c))
     out.array()
   }
 
@@ -33,21 +55,34 @@ object GroupRecord {
       new IllegalStateException(s"a key group's record of ${bytes.length} bytes is unreadable: $why")
     try {
       val version = in.get()
-      if (version != Version) throw corrupt(s"layout $version, this sparkwin reads layout $Version")
+      if (version != Version && version != ChannelsVersion)
+        throw corrupt(s"layout $version, this sparkwin reads layouts $Version and $ChannelsVersion")
+      val channels = version == ChannelsVersion
       val keyGroups = in.getInt()
       val timer = in.getLong()
       val liveKeys = in.getLong()
       val n = in.getInt()
-      if (n < 0 || n > in.remaining / 12) throw corrupt(s"$n wake-ups")
+      val perKey = if (channels) 16 else 8
+      if (n < 0 || n > in.remaining / (4 + perKey)) throw corrupt(s"$n wake-ups")
       val wakeups = Vector.fill(n) {
         val len = in.getInt()
-        if (len < 0 || len > in.remaining - 8) throw corrupt(s"a key of $len bytes")
+        if (len < 0 || len > in.remaining - perKey) throw corrupt(s"a key of $len bytes")
         val key = new Array[Byte](len)
         in.get(key)
-        (key, in.getLong())
+        val at = in.getLong()
+        Wakeup(key, at, if (channels) in.getLong() else Long.MaxValue)
       }
+      val valve =
+        if (!channels) None
+        else {
+          val len = in.getInt()
+          if (len < 0 || len > in.remaining) throw corrupt(s"channel watermarks of $len bytes")
+          val b = new Array[Byte](len)
+          in.get(b)
+          Some(b)
+        }
       if (in.hasRemaining) throw corrupt(s"${in.remaining} bytes after the wake-ups")
-      GroupRecord(keyGroups, timer, liveKeys, wakeups)
+      GroupRecord(keyGroups, timer, liveKeys, wakeups, valve)
     } catch {
       case _: java.nio.BufferUnderflowException => throw corrupt("it ends early")
     }

@@ -8,11 +8,18 @@ import org.apache.spark.sql.types._
 
 import sparkwin.core.{ArrayRecord, Record, Values}
 
-/** A Spark Row seen as an engine record, without copying. */
-final class RowRecord(val row: Row) extends Record {
-  def length: Int = row.length
+/** A Spark Row seen as an engine record, without copying: its first `length` fields (a
+  * runtime's rows may carry columns of their own after the input's).
+  */
+final class RowRecord(val row: Row, val length: Int) extends Record {
+  def this(row: Row) = this(row, row.length)
   def get(i: Int): Any = row.get(i)
   override def isNullAt(i: Int): Boolean = row.isNullAt(i)
+
+  /** The input row itself: the row, or its first `length` fields. */
+  def inputRow: Row =
+    if (length == row.length) row
+    else new org.apache.spark.sql.catalyst.expressions.GenericRow(Array.tabulate[Any](length)(row.get))
 }
 
 /** Conversions between Spark rows and the engine's storable values. */
@@ -21,7 +28,10 @@ object Rows {
   /** A row's fields as engine values; nested rows become records, so state never holds Spark
     * types.
     */
-  def toEngine(row: Row): Array[Any] = Array.tabulate(row.length)(i => valueToEngine(row.get(i)))
+  def toEngine(row: Row): Array[Any] = toEngine(row, row.length)
+
+  /** The first `length` fields of a row as engine values. */
+  def toEngine(row: Row, length: Int): Array[Any] = Array.tabulate(length)(i => valueToEngine(row.get(i)))
 
   private def valueToEngine(v: Any): Any = v match {
     case r: Row => new ArrayRecord(toEngine(r))
@@ -32,7 +42,7 @@ object Rows {
 
   /** An engine record back to a Row of `schema` (nested records to nested rows). */
   def toRow(record: Record, schema: StructType): Row = record match {
-    case r: RowRecord => r.row
+    case r: RowRecord => r.inputRow
     case _ =>
       Row.fromSeq(schema.fields.indices.map(i => valueToSpark(record.get(i), schema.fields(i).dataType)))
   }

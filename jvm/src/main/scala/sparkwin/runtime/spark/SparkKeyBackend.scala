@@ -44,7 +44,7 @@ final class SparkKeyBackend(aggregates: IndexedSeq[Aggregate]) extends KeyedBack
   def state: KeyState = stored.state
   def stateTouched(): Unit = ()
   def retain(record: Record): Record = record match {
-    case r: RowRecord => new ArrayRecord(Rows.toEngine(r.row))
+    case r: RowRecord => new ArrayRecord(Rows.toEngine(r.row, r.length))
     case other => other
   }
   def eventTimers: TimerQueue = stored.eventTimers

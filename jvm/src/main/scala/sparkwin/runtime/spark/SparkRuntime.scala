@@ -6,7 +6,7 @@ import sparkwin.runtime.spark._
 import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
 import org.apache.spark.sql.functions.{col, element_at, hash, lit, pmod, timestamp_millis, unix_millis, when}
 import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
-import org.apache.spark.sql.types.{IntegerType, LongType, Metadata, StructField, StructType}
+import org.apache.spark.sql.types.{LongType, Metadata, StringType, StructType}
 
 import sparkwin.runtime.local.LocalBackend
 import sparkwin.runtime.Driver
@@ -145,11 +145,34 @@ object SparkRuntime {
     }
   }
 
+  /** Whether the pipeline reads watermarks per input channel on a live stream (`channel=`). */
+  def hasChannels(plan: Plan): Boolean = plan.channelColumn.isDefined
+
+  /** Spark's timer domain for the processor: with channels the engine's event time is the key
+    * groups' own, so Spark's timers only ever run on processing time, and only when something
+    * needs it (processing-time timers, or channels that go idle with no data arriving).
+    */
+  def timeMode(plan: Plan): TimeMode = {
+    val domains = timerDomains(plan)
+    if (hasChannels(plan)) {
+      val idleness = plan.watermark.exists(_.idleTimeout.isDefined)
+      if (idleness || domains == TimerDomains.ProcessingOnly || domains == TimerDomains.Both)
+        TimeMode.ProcessingTime()
+      else TimeMode.None()
+    } else
+      domains match {
+        case TimerDomains.EventOnly => TimeMode.EventTime()
+        case TimerDomains.ProcessingOnly | TimerDomains.Both => TimeMode.ProcessingTime()
+        case TimerDomains.Neither => TimeMode.None()
+      }
+  }
+
   private def streaming(df: DataFrame, plan: Plan, layout: OutputLayout): DataFrame = {
     var input = df.select(plainColumns(df): _*)
     // Spark's watermark advances from a throw-away copy of the event time; dropping the copy
-    // before the operator keeps Spark from filtering late rows, which the engine routes.
-    plan.watermark.flatMap(_.sparkDelayMillis).foreach { delay =>
+    // before the operator keeps Spark from filtering late rows, which the engine routes. With
+    // channels the engine keeps its own watermarks: Spark has none.
+    if (!hasChannels(plan)) plan.watermark.flatMap(_.sparkDelayMillis).foreach { delay =>
       val ts = col(s"`${plan.timestampName}`")
       val eventTime = if (plan.timestampIsLong) timestamp_millis(ts) else ts
       input = input
@@ -157,21 +180,76 @@ object SparkRuntime {
         .withWatermark(EventTimeColumn, s"$delay milliseconds")
         .drop(EventTimeColumn)
     }
-    val domains = timerDomains(plan)
-    val timeMode = domains match {
-      case TimerDomains.EventOnly => TimeMode.EventTime()
-      case TimerDomains.ProcessingOnly | TimerDomains.Both => TimeMode.ProcessingTime()
-      case TimerDomains.Neither => TimeMode.None()
-    }
     val combined = plan.spec.combinable && mapSideCombine(df)
     val groupCount = keyGroups(df)
-    val groups = keyGrouped(if (combined) combinedInput(input, plan) else input, plan, groupCount)
+    val groups =
+      if (hasChannels(plan)) withChannelSummaries(input, plan, combined, groupCount)
+      else keyGrouped(if (combined) combinedInput(input, plan) else input, plan, groupCount)
     groups.transformWithState(
-      new WindowProcessor(plan.json, layout.java8Time, domains, combined, groupCount),
-      timeMode,
+      new WindowProcessor(plan.json, layout.java8Time, timerDomains(plan), combined, groupCount),
+      timeMode(plan),
       OutputMode.Append()
     )(Encoders.row(layout.unionSchema))
   }
+
+  /** The channel path's map side ([[ChannelSummaries]]): rows (or pre-aggregated groups) with
+    * their channel's id, and per partition one summary row for every key group; summary rows go
+    * to the group their label names, the others to their key's group.
+    */
+  private def withChannelSummaries(input: DataFrame, plan: Plan, combined: Boolean, groups: Int) = {
+    import ChannelSummaries._
+    val channel = plan.inputSchema.fields(plan.channelColumn.get).name
+    val channelId = col(s"`$channel`").cast(StringType)
+    // Summaries go to every group that can hold keys (windowAll's one, or all of them).
+    val labels = if (plan.keys.isWindowAll) KeyGroupLabels(groups).take(1) else KeyGroupLabels(groups)
+    val planJson = plan.json
+    val mapped =
+      if (combined) {
+        val columns = combinerColumns(plan) :+ channelId.as(ChannelColumn)
+        val payload = Combiner.partialSchema(plan)
+        val millis = plan.inputSchema.size
+        input
+          .select(columns: _*)
+          .mapPartitions { rows =>
+            val p = PlanDecoder.cached(planJson)
+            Combiner.combine(p, rows, millis, Some((millis + 1, labels)))
+          }(Encoders.row(nullable(payload).add(ChannelColumn, StringType).add(SummaryColumn, SummarySchema)))
+      } else {
+        val width = plan.inputSchema.size
+        val schema =
+          nullable(plan.inputSchema).add(ChannelColumn, StringType).add(SummaryColumn, SummarySchema)
+        val tsColumn = plan.timestampColumn
+        input
+          .select(
+            plainColumns(input) :+ channelId
+              .as(ChannelColumn) :+ lit(null).cast(SummarySchema).as(SummaryColumn): _*
+          )
+          .mapPartitions { rows =>
+            val tap = new Tap
+            rows.map { row =>
+              if (!row.isNullAt(width) && !row.isNullAt(tsColumn))
+                tap.see(row.getString(width), Rows.millis(row.get(tsColumn)))
+              row
+            } ++ tap.summaryRows(labels, width)
+          }(Encoders.row(schema))
+      }
+    val ownGroup =
+      if (plan.keys.isWindowAll) lit(labels(0))
+      else element_at(lit(labels), pmod(hash(keyColumnsOf(mapped, plan, combined): _*), lit(groups)) + 1)
+    val keyGroup = when(col(SummaryColumn).isNull, ownGroup).otherwise(col(s"$SummaryColumn.group"))
+    mapped
+      .groupBy(keyGroup.as(KeyGroup))
+      .as[Int, Row](Encoders.scalaInt, Encoders.row(mapped.schema))
+  }
+
+  /** The key columns of a map side's rows: the input's, or the partial rows' leading ones. */
+  private def keyColumnsOf(mapped: DataFrame, plan: Plan, combined: Boolean): Seq[Column] =
+    if (combined) plan.keys.fields.map(f => mapped.col(s"`${f.name}`"))
+    else plan.keys.groupingColumns
+
+  /** `schema` with every top-level field nullable (summary rows fill none of them). */
+  private def nullable(schema: StructType): StructType =
+    StructType(schema.fields.map(_.copy(nullable = true)))
 
   /** Bounded data: per key, every element in event-time order (arrival order among equal
     * timestamps), then a watermark of +infinity; processing time stands still at the job's

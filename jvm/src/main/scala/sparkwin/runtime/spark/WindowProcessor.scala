@@ -1,8 +1,5 @@
 package sparkwin.runtime.spark
 
-import sparkwin.plan._
-import sparkwin.runtime.spark._
-
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.{Encoders, Row}
@@ -10,6 +7,8 @@ import org.apache.spark.sql.catalyst.expressions.GenericRow
 import org.apache.spark.sql.streaming._
 import org.apache.spark.sql.types._
 
+import sparkwin.core.time.ChannelWatermarks
+import sparkwin.plan._
 import sparkwin.runtime.Driver
 
 /** How a pipeline uses Spark's one timer domain per processor (see DESIGN.md, "Timers on
@@ -35,12 +34,15 @@ object TimerDomains {
   *     the call touches;
   *   - the empty key to the group's [[GroupRecord]]: the number of key groups the checkpoint
   *     was written with, the group's one Spark timer (at the earliest wake-up), how many of
-  *     its keys hold state, and the wake-up table (each key with pending engine timers and
-  *     when it must wake). One read and at most one write per call, where a map of wake-ups
-  *     cost a scan and a write per key.
-  * A call processes every key with rows, and every key whose wake-up is due, as the per-key
-  * design did: due timers fire before the key's rows, as when a watermark precedes the
-  * elements that follow it.
+  *     its keys hold state, the wake-up table (each key with pending engine timers and when it
+  *     must wake) and, with channels, the group's copy of the channel watermarks.
+  * A call processes every key with rows, and every key whose wake-up is due.
+  *
+  * Event time comes from Spark's watermark, or, for pipelines with channels (`channel=`), from
+  * the group's own [[ChannelWatermarks]]: every micro-batch brings every group the same
+  * per-channel summaries ([[ChannelSummaries]]), so every group moves its copy alike. A key's
+  * rows meet the watermark of the batch before; the batch's own watermark follows them, and
+  * windows it closes fire in the same batch (DESIGN.md, "Channels on a live stream").
   *
   * It holds the plan as JSON and decodes it on the executor, so nothing of the engine needs to
   * be serialisable.
@@ -55,26 +57,30 @@ final class WindowProcessor(
 
   @transient private var keyStates: MapState[Array[Byte], Array[Byte]] = _
   @transient private var keyBytes: KeyBytes = _
-  @transient private var liveKeys: Long = _
-  @transient private var wakeups: java.util.LinkedHashMap[Row, java.lang.Long] = _ // this call's table
-  @transient private var encoded: java.util.HashMap[Row, Array[Byte]] = _ // this call's keys as bytes
-  @transient private var wakeupsChanged: Boolean = _
   @transient private var backend: SparkKeyBackend = _
   @transient private var driver: Driver = _
   @transient private var collector: RowCollector = _
   @transient private var plan: Plan = _
+  @transient private var channels: Boolean = _
+  @transient private var payloadWidth: Int = _ // the input's (or a partial row's) columns
   @transient private var keyWidth: Int = _ // key columns; a pre-aggregated row leads with them
   @transient private var keyOf: Row => Row = _
   @transient private var reported: Array[Long] = _
   @transient private var partialCodec: Combiner.PartialCodec = _
+  @transient private var timersOn: Boolean = _ // Spark's timers are there for this pipeline
+  // This call's: keys with state, the wake-up table, keys as bytes, and whether it changed.
+  @transient private var liveKeys: Long = _
+  @transient private var wakeups: java.util.LinkedHashMap[Row, Wakeup] = _
+  @transient private var encoded: java.util.HashMap[Row, Array[Byte]] = _
+  @transient private var wakeupsChanged: Boolean = _
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     plan = PlanDecoder.cached(planJson)
+    channels = SparkRuntime.hasChannels(plan)
     val keySchema = plan.keys.schema
-    val handle = getHandle
     // One variable, bytes on both sides: Spark builds every state variable's encoders in
     // every task (KeyBytes).
-    keyStates = handle.getMapState[Array[Byte], Array[Byte]](
+    keyStates = getHandle.getMapState[Array[Byte], Array[Byte]](
       "sparkwin",
       Encoders.BINARY,
       Encoders.BINARY,
@@ -85,9 +91,11 @@ final class WindowProcessor(
     collector = new RowCollector(new OutputLayout(plan, java8Time))
     driver = new Driver(plan.spec, plan.keys.of, plan.timestampColumn, backend, collector)
     keyWidth = keySchema.size
+    payloadWidth = if (combined) keyWidth + 4 else plan.inputSchema.size
     keyOf = keyExtractor()
     partialCodec = new Combiner.PartialCodec(plan.spec)
     reported = OutputLayout.metricValues(driver.metrics)
+    timersOn = SparkRuntime.timeMode(plan) != TimeMode.None()
   }
 
   /** The pipeline's key of an input row ([[Keys]]); a pre-aggregated row from [[Combiner]]
@@ -102,29 +110,41 @@ final class WindowProcessor(
     }
     else {
       val keys = plan.keys
-      row => keys.of(new RowRecord(row))
+      row => keys.of(new RowRecord(row, payloadWidth))
     }
 
   override def handleInputRows(key: Int, rows: Iterator[Row], timers: TimerValues): Iterator[Row] = {
     // A key's rows in arrival order; keys in the order they first appear.
     val byKey = new java.util.LinkedHashMap[Row, ArrayBuffer[Row]]()
-    rows.foreach(row => byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row)
-    run(timers, byKey, firing = false)
+    val delivered = new java.util.TreeMap[String, java.lang.Long]()
+    val summaryAt = payloadWidth + 1
+    rows.foreach { row =>
+      if (channels && !row.isNullAt(summaryAt)) ChannelSummaries.read(row.getStruct(summaryAt), delivered)
+      else byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row
+    }
+    run(timers, byKey, delivered, firing = false)
   }
 
   override def handleExpiredTimer(key: Int, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] =
-    run(timers, new java.util.LinkedHashMap[Row, ArrayBuffer[Row]](), firing = true)
+    run(timers, new java.util.LinkedHashMap(), new java.util.TreeMap(), firing = true)
 
   /** The clock Spark's timers run on, for this pipeline. */
-  private def timerClock(timers: TimerValues): Long = domains match {
-    case TimerDomains.EventOnly => timers.getCurrentWatermarkInMs()
-    case TimerDomains.ProcessingOnly | TimerDomains.Both => timers.getCurrentProcessingTimeInMs()
-    case TimerDomains.Neither => Long.MinValue
-  }
+  private def timerClock(timers: TimerValues): Long =
+    if (channels) timers.getCurrentProcessingTimeInMs()
+    else
+      domains match {
+        case TimerDomains.EventOnly => timers.getCurrentWatermarkInMs()
+        case TimerDomains.ProcessingOnly | TimerDomains.Both => timers.getCurrentProcessingTimeInMs()
+        case TimerDomains.Neither => Long.MinValue
+      }
+
+  /** The watermarks of one call: what a key's rows meet, and what follows them. */
+  private final case class Clocks(now: Long, before: Long, after: Long)
 
   private def run(
       timers: TimerValues,
       byKey: java.util.LinkedHashMap[Row, ArrayBuffer[Row]],
+      delivered: java.util.TreeMap[String, java.lang.Long],
       firing: Boolean
   ): Iterator[Row] = {
     val clock = timerClock(timers)
@@ -139,84 +159,129 @@ final class WindowProcessor(
         )
     }
     liveKeys = stored.map(_.liveKeys).getOrElse(0L)
-    wakeups = new java.util.LinkedHashMap[Row, java.lang.Long]()
+    wakeups = new java.util.LinkedHashMap[Row, Wakeup]()
     encoded = new java.util.HashMap[Row, Array[Byte]]()
     wakeupsChanged = false
-    stored.foreach(_.wakeups.foreach { case (bytes, at) =>
-      val key = keyBytes.decode(bytes)
-      wakeups.put(key, at)
-      encoded.put(key, bytes)
+    stored.foreach(_.wakeups.foreach { w =>
+      val key = keyBytes.decode(w.key)
+      wakeups.put(key, w)
+      encoded.put(key, w.key)
     })
+    val now = timers.getCurrentProcessingTimeInMs()
+    val watermarks = if (channels) Some(channelWatermarks(stored)) else None
+    val clocks = watermarks match {
+      case Some(cw) =>
+        val before = cw.watermark
+        import scala.jdk.CollectionConverters._
+        Clocks(now, before, cw.boundary(now, delivered.asScala.map { case (c, t) => (c, t.longValue) }))
+      case None =>
+        // Spark's watermark starts at 0 before any data; the engine's "no watermark yet" is -inf.
+        val wm = timers.getCurrentWatermarkInMs()
+        val engine = if (wm > 0) wm else Long.MinValue
+        Clocks(now, engine, engine)
+    }
     // Keys to wake: those with rows, then those whose wake-up is due.
     val due = new ArrayBuffer[Row]()
-    var earliest = Long.MaxValue // among keys this call does not touch
-    wakeups.forEach { (k, at) =>
-      if (!byKey.containsKey(k)) {
-        if (at <= clock) due += k else earliest = math.min(earliest, at)
-      }
-    }
-    byKey.forEach { (k, rows) => earliest = math.min(earliest, processKey(k, rows, timers)) }
-    due.foreach(k => earliest = math.min(earliest, processKey(k, ArrayBuffer.empty, timers)))
-    syncGroup(stored, earliest, clock, firing)
+    wakeups.forEach { (k, w) => if (!byKey.containsKey(k) && isDue(w, clock, clocks)) due += k }
+    byKey.forEach((k, rows) => processKey(k, rows, clocks))
+    due.foreach(k => processKey(k, ArrayBuffer.empty, clocks))
+    syncGroup(stored, clock, clocks, watermarks, firing)
     // Counters that no output row shows travel as a metrics row (observed, then dropped).
-    val now = OutputLayout.metricValues(driver.metrics)
-    if (!java.util.Arrays.equals(now, reported)) {
-      collector.addMetrics(now.indices.map(i => now(i) - reported(i)).toArray)
-      reported = now
+    val counters = OutputLayout.metricValues(driver.metrics)
+    if (!java.util.Arrays.equals(counters, reported) || watermarks.isDefined) {
+      val delta = counters.indices.map(i => counters(i) - reported(i)).toArray
+      collector.addMetrics(delta, watermarks.map(cw => (cw.watermark, cw.channels)))
+      reported = counters
     }
     collector.drain()
   }
 
-  /** One key: load, catch its clocks up, its rows, save; returns its next wake-up. */
-  private def processKey(
-      key: Row,
-      rows: ArrayBuffer[Row],
-      timers: TimerValues
-  ): Long = {
+  private def channelWatermarks(stored: Option[GroupRecord]): ChannelWatermarks = {
+    val strategy = plan.watermark.getOrElse(
+      throw new PlanException("channel= on a live stream needs a watermark strategy")
+    )
+    stored.flatMap(_.channels) match {
+      case Some(bytes) =>
+        ChannelWatermarks.read(strategy, new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes)))
+      case None =>
+        if (stored.isDefined)
+          throw new IllegalStateException(
+            "this checkpoint was written by a pipeline without channel=: start the query from a " +
+              "new checkpoint to read watermarks per channel"
+          )
+        ChannelWatermarks(strategy)
+    }
+  }
+
+  private def isDue(w: Wakeup, clock: Long, clocks: Clocks): Boolean =
+    if (channels) w.at <= clocks.after || w.processingAt <= clocks.now
+    else w.at <= clock
+
+  /** One key: load, set its clocks, its rows, save, and note its next wake-up. */
+  private def processKey(key: Row, rows: ArrayBuffer[Row], clocks: Clocks): Unit = {
     val id = encoded.computeIfAbsent(key, k => keyBytes.encode(k))
     val loaded = keyStates.getValue(id)
     backend.load(key, loaded)
-    val now = timers.getCurrentProcessingTimeInMs()
-    val wm = timers.getCurrentWatermarkInMs()
-    // Spark's watermark starts at 0 before any data; the engine's "no watermark yet" is -inf.
-    driver.catchUp(
-      now,
-      if (wm > 0) wm else Long.MinValue,
-      pollProcessingTime = domains != TimerDomains.EventOnly
-    )
+    val pollProcessing = domains == TimerDomains.ProcessingOnly || domains == TimerDomains.Both
+    if (channels) {
+      driver.restoreClocks(clocks.before, clocks.now)
+      if (pollProcessing) driver.advanceProcessingTime(clocks.now)
+    } else driver.catchUp(clocks.now, clocks.before, pollProcessing)
     if (combined) rows.foreach(partial(key, _))
-    else rows.foreach(row => driver.processRecord(new RowRecord(row)))
+    else rows.foreach(element)
+    if (channels) driver.advanceWatermark(clocks.after)
     backend.save(bytes => keyStates.updateValue(id, bytes), () => keyStates.removeKey(id))
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
-    val next = wakeup(now)
+    val next = wakeup(clocks.now)
     val before = wakeups.get(key)
-    if (next == Long.MaxValue) { if (before != null) { wakeups.remove(key); wakeupsChanged = true } }
-    else if (before == null || before.longValue != next) { wakeups.put(key, next); wakeupsChanged = true }
-    next
+    if (next == null) { if (before != null) { wakeups.remove(key); wakeupsChanged = true } }
+    else if (before == null || before.at != next.at || before.processingAt != next.processingAt) {
+      wakeups.put(key, next.copy(key = id))
+      wakeupsChanged = true
+    }
   }
 
-  /** When the current key must next be woken, on Spark's timer clock (MaxValue: never). */
-  private def wakeup(processingTime: Long): Long = domains match {
-    case TimerDomains.EventOnly =>
-      backend.eventTimers.nextTime
-    case TimerDomains.ProcessingOnly | TimerDomains.Both =>
-      val proc = backend.processingTimers.nextTime
-      // Event-time timers cannot wake a key in processing-time mode: poll next batch.
-      val poll =
-        if (domains == TimerDomains.Both && !backend.eventTimers.isEmpty) processingTime + 1
-        else Long.MaxValue
-      math.min(proc, poll)
-    case TimerDomains.Neither => Long.MaxValue
+  private def element(row: Row): Unit = {
+    val record = new RowRecord(row, payloadWidth)
+    if (channels && row.isNullAt(payloadWidth)) collector.emitError(record, "the channel is null")
+    else driver.processRecord(record)
   }
+
+  /** When the current key must next be woken (null: never). Without channels a wake-up is on
+    * Spark's timer clock; with channels, in event time and in processing time.
+    */
+  private def wakeup(processingTime: Long): Wakeup =
+    if (channels) {
+      val at = backend.eventTimers.nextTime
+      val processingAt = backend.processingTimers.nextTime
+      if (at == Long.MaxValue && processingAt == Long.MaxValue) null else Wakeup(null, at, processingAt)
+    } else {
+      val at = domains match {
+        case TimerDomains.EventOnly => backend.eventTimers.nextTime
+        case TimerDomains.ProcessingOnly | TimerDomains.Both =>
+          val proc = backend.processingTimers.nextTime
+          // Event-time timers cannot wake a key in processing-time mode: poll next batch.
+          val poll =
+            if (domains == TimerDomains.Both && !backend.eventTimers.isEmpty) processingTime + 1
+            else Long.MaxValue
+          math.min(proc, poll)
+        case TimerDomains.Neither => Long.MaxValue
+      }
+      if (at == Long.MaxValue) null else Wakeup(null, at)
+    }
 
   /** A pre-aggregated row from [[Combiner]]: a group of elements, or a row without timestamp
-    * (passed through whole, for the driver to route to the error output).
+    * or channel (passed through whole, to the error output).
     */
   private def partial(key: Row, row: Row): Unit = {
     val k = keyWidth
-    if (!row.isNullAt(k + 3)) driver.processRecord(new RowRecord(row.getStruct(k + 3)))
-    else
+    if (!row.isNullAt(k + 3)) {
+      val raw = row.getStruct(k + 3)
+      if (channels && raw.isNullAt(plan.channelColumn.get))
+        collector.emitError(new RowRecord(raw), "the channel is null")
+      else driver.processRecord(new RowRecord(raw))
+    } else
       driver.processPartial(
         key,
         row.getLong(k),
@@ -227,11 +292,30 @@ final class WindowProcessor(
 
   /** One Spark timer per key group, at its earliest wake-up and always strictly in the future:
     * a timer due now would fire at the end of this batch in Spark but at the next advance in
-    * the engine's semantics. The group's record goes once no key of it holds state or waits.
+    * the engine's semantics. The group's record goes once no key of it holds state or waits
+    * (with channels it stays: it holds the group's copy of the channel watermarks).
     */
-  private def syncGroup(stored: Option[GroupRecord], earliest: Long, clock: Long, firing: Boolean): Unit = {
+  private def syncGroup(
+      stored: Option[GroupRecord],
+      clock: Long,
+      clocks: Clocks,
+      watermarks: Option[ChannelWatermarks],
+      firing: Boolean
+  ): Unit = {
+    var earliest = Long.MaxValue
+    var eventTimers = false
+    wakeups.forEach { (_, w) =>
+      if (channels) {
+        earliest = math.min(earliest, w.processingAt)
+        if (w.at != Long.MaxValue) eventTimers = true
+      } else earliest = math.min(earliest, w.at)
+    }
+    // Channels go idle as processing time passes: a group with windows waiting for them wakes
+    // when the next one does, even if no data comes.
+    watermarks.foreach(cw => if (eventTimers) earliest = math.min(earliest, cw.nextIdleDeadline))
     val current = stored.map(_.timer).getOrElse(Long.MinValue)
-    val wanted = if (earliest == Long.MaxValue) Long.MinValue else math.max(earliest, clock + 1)
+    val wanted =
+      if (earliest == Long.MaxValue || !timersOn) Long.MinValue else math.max(earliest, clock + 1)
     if (wanted != current) {
       val handle = getHandle
       // A timer already due is deleted too when the group's rows got here first (the engine
@@ -239,16 +323,32 @@ final class WindowProcessor(
       if (current != Long.MinValue && (current > clock || !firing)) handle.deleteTimer(current)
       if (wanted != Long.MinValue) handle.registerTimer(wanted)
     }
-    if (liveKeys == 0 && wanted == Long.MinValue && wakeups.isEmpty) {
+    val channelBytes = watermarks.map { cw =>
+      val bytes = new java.io.ByteArrayOutputStream()
+      val out = new java.io.DataOutputStream(bytes)
+      cw.write(out)
+      out.flush()
+      bytes.toByteArray
+    }
+    if (liveKeys == 0 && wanted == Long.MinValue && wakeups.isEmpty && channelBytes.isEmpty) {
       if (stored.isDefined) keyStates.removeKey(WindowProcessor.GroupRecordKey)
-    } else if (stored.isEmpty || wakeupsChanged || wanted != current || liveKeys != stored.get.liveKeys) {
-      val table = new ArrayBuffer[(Array[Byte], Long)](wakeups.size)
-      wakeups.forEach((k, at) => table += (encoded.get(k) -> at.longValue))
+    } else if (
+      stored.isEmpty || wakeupsChanged || wanted != current || liveKeys != stored.get.liveKeys ||
+      !sameBytes(stored.flatMap(_.channels), channelBytes)
+    ) {
+      val table = new ArrayBuffer[Wakeup](wakeups.size)
+      wakeups.forEach((k, w) => table += w.copy(key = encoded.get(k)))
       keyStates.updateValue(
         WindowProcessor.GroupRecordKey,
-        GroupRecord.encode(GroupRecord(keyGroups, wanted, liveKeys, table.toSeq))
+        GroupRecord.encode(GroupRecord(keyGroups, wanted, liveKeys, table.toSeq, channelBytes))
       )
     }
+  }
+
+  private def sameBytes(a: Option[Array[Byte]], b: Option[Array[Byte]]): Boolean = (a, b) match {
+    case (Some(x), Some(y)) => java.util.Arrays.equals(x, y)
+    case (None, None) => true
+    case _ => false
   }
 }
 

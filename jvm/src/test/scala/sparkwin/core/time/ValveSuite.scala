@@ -42,16 +42,51 @@ class ValveSuite extends munit.FunSuite {
     assertEquals(v.inputWatermark(40, 0), Some(30L))
   }
 
-  test("when every channel is idle the valve is idle and emits nothing") {
+  test("when the last active channel goes idle holding the output back, the valve flushes to the maximum") {
     val v = new StatusWatermarkValve(2)
     v.inputWatermark(10, 0); v.inputWatermark(3, 1)
-    assertEquals(v.markIdle(0), None)
-    assertEquals(v.markIdle(1), None)
+    assertEquals(v.markIdle(0), None) // channel 1 still holds the output at 3
+    assertEquals(v.markIdle(1), Some(10L)) // every channel quiet: windows up to 10 may close
     assert(v.isIdle)
-    assertEquals(v.currentWatermark, 3L)
+    assertEquals(v.currentWatermark, 10L)
     v.markActive(0)
     assert(!v.isIdle)
     assertEquals(v.inputWatermark(11, 0), Some(11L))
+  }
+
+  test("the last channel going idle without holding the output back flushes nothing") {
+    val v = new StatusWatermarkValve(2)
+    v.inputWatermark(10, 0); v.inputWatermark(3, 1)
+    assertEquals(v.markIdle(1), Some(10L)) // channel 0 alone: 10
+    v.inputWatermark(12, 0) // output 12; channel 1 (idle) stays at 3
+    assertEquals(v.markIdle(0), None) // it held the output (12): the maximum is 12 already
+    assert(v.isIdle)
+    assertEquals(v.currentWatermark, 12L)
+  }
+
+  test("added channels start idle and are saved and restored with the rest") {
+    val v = new StatusWatermarkValve(0)
+    assert(v.isIdle)
+    val a = v.addChannel()
+    v.markActive(a)
+    assertEquals(v.inputWatermark(5, a), Some(5L))
+    val b = v.addChannel()
+    assert(v.isChannelIdle(b) && !v.isChannelAligned(b))
+    assertEquals(v.inputWatermark(20, a), Some(20L)) // b does not hold anything back
+    v.markActive(b)
+    assertEquals(v.inputWatermark(7, b), None) // behind the output: not aligned
+    val bytes = new java.io.ByteArrayOutputStream()
+    v.write(new java.io.DataOutputStream(bytes))
+    val back = StatusWatermarkValve.read(
+      new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray))
+    )
+    assertEquals(back.numChannels, 2)
+    assertEquals(
+      (back.currentWatermark, back.isChannelAligned(b), back.channelWatermark(b)),
+      (20L, false, 7L)
+    )
+    assertEquals(back.inputWatermark(25, b), None)
+    assertEquals(back.inputWatermark(30, a), Some(25L))
   }
 
   test("channel indexes are checked") {

@@ -1,23 +1,25 @@
 package sparkwin.runtime.spark
 
-import sparkwin.plan._
-import sparkwin.runtime.spark._
-
 /** A key group's record reads back as written, and anything else is refused, never misread. */
 class GroupRecordSuite extends munit.FunSuite {
   private def same(a: GroupRecord, b: GroupRecord): Unit = {
     assertEquals((a.keyGroups, a.timer, a.liveKeys), (b.keyGroups, b.timer, b.liveKeys))
     assertEquals(
-      a.wakeups.map { case (k, at) => (k.toSeq, at) },
-      b.wakeups.map { case (k, at) => (k.toSeq, at) }
+      a.wakeups.map(w => (w.key.toSeq, w.at, w.processingAt)),
+      b.wakeups.map(w => (w.key.toSeq, w.at, w.processingAt))
     )
+    assertEquals(a.channels.map(_.toSeq), b.channels.map(_.toSeq))
   }
 
   private val record = GroupRecord(
     128,
     109999L,
     3L,
-    Seq(Array[Byte](1, 2, 3) -> 5L, Array.fill[Byte](40)(7) -> Long.MaxValue, Array[Byte](9) -> -4L)
+    Seq(
+      Wakeup(Array[Byte](1, 2, 3), 5L),
+      Wakeup(Array.fill[Byte](40)(7), Long.MaxValue),
+      Wakeup(Array[Byte](9), -4L)
+    )
   )
 
   test("records read back as written, wake-ups in order") {
@@ -39,11 +41,23 @@ class GroupRecordSuite extends munit.FunSuite {
       assert(e.getMessage.contains(why), e.getMessage)
       assert(e.getMessage.contains(s"of ${b.length} bytes"), e.getMessage)
     }
-    refused(bytes.updated(0, 2.toByte), "layout 2, this sparkwin reads layout 1")
+    refused(bytes.updated(0, 3.toByte), "layout 3, this sparkwin reads layouts 1 and 2")
     (0 until bytes.length).foreach(n => intercept[IllegalStateException](GroupRecord.decode(bytes.take(n))))
     refused(bytes.take(10), "it ends early")
     refused(bytes :+ 0.toByte, "1 bytes after the wake-ups")
     refused(bytes.patch(21, Array[Byte](-1, -1, -1, -1), 4), "-1 wake-ups")
     refused(bytes.patch(25, Array[Byte](0, 0, 1, 0), 4), "a key of 256 bytes")
+  }
+
+  test("with channels (layout 2) each wake-up has both times, and the channel watermarks follow") {
+    val withChannels = record.copy(
+      wakeups = record.wakeups.map(w => w.copy(processingAt = w.at + 7)),
+      channels = Some(Array[Byte](4, 5, 6))
+    )
+    val bytes = GroupRecord.encode(withChannels)
+    assertEquals(bytes(0), 2.toByte)
+    assertEquals(bytes.length, 25 + (4 + 3 + 16) + (4 + 40 + 16) + (4 + 1 + 16) + 4 + 3)
+    same(GroupRecord.decode(bytes), withChannels)
+    (0 until bytes.length).foreach(n => intercept[IllegalStateException](GroupRecord.decode(bytes.take(n))))
   }
 }

@@ -1,0 +1,136 @@
+package sparkwin.core.time
+
+import java.io.{DataInput, DataOutput}
+
+import scala.collection.mutable.ArrayBuffer
+
+/** The watermark of a stream that arrives in batches (Spark's micro-batches) from several input
+  * channels (Kafka partitions, shards): a generator per channel, idleness, and the valve
+  * ([[StatusWatermarkValve]]) over them, moved once per batch by [[boundary]].
+  *
+  * At the end of a batch, at its time `t`: first every active channel whose last data is at least
+  * the idle timeout before `t` goes idle, in the order of those deadlines (then of channel id);
+  * then each channel that delivered in the batch is active with its last data at `t`, and then
+  * each (in channel-id order) emits its generator's watermark over everything it delivered. The
+  * valve's output after that is the batch's watermark. A channel that has not delivered yet is
+  * idle, so it does not hold the watermark back; when it first delivers it joins as an idle
+  * channel coming back does, aligned only once it has caught up with the output.
+  *
+  * The outcome depends only on the batches' times and contents, not on how often `boundary` ran
+  * in between: a boundary without data applies only idle transitions, which a later boundary
+  * would apply in the same order. So copies kept in several places (Spark's key groups) and a
+  * query restarted from its checkpoint compute the same watermarks.
+  */
+final class ChannelWatermarks private (
+    strategy: WatermarkStrategy,
+    private val ids: ArrayBuffer[String],
+    private val maxSeen: ArrayBuffer[Long],
+    private val lastData: ArrayBuffer[Long],
+    private val valve: StatusWatermarkValve
+) {
+  private val index = new java.util.HashMap[String, Integer]()
+  ids.indices.foreach(i => index.put(ids(i), i))
+
+  private val (bound, idleTimeout) = strategy.kind match {
+    case WatermarkStrategy.BoundedOutOfOrderness(b) => (b + 1, strategy.idleTimeout)
+    case WatermarkStrategy.StormLag(lag) => (lag, strategy.idleTimeout)
+    case other =>
+      throw new IllegalArgumentException(
+        s"$other watermarks cannot be generated per channel on a live stream: use " +
+          "WatermarkStrategy.forBoundedOutOfOrderness or forStormLag"
+      )
+  }
+
+  /** The batch watermark (Long.MinValue before the first). */
+  def watermark: Long = valve.currentWatermark
+
+  /** The end of batch at `time`, in which each channel of `delivered` brought data whose largest
+    * event time is the value; returns the new watermark.
+    */
+  def boundary(time: Long, delivered: Iterable[(String, Long)]): Long = {
+    idleTimeout.foreach { timeout =>
+      val due = ids.indices.filter { i =>
+        !valve.isChannelIdle(i) && lastData(i) != Long.MinValue && lastData(i) <= time - timeout
+      }
+      due.sortBy(i => (lastData(i), ids(i))).foreach(valve.markIdle)
+    }
+    // Every channel that delivered is active first, then each emits: channels of one batch do
+    // not decide each other's alignment by the order they are listed in.
+    val batch = delivered.toSeq.sortBy(_._1).map { case (id, max) =>
+      val i = channel(id)
+      if (max > maxSeen(i)) maxSeen(i) = max
+      lastData(i) = time
+      if (valve.isChannelIdle(i)) valve.markActive(i)
+      i
+    }
+    batch.foreach(i => valve.inputWatermark(generated(maxSeen(i)), i))
+    watermark
+  }
+
+  /** The next time at which a channel goes idle (Long.MaxValue: none will). */
+  def nextIdleDeadline: Long = idleTimeout match {
+    case None => Long.MaxValue
+    case Some(timeout) =>
+      var next = Long.MaxValue
+      for (i <- ids.indices if !valve.isChannelIdle(i) && lastData(i) != Long.MinValue)
+        next = math.min(next, lastData(i) + timeout)
+      next
+  }
+
+  /** Each channel's id, generated watermark and whether it is idle, in order of first data. */
+  def channels: Seq[(String, Long, Boolean)] =
+    ids.indices.map(i => (ids(i), valve.channelWatermark(i), valve.isChannelIdle(i)))
+
+  def isIdle: Boolean = valve.numChannels == 0 || valve.isIdle
+
+  private def channel(id: String): Int = {
+    val known = index.get(id)
+    if (known != null) known.intValue
+    else {
+      val i = valve.addChannel()
+      ids += id
+      maxSeen += Long.MinValue
+      lastData += Long.MinValue
+      index.put(id, i)
+      i
+    }
+  }
+
+  private def generated(max: Long): Long =
+    if (max == Long.MinValue || max < Long.MinValue + bound) Long.MinValue else max - bound
+
+  /** The whole state, for a runtime that keeps it in a checkpoint. */
+  def write(out: DataOutput): Unit = {
+    out.writeInt(ids.size)
+    ids.indices.foreach { i => out.writeUTF(ids(i)); out.writeLong(maxSeen(i)); out.writeLong(lastData(i)) }
+    valve.write(out)
+  }
+}
+
+object ChannelWatermarks {
+
+  /** Channel watermarks before any channel delivered. */
+  def apply(strategy: WatermarkStrategy): ChannelWatermarks =
+    new ChannelWatermarks(
+      strategy,
+      ArrayBuffer.empty,
+      ArrayBuffer.empty,
+      ArrayBuffer.empty,
+      new StatusWatermarkValve(0)
+    )
+
+  /** As [[ChannelWatermarks.write]] left them. */
+  def read(strategy: WatermarkStrategy, in: DataInput): ChannelWatermarks = {
+    val n = in.readInt()
+    val ids = ArrayBuffer.empty[String]
+    val maxSeen = ArrayBuffer.empty[Long]
+    val lastData = ArrayBuffer.empty[Long]
+    for (_ <- 0 until n) { ids += in.readUTF(); maxSeen += in.readLong(); lastData += in.readLong() }
+    val valve = StatusWatermarkValve.read(in)
+    if (valve.numChannels != n)
+      throw new IllegalStateException(
+        s"saved channel watermarks of $n channels and a valve of ${valve.numChannels}"
+      )
+    new ChannelWatermarks(strategy, ids, maxSeen, lastData, valve)
+  }
+}

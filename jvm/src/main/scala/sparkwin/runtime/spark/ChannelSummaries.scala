@@ -1,0 +1,66 @@
+package sparkwin.runtime.spark
+
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.catalyst.expressions.GenericRow
+import org.apache.spark.sql.types._
+
+/** What a micro-batch tells every key group about the input channels (pipelines with
+  * `channel=` on a live stream): each partition sums up, per channel, the largest event time it
+  * saw, and sends that summary to every key group, so each group moves its own copy of the
+  * channel watermarks (`core.time.ChannelWatermarks`) exactly as every other group does.
+  *
+  * Rows after the map side carry two columns of their own after the payload: the channel's id
+  * (its value as a string; null on summary rows) and the summary (null on data rows).
+  */
+object ChannelSummaries {
+  val ChannelColumn = "__sw_channel"
+  val SummaryColumn = "__sw_channels"
+
+  /** A summary for one key group (`group`, its label): channel ids and their largest times. */
+  val SummarySchema: StructType = StructType(
+    Seq(
+      StructField("group", IntegerType, nullable = false),
+      StructField("ids", ArrayType(StringType, containsNull = false), nullable = false),
+      StructField("maxTs", ArrayType(LongType, containsNull = false), nullable = false)
+    )
+  )
+
+  /** Watches a partition's rows go by and remembers each channel's largest event time. */
+  final class Tap {
+    private val max = new java.util.TreeMap[String, java.lang.Long]()
+
+    def see(channel: String, ts: Long): Unit = {
+      val before = max.get(channel)
+      if (before == null || ts > before) max.put(channel, ts)
+    }
+
+    def isEmpty: Boolean = max.isEmpty
+
+    /** One row per key group label of `width` fields: nulls, then no channel and the summary. */
+    def summaryRows(labels: Array[Int], width: Int): Iterator[Row] =
+      if (max.isEmpty) Iterator.empty
+      else {
+        val ids = new Array[Any](max.size)
+        val times = new Array[Any](max.size)
+        var i = 0
+        max.forEach { (id, ts) => ids(i) = id; times(i) = ts.longValue; i += 1 }
+        labels.iterator.map { label =>
+          val values = new Array[Any](width + 2)
+          values(width + 1) = new GenericRow(Array[Any](label, ids.toSeq, times.toSeq))
+          new GenericRow(values)
+        }
+      }
+  }
+
+  /** The channels' largest times in a summary row's summary struct. */
+  def read(summary: Row, into: java.util.TreeMap[String, java.lang.Long]): Unit = {
+    val ids = summary.getSeq[String](1)
+    val times = summary.getSeq[Long](2)
+    var i = 0
+    while (i < ids.length) {
+      val before = into.get(ids(i))
+      if (before == null || times(i) > before) into.put(ids(i), times(i))
+      i += 1
+    }
+  }
+}

@@ -1,0 +1,103 @@
+package sparkwin.core.time
+
+import org.scalacheck.{Gen, Prop}
+
+/** Channel watermarks of a stream read in batches: a generator per channel, idleness measured
+  * from the batches' times, and the valve; copies that skip batches without data agree with
+  * copies that saw every batch.
+  */
+class ChannelWatermarksSuite extends munit.ScalaCheckSuite {
+  private val bounded = WatermarkStrategy.forBoundedOutOfOrderness(4)
+  private val idle = bounded.copy(idleTimeout = Some(1000))
+
+  private def bytes(c: ChannelWatermarks): Seq[Byte] = {
+    val out = new java.io.ByteArrayOutputStream()
+    c.write(new java.io.DataOutputStream(out))
+    out.toByteArray.toSeq
+  }
+
+  test("the watermark is the slowest channel's: largest time seen, less the bound and one") {
+    val c = ChannelWatermarks(bounded)
+    assertEquals(c.watermark, Long.MinValue)
+    assertEquals(c.boundary(100, Seq("p0" -> 50L, "p1" -> 30L)), 25L)
+    assertEquals(c.boundary(200, Seq("p0" -> 90L)), 25L) // p1 lags
+    assertEquals(c.boundary(300, Seq("p1" -> 70L)), 65L)
+    assertEquals(c.channels, Seq(("p0", 85L, false), ("p1", 65L, false)))
+  }
+
+  test("a channel with no data for the idle timeout stops holding the others back") {
+    val c = ChannelWatermarks(idle)
+    c.boundary(0, Seq("p0" -> 10L, "p1" -> 10L))
+    assertEquals(c.boundary(999, Seq("p0" -> 500L)), 5L) // p1 quiet for 999 ms: still active
+    assertEquals(c.nextIdleDeadline, 1000L)
+    assertEquals(c.boundary(1000, Nil), 495L) // p1 idle at 1000: p0 alone
+    assert(c.channels.exists { case (id, _, isIdle) => id == "p1" && isIdle })
+    // p1 comes back behind the watermark: its data does not pull it back, nor does p1 hold it.
+    assertEquals(c.boundary(1100, Seq("p1" -> 20L, "p0" -> 700L)), 695L)
+  }
+
+  test("a channel's first data joins like a channel back from idleness: only once caught up") {
+    val c = ChannelWatermarks(bounded)
+    assertEquals(c.boundary(0, Seq("p0" -> 100L)), 95L) // an unseen channel holds nothing back
+    assertEquals(c.boundary(10, Seq("p9" -> 40L)), 95L) // a new partition, far behind
+    assertEquals(c.boundary(20, Seq("p0" -> 200L)), 195L) // p9 not aligned: p0 goes on
+    assertEquals(c.boundary(30, Seq("p9" -> 300L)), 195L) // caught up: aligned again
+    assertEquals(c.boundary(40, Seq("p0" -> 400L)), 295L) // and now it holds p0 back
+  }
+
+  test("when every channel has gone idle the watermark flushes to the furthest channel") {
+    val c = ChannelWatermarks(idle)
+    c.boundary(0, Seq("p0" -> 100L, "p1" -> 50L))
+    assertEquals(c.watermark, 45L)
+    assertEquals(c.boundary(5000, Nil), 95L) // both idle at 1000: windows up to p0's close
+    assert(c.isIdle)
+  }
+
+  test("saved and read back, the watermarks go on as before") {
+    val c = ChannelWatermarks(idle)
+    c.boundary(0, Seq("b" -> 10L, "a" -> 20L))
+    c.boundary(700, Seq("a" -> 40L))
+    val saved = new java.io.ByteArrayOutputStream()
+    c.write(new java.io.DataOutputStream(saved))
+    val back = ChannelWatermarks.read(
+      idle,
+      new java.io.DataInputStream(new java.io.ByteArrayInputStream(saved.toByteArray))
+    )
+    assertEquals(bytes(back), bytes(c))
+    assertEquals(back.boundary(1500, Seq("a" -> 90L)), c.boundary(1500, Seq("a" -> 90L)))
+    assertEquals(bytes(back), bytes(c))
+  }
+
+  private val batches = for {
+    n <- Gen.choose(1, 30)
+    steps <- Gen.listOfN(
+      n,
+      for {
+        gap <- Gen.choose(0L, 900L)
+        data <- Gen.frequency(
+          2 -> Gen.const(Seq.empty[(String, Long)]),
+          5 -> Gen.listOf(Gen.zip(Gen.oneOf("p0", "p1", "p2", "p3"), Gen.choose(-50L, 3000L)))
+        )
+      } yield (gap, data)
+    )
+  } yield steps
+
+  property("a copy that skips batches without data computes what a copy that saw them does") {
+    Prop.forAll(batches, Gen.long) { (steps, seed) =>
+      val rnd = new scala.util.Random(seed)
+      val every = ChannelWatermarks(idle)
+      val some = ChannelWatermarks(idle)
+      var time = 0L
+      steps.foreach { case (gap, data) =>
+        time += gap
+        every.boundary(time, data)
+        if (data.nonEmpty || rnd.nextBoolean()) {
+          some.boundary(time, data)
+          assertEquals(some.watermark, every.watermark)
+          assertEquals(bytes(some), bytes(every))
+        }
+      }
+      true
+    }
+  }
+}
