@@ -43,42 +43,6 @@ def tumbling(df, size: int = 10, **kw) -> sw.WindowedStream:
 # Windows, watermarks at the boundary, negative time
 
 
-def test_element_at_a_window_end_belongs_to_the_next_window(df) -> None:
-    h = WindowHarness(tumbling(df).aggregate(sw.agg.sum("amount")))
-    h.processElements([row("a", 1, 9), row("a", 2, 10)])
-    h.processWatermark(9)  # watermark == maxTimestamp of [0, 10)
-    assert short(h.extractOutput(), "sum_amount") == [("a", 0, 10, 1)]
-    h.processWatermark(18)
-    assert h.extractOutput() == []
-    h.processWatermark(19)
-    assert short(h.extractOutput(), "sum_amount") == [("a", 10, 20, 2)]
-
-
-def test_negative_timestamps_fall_in_windows_before_the_epoch(df) -> None:
-    h = WindowHarness(tumbling(df).aggregate(sw.agg.count()))
-    h.processElements([row("a", 1, -1), row("a", 1, -10), row("a", 1, -11)])
-    h.processWatermark(0)
-    assert sorted(short(h.extractOutput(), "count")) == [("a", -20, -10, 1), ("a", -10, 0, 2)]
-
-
-def test_sliding_windows_count_an_element_in_every_window_that_holds_it(df) -> None:
-    p = (
-        src(df)
-        .keyBy("user")
-        .window(sw.SlidingEventTimeWindows.of(10, 5))
-        .aggregate(sw.agg.sum("amount"))
-    )
-    h = WindowHarness(p)
-    h.processElements([row("a", 1, 7), row("a", 10, 12)])
-    h.processWatermark(100)
-    assert sorted(short(h.extractOutput(), "sum_amount")) == [
-        ("a", 0, 10, 1),
-        ("a", 5, 15, 11),
-        ("a", 10, 20, 10),
-    ]
-    assert h.numStateEntries() == 0
-
-
 def test_window_all_and_global_windows_have_no_bounds(df) -> None:
     p = (
         src(df)
@@ -105,24 +69,6 @@ def test_window_all_and_global_windows_have_no_bounds(df) -> None:
 # Lateness
 
 
-def test_late_element_within_lateness_fires_again_with_the_whole_window(df) -> None:
-    p = tumbling(df, allowedLateness=5, sideOutputLateData="late").aggregate(sw.agg.sum("amount"))
-    h = WindowHarness(p)
-    h.processElements([row("a", 1, 1), row("a", 5, 5)])
-    h.processWatermark(9)
-    h.processElement(row("a", 3, 3))
-    out = h.extractOutput()
-    assert [(o["sum_amount"], o["pane_timing"], o["pane_index"]) for o in out] == [
-        (6, "ON_TIME", 0),
-        (9, "LATE", 1),
-    ]
-    h.processWatermark(14)  # cleanup at maxTimestamp + lateness
-    assert h.numStateEntries() == 0
-    h.processElement(row("a", 7, 3))  # beyond lateness
-    assert h.extractSideOutput("late") == [{"user": "a", "amount": 7, "ts": 3}]
-    assert h.extractOutput() == []
-
-
 def test_late_elements_are_counted_when_there_is_no_side_output(df) -> None:
     h = WindowHarness(tumbling(df).aggregate(sw.agg.count()))
     h.processElement(row("a", 1, 1))
@@ -135,35 +81,6 @@ def test_late_elements_are_counted_when_there_is_no_side_output(df) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Sessions
-
-
-def test_a_bridging_element_joins_two_sessions(df) -> None:
-    p = (
-        src(df)
-        .keyBy("user")
-        .window(sw.EventTimeSessionWindows.withGap(5))
-        .aggregate(sw.agg.sum("amount"))
-    )
-    h = WindowHarness(p)
-    h.processElements([row("a", 1, 0), row("a", 2, 12), row("a", 4, 6), row("a", 8, 9)])
-    h.processWatermark(100)
-    assert sorted(short(h.extractOutput(), "sum_amount")) == [("a", 0, 5, 1), ("a", 6, 17, 14)]
-    assert h.numStateEntries() == 0
-
-
-def test_a_merge_while_a_timer_is_pending_fires_only_the_merged_session(df) -> None:
-    p = (
-        src(df)
-        .keyBy("user")
-        .window(sw.EventTimeSessionWindows.withGap(10))
-        .aggregate(sw.agg.count())
-    )
-    h = WindowHarness(p)
-    h.processElements([row("a", 1, 0), row("a", 1, 8)])  # [0,10) timer at 9 is dropped
-    h.processWatermark(9)
-    assert h.extractOutput() == []
-    h.processWatermark(17)
-    assert short(h.extractOutput(), "count", "pane_index") == [("a", 0, 18, 2, 0)]
 
 
 def test_dynamic_gaps_and_bad_gaps_go_to_the_error_output(spark) -> None:
@@ -204,48 +121,6 @@ def test_null_timestamps_go_to_the_error_output(df) -> None:
 # Flink triggers and evictors
 
 
-def test_count_trigger_fires_every_n_and_purging_clears(df) -> None:
-    acc = WindowHarness(
-        tumbling(df, 100).trigger(sw.CountTrigger.of(2)).aggregate(sw.agg.sum("amount"))
-    )
-    pur = WindowHarness(
-        tumbling(df, 100)
-        .trigger(sw.PurgingTrigger.of(sw.CountTrigger.of(2)))
-        .aggregate(sw.agg.sum("amount"))
-    )
-    for h in (acc, pur):
-        h.processElements([row("a", v, v) for v in (1, 2, 3, 4)])
-    assert [o["sum_amount"] for o in acc.extractOutput()] == [3, 10]
-    assert [o["sum_amount"] for o in pur.extractOutput()] == [3, 7]
-
-
-def test_continuous_event_time_trigger_fires_every_interval(df) -> None:
-    h = WindowHarness(
-        tumbling(df, 100).trigger(sw.ContinuousEventTimeTrigger.of(30)).aggregate(sw.agg.count())
-    )
-    h.processElement(row("a", 1, 5))
-    h.processWatermark(120)
-    out = h.extractOutput()
-    assert [(o["pane_index"], o["pane_timing"]) for o in out] == [
-        (0, "EARLY"),
-        (1, "EARLY"),
-        (2, "EARLY"),
-        (3, "ON_TIME"),
-    ]
-
-
-def test_delta_trigger_fires_when_an_element_moves_more_than_the_threshold(df) -> None:
-    p = (
-        src(df)
-        .keyBy("user")
-        .window(sw.GlobalWindows.create())
-        .trigger(sw.DeltaTrigger.of(5.0, "amount"))
-    )
-    h = WindowHarness(p.aggregate(sw.agg.collectList("amount")))
-    h.processElements([row("a", v, i) for i, v in enumerate([1, 3, 7, 8, 13])])
-    assert [o["collect_list_amount"] for o in h.extractOutput()] == [[1, 3, 7], [1, 3, 7, 8, 13]]
-
-
 def test_processing_time_windows_and_timeout_triggers(df) -> None:
     p = (
         src(df)
@@ -276,50 +151,6 @@ def test_processing_time_windows_and_timeout_triggers(df) -> None:
     assert g.extractOutput() == []
     g.setProcessingTime(100)
     assert [o["count"] for o in g.extractOutput()] == [1]
-
-
-def test_count_windows_tumbling_and_sliding(df) -> None:
-    keyed = src(df).keyBy("user")
-    tumbling_ = WindowHarness(keyed.countWindow(3).aggregate(sw.agg.collectList("amount")))
-    sliding = WindowHarness(keyed.countWindow(3, 2).aggregate(sw.agg.collectList("amount")))
-    for h in (tumbling_, sliding):
-        h.processElements([row("a", v, v) for v in range(1, 7)])
-    assert [o["collect_list_amount"] for o in tumbling_.extractOutput()] == [[1, 2, 3], [4, 5, 6]]
-    assert [o["collect_list_amount"] for o in sliding.extractOutput()] == [
-        [1, 2],
-        [2, 3, 4],
-        [4, 5, 6],
-    ]
-
-
-def test_evictors_before_and_after_the_function(df) -> None:
-    before = tumbling(df, 100).evictor(sw.TimeEvictor.of(10)).aggregate(sw.agg.sum("amount"))
-    h = WindowHarness(before)
-    h.processElements(
-        [row("a", 1, 5), row("a", 2, 50), row("a", 4, 45), row("a", 8, 41), row("a", 16, 40)]
-    )
-    h.processWatermark(99)
-    assert [o["sum_amount"] for o in h.extractOutput()] == [14]
-
-    after = (
-        tumbling(df, 100)
-        .trigger(sw.CountTrigger.of(2))
-        .evictor(sw.CountEvictor.of(1, doEvictAfter=True))
-        .aggregate(sw.agg.collectList("amount"))
-    )
-    g = WindowHarness(after)
-    g.processElements([row("a", v, v) for v in (1, 2, 3, 4)])
-    assert [o["collect_list_amount"] for o in g.extractOutput()] == [[1, 2], [2, 3, 4]]
-
-    delta = (
-        tumbling(df, 100)
-        .evictor(sw.DeltaEvictor.of(5.0, "amount"))
-        .aggregate(sw.agg.collectList("amount"))
-    )
-    d = WindowHarness(delta)
-    d.processElements([row("a", 1, 1), row("a", 9, 2), row("a", 4, 3), row("a", 7, 4)])
-    d.processWatermark(99)
-    assert [o["collect_list_amount"] for o in d.extractOutput()] == [[9, 4, 7]]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -496,56 +327,6 @@ def test_storm_documented_example(spark) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Channels, the valve and generated watermarks
-
-
-def test_a_lagging_channel_holds_back_every_key_until_it_goes_idle(df) -> None:
-    h = WindowHarness(tumbling(df).aggregate(sw.agg.count()), channels=2)
-    h.processElements([row("a", 1, 1), row("b", 1, 2)], channel=0)
-    h.processWatermark(50, channel=0)
-    h.processWatermark(5, channel=1)
-    assert h.currentWatermark() == 5 and h.extractOutput() == []
-    h.markIdle(1)
-    assert h.currentWatermark() == 50
-    assert sorted(o["user"] for o in h.extractOutput()) == ["a", "b"]
-
-
-def test_an_idle_channel_rejoins_only_once_it_catches_up(df) -> None:
-    h = WindowHarness(tumbling(df).aggregate(sw.agg.count()), channels=2)
-    h.processWatermark(5, channel=0)
-    h.processWatermark(5, channel=1)
-    h.markIdle(1)
-    h.processWatermark(20, channel=0)
-    h.markActive(1)
-    h.processWatermark(12, channel=1)  # behind the output: does not pull it back
-    assert h.currentWatermark() == 20
-    h.processWatermark(25, channel=0)  # channel 1 is not aligned yet
-    assert h.currentWatermark() == 25
-    h.processWatermark(30, channel=1)  # caught up: now it holds the valve back
-    h.processWatermark(40, channel=0)
-    assert h.currentWatermark() == 30
-
-
-def test_the_valve_status_says_which_channel_holds_back_and_flushes_when_all_go_idle(df) -> None:
-    h = WindowHarness(tumbling(df).aggregate(sw.agg.count()), channels=3)
-    assert [c["watermark"] for c in h.channelStatus()] == [None, None, None]
-    h.processElement(row("a", 1, 35), channel=2)
-    for channel, wm in ((0, 30), (1, 8), (2, 45)):
-        h.processWatermark(wm, channel=channel)
-    slowest = min(h.channelStatus(), key=lambda c: c["watermark"])
-    assert slowest["channel"] == 1 and h.currentWatermark() == 8
-    h.markIdle(2)
-    h.markIdle(1)
-    assert h.currentWatermark() == 30 and h.extractOutput() == []
-    # Flink's rule: the last active channel going idle while it holds the output flushes the
-    # valve to the largest watermark of any channel, so the quiet stream's windows close.
-    h.markIdle(0)
-    assert h.currentWatermark() == 45
-    assert [(c["idle"], c["watermark"]) for c in h.channelStatus()] == [
-        (True, 30),
-        (True, 8),
-        (True, 45),
-    ]
-    assert [o["user"] for o in h.extractOutput()] == ["a"]
 
 
 def test_generated_watermarks_are_periodic_in_processing_time(df) -> None:

@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
-from sparkwin import _runtime
+from sparkwin import _runtime, explain
 from sparkwin._contract import ERRORS_TAG
 from sparkwin.replay import Replay, replay
 
@@ -96,6 +96,21 @@ class Pipeline:
         if self.lateOutputTag is not None:
             out[self.lateOutputTag] = self.df.schema
         return out
+
+    def describe(self) -> dict[str, Any]:
+        """What this pipeline will run: the builder chain, the runtime, where watermarks come
+        from, the engine's operator (algorithm, state layout and why), Spark's time mode and
+        every output's schema, as plain values.
+
+        Example::
+
+            pipeline.describe()["operator"]   # 'sliced/keyed (aligned event-time windows, sliced)'
+        """
+        return explain.describe(self)
+
+    def explain(self) -> None:
+        """Prints ``describe()`` as text, as ``DataFrame.explain()`` prints Spark's plan."""
+        print(explain.render(self.describe()))
 
     def _union(self) -> DataFrame:
         return _runtime.union(self.df, self.planJson())

@@ -1,0 +1,84 @@
+"""What a pipeline will run, in words: the builder chain, where its watermarks come from, the
+engine's algorithm and state layout, Spark's time mode and the outputs' schemas. Behind
+``Pipeline.describe()`` and ``Pipeline.explain()``; the JVM decides the algorithm and time mode,
+so the answer is the jar's, on classic and Connect sessions alike."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sparkwin import _runtime
+
+if TYPE_CHECKING:
+    from sparkwin.pipeline import Pipeline
+
+__all__ = ["describe", "render"]
+
+
+def describe(pipeline: Pipeline) -> dict[str, Any]:
+    """The pipeline's run as a dict of plain values (see ``Pipeline.describe``)."""
+    plan = pipeline.plan
+    jvm = _runtime.describe(pipeline.df.sparkSession, pipeline.planJson())
+    streaming = pipeline.df.isStreaming
+    if streaming:
+        runtime = "streaming: transformWithState over key groups, one query for every output"
+    elif plan.get("arrival"):
+        runtime = f"replay: bounded input in arrival order of column {plan['arrival']!r}"
+    else:
+        runtime = "bounded: each key's events in event-time order, then watermark +infinity"
+    outputs = {tag: schema.simpleString() for tag, schema in pipeline.schemas().items()}
+    return {
+        "pipeline": repr(pipeline),
+        "runtime": runtime,
+        "watermarks": _watermarks(plan, streaming),
+        "operator": jvm["algorithm"],
+        "timeMode": jvm["timeMode"],
+        "timerDomains": jvm["timerDomains"],
+        "outputs": outputs,
+    }
+
+
+def render(described: dict[str, Any]) -> str:
+    """``describe()``'s dict as the text ``explain()`` prints."""
+    lines = [
+        described["pipeline"],
+        f"  runtime:    {described['runtime']}",
+        f"  watermarks: {described['watermarks']}",
+        f"  operator:   {described['operator']}",
+        f"  timers:     TimeMode.{described['timeMode']} (engine timers: "
+        f"{described['timerDomains']})",
+        "  outputs:",
+    ]
+    width = max(len(tag) for tag in described["outputs"])
+    lines += [f"    {tag:<{width}}  {s}" for tag, s in described["outputs"].items()]
+    return "\n".join(lines)
+
+
+def _watermarks(plan: dict[str, Any], streaming: bool) -> str:
+    strategy = plan.get("watermark")
+    if strategy is None:
+        return "none (processing time)"
+    text = _strategy(strategy)
+    channel = plan.get("channel")
+    if channel is not None:
+        where = "at micro-batch boundaries, kept in the checkpoint" if streaming else "by arrival"
+        return f"{text} per channel of {channel!r}, a valve over the channels ({where})"
+    if streaming:
+        return f"{text}, as Spark's global watermark (no rows dropped before sparkwin)"
+    return f"{text}; a bounded input ends at +infinity"
+
+
+def _strategy(strategy: dict[str, Any]) -> str:
+    kind = strategy.get("kind")
+    if kind == "boundedOutOfOrderness":
+        text = f"bounded out-of-orderness {strategy.get('boundMs')} ms"
+    elif kind == "stormLag":
+        text = f"Storm lag {strategy.get('lagMs')} ms"
+    elif kind == "punctuated":
+        text = f"punctuated by {strategy.get('markerColumn')!r}"
+    else:
+        text = str(kind)
+    idle = strategy.get("idleTimeoutMs")
+    if idle is not None:
+        text += f", idle after {idle} ms"
+    return text

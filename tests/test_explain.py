@@ -1,0 +1,79 @@
+"""``Pipeline.describe()``/``explain()`` say what will run: the runtime, where watermarks come
+from, the engine's operator and state layout, Spark's time mode and the outputs' schemas."""
+
+from __future__ import annotations
+
+import sparkwin as sw
+
+SCHEMA = "user string, amount long, ts long, part int"
+
+
+def _bounded(d: int = 1_000) -> sw.WatermarkStrategy:
+    return sw.WatermarkStrategy.forBoundedOutOfOrderness(d)
+
+
+def test_a_live_stream_with_channels_says_where_its_watermarks_come_from(spark, tmp_path):
+    stream = spark.readStream.schema(SCHEMA).json(str(tmp_path))
+    pipeline = (
+        sw.stream(stream, "ts", channel="part", watermark=_bounded().withIdleness(60_000))
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(60_000))
+        .sideOutputLateData("late")
+        .aggregate(sw.agg.sum("amount"))
+    )
+    d = pipeline.describe()
+    assert d["runtime"].startswith("streaming: transformWithState")
+    assert d["watermarks"] == (
+        "bounded out-of-orderness 1000 ms, idle after 60000 ms per channel of 'part', a valve "
+        "over the channels (at micro-batch boundaries, kept in the checkpoint)"
+    )
+    assert d["operator"].startswith("sliced/keyed")
+    # Channels go idle as processing time passes: Spark's processing-time mode.
+    assert d["timeMode"] == "ProcessingTime" and d["timerDomains"] == "EventOnly"
+    assert set(d["outputs"]) == {"main", "late", "errors"}
+    assert d["outputs"]["late"] == stream.schema.simpleString()
+    assert "sum_amount:bigint" in d["outputs"]["main"]
+
+
+def test_the_operator_follows_the_assigner_and_the_trigger(spark):
+    df = spark.createDataFrame([], SCHEMA)
+    keyed = sw.stream(df, "ts", watermark=_bounded()).keyBy("user")
+    sessions = keyed.window(sw.EventTimeSessionWindows.withGap(5_000)).aggregate(sw.agg.count())
+    counted = (
+        keyed.window(sw.TumblingEventTimeWindows.of(10_000))
+        .trigger(sw.CountTrigger.of(3))
+        .evictor(sw.CountEvictor.of(2))
+        .aggregate(sw.agg.count())
+    )
+    assert sessions.describe()["operator"].startswith("session/keyed")
+    assert counted.describe()["operator"].startswith("general/keyed")
+    assert sessions.describe()["runtime"].startswith("bounded:")
+    assert sessions.describe()["watermarks"].endswith("a bounded input ends at +infinity")
+    ticking = (
+        sw.stream(df, "ts", watermark=_bounded())
+        .keyBy("user")
+        .window(sw.TumblingProcessingTimeWindows.of(1_000))
+        .aggregate(sw.agg.count())
+    )
+    assert ticking.describe()["timerDomains"] == "ProcessingOnly"
+
+
+def test_explain_prints_every_part(spark, capsys):
+    df = spark.createDataFrame([], SCHEMA)
+    pipeline = (
+        sw.stream(df, "ts", watermark=_bounded())
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(60_000))
+        .aggregate(sw.agg.count())
+    )
+    pipeline.explain()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == repr(pipeline)
+    assert [line.split(":")[0].strip() for line in lines[1:6]] == [
+        "runtime",
+        "watermarks",
+        "operator",
+        "timers",
+        "outputs",
+    ]
+    assert lines[6].split()[0] == "main" and lines[7].split()[0] == "errors"
