@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql.types import TimestampType
-from sparkstreams import StreamResult, canonical, replayInHarness, writeBatches
+from sparkstreams import StreamResult, canonical, channelHarness, replayInHarness, writeBatches
 
 import sparkwin as sw
 from sparkwin import _connect, _connect_plan
@@ -180,7 +180,9 @@ def test_schemas_describe_the_outputs(session, spark) -> None:
     assert proc["main"].simpleString() == "struct<user:string,timing:string,n:bigint,total:bigint>"
 
 
-def _writeStream(session, workdir: Path, build, parts: list[list[list[dict]]]) -> StreamResult:
+def _writeStream(
+    session, workdir: Path, build, parts: list[list[list[dict]]], schema: str = SCHEMA
+) -> StreamResult:
     """`pipeline.writeStream` over `parts`, one query per part on one checkpoint (a restart
     between parts); every output read back, and the batches' progress for the harness."""
     source, outputs = workdir / "source", workdir / "out"
@@ -189,7 +191,7 @@ def _writeStream(session, workdir: Path, build, parts: list[list[list[dict]]]) -
     for part in parts:
         writeBatches(source, part, start=start)
         start += len(part)
-        df = session.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(source))
+        df = session.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(str(source))
         pipeline = build(df)
         tags = ["main", *pipeline.sideOutputTags()]
         query = pipeline.writeStream(str(workdir / "checkpoint"), {t: paths[t] for t in tags})
@@ -201,6 +203,7 @@ def _writeStream(session, workdir: Path, build, parts: list[list[list[dict]]]) -
     # The properties, not p["numInputRows"]: Connect's progress (parsed from JSON) leaves that
     # key None and sums its sources only in the property.
     result.rowsByBatch = {p.batchId: p.numInputRows for p in result.progress}
+    result.checkpoint = workdir / "checkpoint"
     for tag, path in paths.items():
         if os.path.isdir(path):
             result.outputs[tag] = rowsOf(session.read.parquet(path).drop("batch_id"))
@@ -222,6 +225,54 @@ def test_stream_restarted_from_its_checkpoint_equals_the_harness(
     if build is tumbling:
         assert sum(m.get("panesFired", 0) for m in metrics) == len(expected["main"])
         assert sum(m.get("lateSideOutput", 0) for m in metrics) == len(expected["late"]) == 3
+
+
+CHANNEL_SCHEMA = "user string, amount long, ts long, part int"
+# Partition 1 runs 20 s behind partition 0: one watermark for both would call its events late.
+CHANNEL_SCRIPT = [
+    [
+        {
+            "user": f"u{(b + i) % 2}",
+            "amount": 1 + part,
+            "ts": ts - 20_000 * part + 3_000 * i,
+            "part": part,
+        }
+        for part in (0, 1)
+        for i in range(3)
+    ]
+    for b, ts in enumerate(range(30_000, 80_000, 10_000))
+]
+
+
+def channeled(df: DataFrame) -> sw.Pipeline:
+    strategy = sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND)
+    return (
+        sw.stream(df, "ts", channel="part", watermark=strategy)
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10_000))
+        .sideOutputLateData("late")
+        .aggregate(sw.agg.sum("amount"))
+    )
+
+
+def test_per_channel_watermarks_on_a_stream_equal_the_harness(session, spark, tmp_path) -> None:
+    parts = [CHANNEL_SCRIPT[:2], CHANNEL_SCRIPT[2:]]
+    result = _writeStream(session, tmp_path, channeled, parts, CHANNEL_SCHEMA)
+    pipeline = channeled(spark.createDataFrame([], CHANNEL_SCHEMA))
+    h = channelHarness(pipeline, result, CHANNEL_SCRIPT, "part", lambda m: m - BOUND - 1)
+    expected = {"main": h.extractOutput(), "late": h.extractSideOutput("late")}
+    assert expected["main"] and expected["late"] == []
+    for tag, rows in expected.items():
+        assert canonical(result.outputs.get(tag, [])) == canonical(rows), tag
+    # The valve's watermark and the lagging channel holding it, from either transport.
+    metrics = [m for m in map(sw.observedMetrics, result.progress) if m.get("channels")]
+    last = metrics[-1]
+    slowest = min(last["channels"], key=lambda c: c["watermark"])
+    assert slowest["channel"] == "1" and last["watermark"] == slowest["watermark"]
+    (tmp_path / "empty").mkdir()
+    empty = session.readStream.schema(CHANNEL_SCHEMA).json(str(tmp_path / "empty"))
+    described = channeled(empty).describe()
+    assert "per channel of 'part'" in described["watermarks"]
 
 
 def test_plan_errors_from_the_jvm_are_plan_errors(session) -> None:

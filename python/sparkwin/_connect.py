@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
-from sparkwin._contract import OBSERVE_NAME
+from sparkwin._contract import CHANNEL_METRICS, OBSERVE_NAME
 from sparkwin._jar import jarHint
 from sparkwin._version import __version__
 from sparkwin.errors import (
@@ -214,9 +214,11 @@ def union(df: Any, planJson: str) -> Any:
     return out
 
 
-def observedMetrics(progress: Any, name: str = OBSERVE_NAME) -> dict[str, int]:
+def observedMetrics(progress: Any, name: str = OBSERVE_NAME) -> dict[str, Any]:
     """sparkwin's per-batch counters from a ``StreamingQueryProgress``, as a dict, from a
-    classic or a Spark Connect query (an empty dict for a batch that reported none).
+    classic or a Spark Connect query (an empty dict for a batch that reported none). Pipelines
+    with ``channel=`` also have ``watermark`` (the valve's) and ``channels``: a list of
+    ``{"channel", "watermark", "idle"}`` dicts, one per input channel.
 
     Use it rather than ``progress["observedMetrics"]["sparkwin"]`` on Spark Connect: PySpark
     4.3's Connect client reads a progress from the server's JSON, where a metrics row is
@@ -237,7 +239,29 @@ def observedMetrics(progress: Any, name: str = OBSERVE_NAME) -> dict[str, int]:
     if set(fields) == {"values", "schema"}:  # Connect: the row as the server's JSON wrote it
         names = [f["name"] for f in fields["schema"]["fields"]]
         fields = dict(zip(names, fields["values"], strict=True))
-    return {k: int(v) for k, v in fields.items() if v is not None}
+    out: dict[str, Any] = {}
+    for k, v in fields.items():
+        if v is None:
+            continue
+        out[k] = [_channel(c) for c in v] if k == CHANNEL_METRICS[1] else int(v)
+    return out
+
+
+def _channel(value: Any) -> dict[str, Any]:
+    """One channel's status, from a Row (classic), or the JSON of a Connect progress."""
+    if hasattr(value, "asDict"):
+        value = value.asDict()
+    if isinstance(value, dict) and set(value) == {"values", "schema"}:
+        value = dict(
+            zip([f["name"] for f in value["schema"]["fields"]], value["values"], strict=True)
+        )
+    if isinstance(value, list | tuple):
+        value = dict(zip(("channel", "watermark", "idle"), value, strict=True))
+    return {
+        "channel": str(value["channel"]),
+        "watermark": value["watermark"],
+        "idle": value["idle"],
+    }
 
 
 def _jvmClass(exc: BaseException) -> str | None:
