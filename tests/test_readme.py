@@ -59,3 +59,15 @@ def test_readme_replay_example_runs_on_a_history(spark) -> None:
     newest = max(start for _, start in expected)
     assert still_open == {("u0", newest), ("u1", newest)}
     assert closed == {k: v for k, v in expected.items() if k not in still_open}
+
+
+def test_the_readme_stays_a_short_user_document() -> None:
+    text = README.read_text()
+    assert len(text.splitlines()) < 260, "history goes to CHANGELOG.md and docs/benchmarks.md"
+    assert not re.search(r"^#+ .*What changed", text, re.M)
+    root = README.parent
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if not target.startswith(("http://", "https://")):
+            assert (root / target).exists(), f"README links to a missing {target}"
+    for page in ("CHANGELOG.md", "docs/benchmarks.md", "docs/DESIGN.md"):
+        assert f"]({page}" in text, f"README does not link {page}"
