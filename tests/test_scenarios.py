@@ -66,6 +66,9 @@ def test_scenario(spark, schema: str, scenario: dict) -> None:
                 assert _unordered(got) == _unordered(args[0]), where
             else:
                 assert got == args[0], where
+        elif kind == "errors":
+            got = _project(h.extractSideOutput("errors"), args[0])
+            assert _unordered(got) == _unordered(args[0]), where
         elif kind == "late":
             assert _unordered(h.extractSideOutput("late")) == _unordered(args[0]), where
         elif kind == "state":

@@ -66,6 +66,43 @@ def _fromJson(value: Any, dataType: DataType) -> Any:
     return value
 
 
+_INT_RANGES = {
+    "bigint": (-(2**63), 2**63 - 1),
+    "int": (-(2**31), 2**31 - 1),
+    "smallint": (-(2**15), 2**15 - 1),
+    "tinyint": (-(2**7), 2**7 - 1),
+}
+
+
+def _checkValue(name: str, value: Any, dataType: DataType) -> None:
+    """A row's value must be one the column's type can hold, as Spark would insist: the engine
+    would otherwise read a wrapped or defaulted value and compute a wrong answer silently."""
+    if value is None:
+        return
+    kind = dataType.simpleString()
+    if kind in _INT_RANGES:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"column {name!r} is {kind}: got {type(value).__name__} {value!r}")
+        low, high = _INT_RANGES[kind]
+        if not low <= value <= high:
+            raise ValueError(f"column {name!r} is {kind}: {value} is outside [{low}, {high}]")
+    elif kind in ("double", "float"):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"column {name!r} is {kind}: got {type(value).__name__} {value!r}")
+    elif kind == "string":
+        if not isinstance(value, str):
+            raise TypeError(f"column {name!r} is string: got {type(value).__name__} {value!r}")
+    elif kind == "boolean":
+        if not isinstance(value, bool):
+            raise TypeError(f"column {name!r} is boolean: got {type(value).__name__} {value!r}")
+    elif isinstance(dataType, TimestampType):
+        if isinstance(value, bool) or not isinstance(value, int | dt.datetime):
+            raise TypeError(
+                f"column {name!r} is a timestamp: give a datetime or epoch milliseconds, got "
+                f"{type(value).__name__} {value!r}"
+            )
+
+
 class WindowHarness:
     """Drives a pipeline's engine by hand, as Flink's operator test harnesses do.
 
@@ -127,6 +164,8 @@ class WindowHarness:
                 f"row has unknown columns {unknown}; the pipeline's input has "
                 f"{self._input.fieldNames()}"
             )
+        for f in self._input.fields:
+            _checkValue(f.name, row.get(f.name), f.dataType)
         with translated():
             self._handle.processElement(json.dumps(_toJson(dict(row))), self._checkChannel(channel))
 

@@ -46,12 +46,10 @@ class ExclusionWitnessSuite extends munit.FunSuite {
       Pipeline(DynamicSession),
       Vector(El("a", 0L, 5), El("a", 3L, 5), El("a", 0L, 8), Wm(100L))
     ),
-    // Channel 1 goes idle, then channel 0, whose watermark 5 is the valve's output: Flink's
-    // valve then emits the largest channel watermark (10) and fires [5, 10); sparkwin's emits
-    // nothing.
-    Exclusion.AllIdleValve -> flink(
-      Pipeline(Tumbling(5, 0, true), channels = 2),
-      Vector(El("a", 7L, 1), CWm(5L, 0), CWm(10L, 1), Idle(1), Idle(0))
+    // A timestamp outside Spark's range: sparkwin's errors output, where Flink wraps the window.
+    Exclusion.EventTimeRange -> flink(
+      Pipeline(Tumbling(10, 0, true)),
+      Vector(El("a", Long.MaxValue - 2, 1), Wm(20L))
     ),
     Exclusion.BeamPaneInfo -> flink(Pipeline(Tumbling(10, 0, true)), Vector(El("a", 1L, 1), Wm(20L))),
     // One element, a count of two: it never reaches a pane.

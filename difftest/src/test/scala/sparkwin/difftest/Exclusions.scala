@@ -65,14 +65,13 @@ object Exclusion {
           "step on, and Flink's leftover state is not counted"
       )
 
-  case object AllIdleValve
+  case object EventTimeRange
       extends Deliberate(
-        "All-idle valve: the valve emits nothing when every channel is idle (the shared " +
-          "contract); Flink flushes the maximum watermark in one case.",
-        "the valve family (several channels; Flink's own StatusWatermarkValve in front of its " +
-          "operator): a step marking the last active channel idle at which Flink's valve emits " +
-          "a watermark. Nothing is compared from that step on: the engines' watermarks differ " +
-          "until the input ends"
+        "Event times outside 0001-01-01..9999-12-31 (Spark's timestamp range) go to sparkwin's " +
+          "errors output, so no window bound can overflow a long and no record can fail a job; " +
+          "Flink assigns them windows, with wrapped bounds near Long's limits.",
+        "sparkwin reports an error row for an element whose timestamp is outside that range (the " +
+          "run stops there). The random families never draw such timestamps"
       )
 
   case object BeamPaneInfo
@@ -118,7 +117,7 @@ object Exclusion {
     ContinuousFloorAlignment,
     TimeoutFiresOnlyOnOwnTimer,
     CleanupSurvivesTriggerDeletion,
-    AllIdleValve,
+    EventTimeRange,
     BeamPaneInfo,
     UnfiredCounted,
     StormStartsAtEarliestTuple,
@@ -183,17 +182,6 @@ object Exclusion {
           "key is compared no further from that step on"
       )
 
-  case object WindowBoundsOverflow
-      extends KnownIssue(
-        "An element whose window bound overflows a long (a timestamp within a window size of " +
-          "Long.MaxValue or Long.MinValue) makes sparkwin throw IllegalArgumentException from " +
-          "TimeWindow's check, which fails the query instead of sending the row to the errors " +
-          "output. Flink builds a window with a wrapped bound and carries on.",
-        "sparkwin throws on an element for which Flink's own assigner returns a window whose end " +
-          "is not after its start (the run stops there). The random families never draw such " +
-          "timestamps"
-      )
-
   case object ValveAdvancesOnAnyIdle
       extends KnownIssue(
         "When a channel goes idle (not the last active one), sparkwin's valve recomputes the " +
@@ -209,7 +197,6 @@ object Exclusion {
   val knownIssues: Seq[KnownIssue] = Seq(
     LateElementWithoutWindow,
     ValveAdvancesOnAnyIdle,
-    WindowBoundsOverflow,
     StormWakeMissesTupleAtWatermark,
     TimeoutStateKeptWithoutClear,
     CountEvictorOrderAfterMerge,

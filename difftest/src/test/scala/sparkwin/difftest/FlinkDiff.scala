@@ -43,10 +43,12 @@ object FlinkDiff {
       f.step = i
       try flink
       catch { case NonFatal(e) => throw new Crash("flink", i, e) }
-      try spark
-      catch { case NonFatal(e) => throw new Crash("sparkwin", i, e) }
+      // An error row (an element sparkwin refuses) stops the run like a throw.
+      val sparkOut =
+        try { spark; s.drain() }
+        catch { case NonFatal(e) => throw new Crash("sparkwin", i, e) }
       fl += f.drain()
-      sw += s.drain()
+      sw += sparkOut
       wms += ((s.currentWatermark, f.currentWatermark))
     }
     try {
@@ -97,7 +99,9 @@ object FlinkDiff {
 
   def check(p: Pipeline, steps: Vector[Step]): Verdict = verdict(p, steps, run(p, steps))
 
-  /** The verdict on a run; a sparkwin crash is excused only by [[Exclusion.WindowBoundsOverflow]]. */
+  /** The verdict on a run; sparkwin stopping at an element is excused only by
+    * [[Exclusion.EventTimeRange]].
+    */
   def verdict(
       p: Pipeline,
       steps: Vector[Step],
@@ -106,16 +110,15 @@ object FlinkDiff {
   ): Verdict =
     run match {
       case Left(problem)
-          if problem.tag == "crash:sparkwin" && !disabled(Exclusion.WindowBoundsOverflow) &&
-            overflows(p, steps.lift(problem.step)) =>
-        Verdict(Vector.empty, Vector(Excused(Exclusion.WindowBoundsOverflow, None)))
+          if problem.tag == "crash:sparkwin" && !disabled(Exclusion.EventTimeRange) &&
+            outOfRange(steps.lift(problem.step)) =>
+        Verdict(Vector.empty, Vector(Excused(Exclusion.EventTimeRange, None)))
       case Left(problem) => Verdict(Vector(problem), Vector.empty)
       case Right(r) => compare(r, disabled)
     }
 
-  private def overflows(p: Pipeline, step: Option[Step]): Boolean = step match {
-    case Some(Step.Element(e)) if p.eventTime =>
-      flinkWindows(p, e).exists { case (start, end) => start.zip(end).exists { case (s, t) => t <= s } }
+  private def outOfRange(step: Option[Step]): Boolean = step match {
+    case Some(Step.Element(e)) => !sparkwin.core.EventTime.inRange(e.ts)
     case _ => false
   }
 
@@ -158,7 +161,6 @@ object FlinkDiff {
     val p = r.pipeline
     val out = Vector.newBuilder[Excused]
     out += Excused(Exclusion.BeamPaneInfo, None)
-    allIdleFlushes(r).foreach(i => out += Excused(Exclusion.AllIdleValve, Some(Scope.AllFrom(i))))
     valveAdvancesOnIdle(r).foreach(i =>
       out += Excused(Exclusion.ValveAdvancesOnAnyIdle, Some(Scope.AllFrom(i)))
     )
@@ -249,17 +251,6 @@ object FlinkDiff {
     }
   }
 
-  /** Steps at which the last active channel went idle and Flink's valve flushed a watermark. */
-  def allIdleFlushes(r: Run): Seq[Int] = {
-    val idle = Array.fill(r.pipeline.channels)(false)
-    r.steps.zipWithIndex.flatMap {
-      case (Step.Idle(c), i) =>
-        idle(c) = true
-        if (idle.forall(identity) && r.reference.valveEmitted(i)) Some(i) else None
-      case (Step.Active(c), _) => idle(c) = false; None
-      case _ => None
-    }
-  }
 
   // ---------------------------------------------------------------------------------------------
   // Comparison

@@ -105,14 +105,6 @@ class KnownIssuesSuite extends munit.FunSuite {
         Active(2),
         Idle(1)
       )
-    ),
-    // A timestamp whose window end overflows a long: sparkwin's TimeWindow refuses it with an
-    // IllegalArgumentException, which stops the query; it is not an error row. (Flink builds a
-    // window with a wrapped end and carries on.)
-    "a window end beyond Long.MaxValue" -> FlinkCase(
-      Exclusion.WindowBoundsOverflow,
-      Pipeline(Tumbling(10, 0, true), None, None, 0, false),
-      Vector(El("a", Long.MaxValue - 2, 1))
     )
   )
 

@@ -39,6 +39,24 @@ final class ArrayRecord(val values: Array[Any]) extends Record {
   */
 final class RecordError(message: String) extends IllegalArgumentException(message)
 
+/** The event times the engine takes: Spark's timestamp range, 0001-01-01 to 9999-12-31 (UTC).
+  * Windows, cleanup times and lateness of any duration the API accepts stay far inside a long
+  * from there, so no arithmetic on a window can overflow; a record outside goes to the error
+  * output instead of failing a task (which, on a stream, would fail every restart).
+  */
+object EventTime {
+  val Min: Long = -62135596800000L // 0001-01-01T00:00:00Z
+  val Max: Long = 253402300799999L // 9999-12-31T23:59:59.999Z
+  /** The longest span (a size, slide, gap or lateness) that keeps every window inside a long. */
+  val MaxSpan: Long = (Long.MaxValue - Max) / 4
+
+  @inline def inRange(ts: Long): Boolean = ts >= Min && ts <= Max
+
+  def outOfRange(ts: Long): String =
+    s"the event time $ts ms is outside 0001-01-01..9999-12-31 (Spark's timestamp range), where " +
+      "sparkwin's windows are defined"
+}
+
 /** A stored element of a window: its timestamp and its record. */
 final case class Element(timestamp: Long, record: Record)
 

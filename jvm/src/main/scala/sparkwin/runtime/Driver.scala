@@ -1,6 +1,6 @@
 package sparkwin.runtime
 
-import sparkwin.core.{Record, RecordError, Values}
+import sparkwin.core.{EventTime, Record, RecordError, Values}
 import sparkwin.core.agg.Accumulator
 import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
 import sparkwin.operator.{Emitter, Operator, OperatorSpec, WindowOperator}
@@ -55,10 +55,16 @@ class Driver(
     if (ts != null) processElement(record, ts.longValue, channel)
   }
 
-  /** The record's event time, or null after routing the record to the error output. */
+  /** The record's event time, or null after routing the record to the error output (a null
+    * timestamp, or one outside [[EventTime]]'s range).
+    */
   final def timestampOf(record: Record): java.lang.Long =
     if (record.isNullAt(timestampColumn)) { output.emitError(record, "the timestamp is null"); null }
-    else java.lang.Long.valueOf(Values.toMillis(record.get(timestampColumn)))
+    else {
+      val ts = Values.toMillis(record.get(timestampColumn))
+      if (EventTime.inRange(ts)) java.lang.Long.valueOf(ts)
+      else { output.emitError(record, EventTime.outOfRange(ts)); null }
+    }
 
   /** An element with its event time, on `channel`. */
   def processElement(record: Record, timestamp: Long, channel: Int = 0): Unit = {

@@ -1,6 +1,6 @@
 package sparkwin.core.window
 
-import sparkwin.core.{Record, RecordError}
+import sparkwin.core.{EventTime, Record, RecordError}
 
 /** What an assigner may ask of the operator: the current processing time. */
 trait WindowAssignerContext {
@@ -130,6 +130,8 @@ object SessionWindows {
       throw new RecordError("the dynamic session gap is null")
     val g = record.getLong(column)
     if (g <= 0) throw new RecordError(s"a dynamic session gap must be positive, got $g ms")
+    if (g > EventTime.MaxSpan)
+      throw new RecordError(s"a dynamic session gap must be at most ${EventTime.MaxSpan} ms, got $g ms")
     g
   }
 }

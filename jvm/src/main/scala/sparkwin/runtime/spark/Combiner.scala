@@ -9,6 +9,7 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
 import org.apache.spark.sql.types._
 
+import sparkwin.core.EventTime
 import sparkwin.core.agg.Accumulator
 import sparkwin.operator.{OperatorSpec, Selection}
 import sparkwin.core.agg.PackedAggregates
@@ -137,7 +138,13 @@ object Combiner {
     while (rows.hasNext) {
       val row = rows.next()
       val hasMillis = millisColumn >= 0 && !row.isNullAt(millisColumn)
-      if ((!hasMillis && row.isNullAt(ts)) || (channelAt >= 0 && row.isNullAt(channelAt))) {
+      val noTime = !hasMillis && row.isNullAt(ts)
+      // A row the engine cannot take travels whole to the stateful side, whose driver sends it
+      // to the error output: no time, no channel, or a time outside EventTime's range.
+      if (
+        noTime || (channelAt >= 0 && row.isNullAt(channelAt)) ||
+        !EventTime.inRange(if (hasMillis) row.getLong(millisColumn) else Rows.millis(row.get(ts)))
+      ) {
         val inputWidth =
           if (millisColumn >= 0) millisColumn else if (channelAt >= 0) channelAt else row.length
         val raw = if (inputWidth < row.length) Row.fromSeq(row.toSeq.take(inputWidth)) else row

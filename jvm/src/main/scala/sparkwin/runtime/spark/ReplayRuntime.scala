@@ -9,7 +9,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.storage.StorageLevel
 
 import sparkwin.runtime.Driver
-import sparkwin.core.RecordError
+import sparkwin.core.{EventTime, RecordError}
 import sparkwin.runtime.local._
 import sparkwin.core.time.WatermarkStrategy
 
@@ -117,7 +117,12 @@ object ReplayRuntime {
     }
     val interval = strategy.interval
     val summaries = prepared
-      .where(col(s"`${plan.timestampName}`").isNotNull && col(Arrival).isNotNull && col(Channel).isNotNull)
+      // Times outside the engine's range go to errors in the element pass and move no watermark.
+      .where(
+        SparkRuntime.inEventTimeRange(col(s"`${plan.timestampName}`"), plan) && col(Arrival).isNotNull && col(
+          Channel
+        ).isNotNull
+      )
       .groupByKey(r => (r.getInt(n + 1), Activity.bucket(r.getLong(n), interval)))(
         Encoders.tuple(Encoders.scalaInt, Encoders.scalaLong)
       )
@@ -209,6 +214,8 @@ object ReplayRuntime {
       if (r.isNullAt(ts)) collector.emitError(input, "the timestamp is null")
       else if (r.isNullAt(n)) collector.emitError(input, "the arrival is null")
       else if (r.isNullAt(n + 1)) collector.emitError(input, "the channel is null")
+      else if (!EventTime.inRange(Rows.millis(r.get(ts))))
+        collector.emitError(input, EventTime.outOfRange(Rows.millis(r.get(ts))))
       else
         valid += ((
           Position.element(r.getLong(n), r.getInt(n + 1), r.getLong(n + 2)),

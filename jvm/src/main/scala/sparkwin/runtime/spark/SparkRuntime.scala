@@ -10,7 +10,7 @@ import org.apache.spark.sql.types.{LongType, Metadata, StringType, StructType}
 
 import sparkwin.runtime.local.LocalBackend
 import sparkwin.runtime.Driver
-import sparkwin.core.RecordError
+import sparkwin.core.{EventTime, RecordError}
 import sparkwin.core.trigger._
 import sparkwin.core.window.GlobalWindows
 
@@ -167,6 +167,10 @@ object SparkRuntime {
       }
   }
 
+  /** Non-null and inside [[EventTime]]'s range: what may move a watermark. */
+  private[spark] def inEventTimeRange(ts: Column, plan: Plan): Column =
+    (if (plan.timestampIsLong) ts else unix_millis(ts)).between(EventTime.Min, EventTime.Max)
+
   private def streaming(df: DataFrame, plan: Plan, layout: OutputLayout): DataFrame = {
     var input = df.select(plainColumns(df): _*)
     // Spark's watermark advances from a throw-away copy of the event time; dropping the copy
@@ -174,7 +178,9 @@ object SparkRuntime {
     // channels the engine keeps its own watermarks: Spark has none.
     if (!hasChannels(plan)) plan.watermark.flatMap(_.sparkDelayMillis).foreach { delay =>
       val ts = col(s"`${plan.timestampName}`")
-      val eventTime = if (plan.timestampIsLong) timestamp_millis(ts) else ts
+      // Outside the engine's range a time is an error row, and must not overflow Spark's
+      // conversion (a task failure on every restart) nor move the watermark: null it here.
+      val eventTime = when(inEventTimeRange(ts, plan), if (plan.timestampIsLong) timestamp_millis(ts) else ts)
       input = input
         .withColumn(EventTimeColumn, eventTime)
         .withWatermark(EventTimeColumn, s"$delay milliseconds")
@@ -227,8 +233,11 @@ object SparkRuntime {
           .mapPartitions { rows =>
             val tap = new Tap
             rows.map { row =>
-              if (!row.isNullAt(width) && !row.isNullAt(tsColumn))
-                tap.see(row.getString(width), Rows.millis(row.get(tsColumn)))
+              if (!row.isNullAt(width) && !row.isNullAt(tsColumn)) {
+                val t = Rows.millis(row.get(tsColumn))
+                // A time outside the engine's range goes to errors, and moves no watermark.
+                if (EventTime.inRange(t)) tap.see(row.getString(width), t)
+              }
               row
             } ++ tap.summaryRows(labels, width)
           }(Encoders.row(schema))

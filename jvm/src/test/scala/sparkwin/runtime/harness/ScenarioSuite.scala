@@ -53,6 +53,8 @@ class ScenarioSuite extends munit.FunSuite {
         case "endOfInput" => h.endOfInput()
         case "output" => assertEquals(project(h.extractOutput(), arg).sorted, rows(arg).sorted, where)
         case "outputInOrder" => assertEquals(project(h.extractOutput(), arg), rows(arg), where)
+        case "errors" =>
+          assertEquals(project(h.extractSideOutput("errors"), arg).sorted, rows(arg).sorted, where)
         case "late" =>
           assertEquals(rows(mapper.readTree(h.extractSideOutput("late"))).sorted, rows(arg).sorted, where)
         case "state" => assertEquals(h.numStateEntries(), arg.asInt, where)
