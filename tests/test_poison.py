@@ -136,3 +136,27 @@ def test_fuzzed_event_times_end_in_a_window_or_in_errors(spark, assigner, times)
     assert counted == len(good) * (windowsPerElement or 1)
     assert len(h.extractSideOutput("errors")) == len(times) - len(good)
     assert h.numStateEntries() == 0
+
+
+def test_a_sliding_assigner_with_too_many_windows_per_element_is_refused(spark) -> None:
+    from datetime import timedelta as td
+
+    with pytest.raises(ValueError, match="86,400,000 windows per element, more than maxWindows"):
+        sw.SlidingEventTimeWindows.of(td(days=1), 1)
+    assert sw.SlidingEventTimeWindows.of(td(days=1), td(seconds=10)).slideMs == 10_000
+    wide = sw.SlidingEventTimeWindows.of(td(days=1), td(seconds=1), maxWindowsPerElement=100_000)
+    assert wide.slideMs == 1_000
+    with pytest.raises(
+        ValueError, match=r"maxWindowsPerElement must be an int in \[1, 1,000,000\]"
+    ):
+        sw.SlidingEventTimeWindows.of(td(days=1), 1, maxWindowsPerElement=10**8)
+    # A plan that skipped the Python check (hand-edited, or from another client): the JVM says no.
+    pipeline = (
+        sw.stream(spark.createDataFrame([], SCHEMA), "ts")
+        .keyBy("user")
+        .window(wide)
+        .aggregate(sw.agg.count())
+    )
+    pipeline.plan["assigner"]["slideMs"] = 1
+    with pytest.raises(sw.errors.PlanError, match="86400000 windows per element"):
+        pipeline.schemas()

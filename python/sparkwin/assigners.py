@@ -165,6 +165,10 @@ class TumblingProcessingTimeWindows(_Tumbling):
 # ---------------------------------------------------------------------------------------------
 # Sliding
 
+# Windows per element a sliding assigner may give: the default, and the JVM's own limit.
+MAX_WINDOWS_PER_ELEMENT = 10_000
+HARD_MAX_WINDOWS_PER_ELEMENT = 1_000_000
+
 
 @dataclass(frozen=True, repr=False)
 class _Sliding(WindowAssigner):
@@ -174,10 +178,21 @@ class _Sliding(WindowAssigner):
     _eventTime: ClassVar[bool]
 
     @classmethod
-    def of(cls, size: Any, slide: Any, offset: Any = 0) -> Self:
+    def of(
+        cls,
+        size: Any,
+        slide: Any,
+        offset: Any = 0,
+        *,
+        maxWindowsPerElement: int = MAX_WINDOWS_PER_ELEMENT,
+    ) -> Self:
         """Windows of `size` starting every `slide` (both ``timedelta`` or int milliseconds,
         > 0; size need not be a multiple of slide), aligned to the epoch shifted by `offset`
         (|offset| < slide).
+
+        Each element belongs to ``ceil(size / slide)`` windows, and each costs work and state:
+        more than `maxWindowsPerElement` (default 10,000; at most 1,000,000, which the JVM also
+        enforces) is refused, so a typo such as a slide of 1 ms cannot stall a job.
 
         Example::
 
@@ -186,6 +201,22 @@ class _Sliding(WindowAssigner):
         sizeMs = toMillis(size, "size")
         slideMs = toMillis(slide, "slide")
         offsetMs = toMillis(offset, "offset", allowNegative=True)
+        if (
+            isinstance(maxWindowsPerElement, bool)
+            or not isinstance(maxWindowsPerElement, int)
+            or not 1 <= maxWindowsPerElement <= HARD_MAX_WINDOWS_PER_ELEMENT
+        ):
+            raise ValueError(
+                f"maxWindowsPerElement must be an int in [1, {HARD_MAX_WINDOWS_PER_ELEMENT:,}], "
+                f"got {maxWindowsPerElement!r}"
+            )
+        perElement = -(-sizeMs // slideMs)
+        if perElement > maxWindowsPerElement:
+            raise ValueError(
+                f"size {sizeMs} ms and slide {slideMs} ms give {perElement:,} windows per "
+                f"element, more than maxWindowsPerElement={maxWindowsPerElement:,}: use a larger "
+                "slide (or a smaller size), or pass a larger maxWindowsPerElement if you mean it"
+            )
         if abs(offsetMs) >= slideMs:
             raise ValueError(
                 f"offset must be smaller than slide in absolute value (|offset| < slide), got "

@@ -15,7 +15,7 @@ final case class ContinuousEventTimeTrigger(interval: Long) extends Trigger {
   override def states: Seq[StateDescriptor] = Seq(NextFire)
 
   private def registerNext(from: Long, window: Window, ctx: TriggerContext): Unit = {
-    val next = math.min(from + interval, window.maxTimestamp)
+    val next = ContinuousEventTimeTrigger.nextFire(from, interval, window)
     ctx.set(NextFire, next)
     ctx.registerEventTimeTimer(next)
   }
@@ -31,7 +31,10 @@ final case class ContinuousEventTimeTrigger(interval: Long) extends Trigger {
   def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult =
     if (time == window.maxTimestamp) TriggerResult.FIRE
     else if (Slots.optLong(ctx, NextFire).contains(time)) {
-      registerNext(time, window, ctx)
+      // After the end of input (watermark +infinity) a window that never ends would fire every
+      // interval up to Long.MaxValue, each pane the same as this one: no element can come.
+      if (ctx.currentWatermark == Long.MaxValue && window.maxTimestamp == Long.MaxValue) ctx.clear(NextFire)
+      else registerNext(time, window, ctx)
       TriggerResult.FIRE
     } else TriggerResult.CONTINUE
 
@@ -58,7 +61,7 @@ final case class ContinuousProcessingTimeTrigger(interval: Long) extends Trigger
   override def states: Seq[StateDescriptor] = Seq(NextFire)
 
   private def registerNext(from: Long, window: Window, ctx: TriggerContext): Unit = {
-    val next = math.min(from + interval, window.maxTimestamp)
+    val next = ContinuousEventTimeTrigger.nextFire(from, interval, window)
     ctx.set(NextFire, next)
     ctx.registerProcessingTimeTimer(next)
   }
@@ -94,4 +97,8 @@ object ContinuousEventTimeTrigger {
 
   /** When the next periodic firing is due (both continuous triggers keep it). */
   val NextFire = new StateDescriptor("nextFire")
+
+  /** The firing after `from`, never past the window's end, and without overflowing a long. */
+  def nextFire(from: Long, interval: Long, window: Window): Long =
+    if (from > window.maxTimestamp - interval) window.maxTimestamp else from + interval
 }
