@@ -127,16 +127,6 @@ object Exclusion {
   // ---------------------------------------------------------------------------------------------
   // Disagreements found by these tests (see KnownIssuesSuite)
 
-  case object LateElementWithoutWindow
-      extends KnownIssue(
-        "A late element that gets no window (sliding windows with size < slide, the element in a " +
-          "gap) is counted as droppedNoWindow; Flink treats it as late: it goes to the late side " +
-          "output, or is counted in numLateRecordsDropped. sparkwin's late output misses it.",
-        "Flink's assigner gives the element no window and ts + allowedLateness <= watermark: " +
-          "Flink's late output (or late-dropped count) has it and sparkwin's has not; the counters " +
-          "are compared with that element moved from Flink's late counts to droppedNoWindow"
-      )
-
   case object TimeoutStateKeptWithoutClear
       extends KnownIssue(
         "ProcessingTimeoutTrigger with shouldClearOnTimeout = false: after a firing on a timer " +
@@ -195,7 +185,6 @@ object Exclusion {
       )
 
   val knownIssues: Seq[KnownIssue] = Seq(
-    LateElementWithoutWindow,
     ValveAdvancesOnAnyIdle,
     StormWakeMissesTupleAtWatermark,
     TimeoutStateKeptWithoutClear,

@@ -169,7 +169,6 @@ object FlinkDiff {
       out += Excused(Exclusion.SessionJoinsEqualMergedWindow, Some(Scope.KeyFrom(k, step)))
     }
     for (_ <- 0L until r.reference.noWindow) out += Excused(Exclusion.NoWindowCounted, None)
-    lateWithoutWindow(r).foreach(_ => out += Excused(Exclusion.LateElementWithoutWindow, None))
     p.trigger.flatMap(continuousInterval).foreach { interval =>
       r.steps.zipWithIndex.foreach {
         case (Step.Element(e), i) if e.ts < 0 && e.ts % interval != 0 =>
@@ -225,7 +224,7 @@ object FlinkDiff {
     out.result()
   }
 
-  /** Steps of late elements that Flink's assigner gives no window (a known issue). */
+  /** Steps of late elements that Flink's assigner gives no window: late in both engines. */
   def lateWithoutWindow(r: Run): Seq[Int] =
     r.steps.zipWithIndex.flatMap {
       case (Step.Element(e), i)
@@ -275,8 +274,6 @@ object FlinkDiff {
   def compare(r: Run, disabled: Set[Exclusion] = Set.empty): Verdict = {
     val excused = recognise(r, disabled)
     val scopes = excused.flatMap(_.scope)
-    val lateNoWindow =
-      if (disabled(Exclusion.LateElementWithoutWindow)) Set.empty[Int] else lateWithoutWindow(r).toSet
     val problems = Vector.newBuilder[Problem]
     val endStep = r.steps.size
     for (i <- r.sparkwin.indices) {
@@ -317,9 +314,7 @@ object FlinkDiff {
         }
       }
       val swLate = r.sparkwin(i).late.filterNot(e => keyHidden(scopes, e.key, i))
-      val flLate =
-        if (lateNoWindow(i)) Vector.empty // the known issue: sparkwin counts it as droppedNoWindow
-        else r.flink(i).late.filterNot(e => keyHidden(scopes, e.key, i))
+      val flLate = r.flink(i).late.filterNot(e => keyHidden(scopes, e.key, i))
       if (swLate != flLate) problems += Problem("late", i, s"sparkwin late $swLate but Flink late $flLate")
     }
 
@@ -329,14 +324,14 @@ object FlinkDiff {
       if (m(name) != flink)
         problems += Problem(s"metric:$name", endStep, s"sparkwin $name=${m(name)} but Flink $flink")
     metric("elementsIn", r.steps.count(_.isInstanceOf[Step.Element]).toLong)
-    if (!disabled(Exclusion.NoWindowCounted)) metric("droppedNoWindow", r.reference.noWindow)
+    // Late elements in no window are late in both engines; the others sparkwin counts.
+    if (!disabled(Exclusion.NoWindowCounted))
+      metric("droppedNoWindow", r.reference.noWindow - lateWithoutWindow(r).size)
     else metric("droppedNoWindow", 0L) // as if sparkwin dropped them silently, as Flink does
     if (scopes.isEmpty) {
       val a = r.reference.annotator
-      val movedSide = if (r.pipeline.sideOutput) lateNoWindow.size.toLong else 0L
-      val movedDropped = if (r.pipeline.sideOutput) 0L else lateNoWindow.size.toLong
-      metric("lateSideOutput", r.flink.map(_.late.size.toLong).sum - movedSide)
-      metric("droppedLate", r.flinkLateDropped - movedDropped)
+      metric("lateSideOutput", r.flink.map(_.late.size.toLong).sum)
+      metric("droppedLate", r.flinkLateDropped)
       metric("panesFired", r.flink.map(_.panes.size.toLong).sum)
       metric("unfiredAtCleanup", if (disabled(Exclusion.UnfiredCounted)) 0L else a.unfiredAtCleanup)
       metric("windowsOpened", a.windowsOpened)

@@ -38,13 +38,6 @@ class KnownIssuesSuite extends munit.FunSuite {
   }
 
   val cases: Seq[(String, Case)] = Seq(
-    // Sliding windows of 1 every 3: an element at 4 falls in a gap. It is late (watermark 10):
-    // Flink puts it on the late side output; sparkwin counts it as droppedNoWindow only.
-    "a late element in a sliding window's gap" -> FlinkCase(
-      Exclusion.LateElementWithoutWindow,
-      Pipeline(Sliding(1, 3, 0, true), None, None, 0, true),
-      Vector(Wm(10L), El("a", 4L, 1))
-    ),
     // The timeout (1 ms) fires at processing time 18 in both. shouldClearOnTimeout = false:
     // Flink keeps the fired timeout, so the second element starts none; sparkwin starts one,
     // which fires an extra EARLY pane at processing time 22.

@@ -57,7 +57,12 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
     load()
     paneClock = if (usesWatermark) watermark else processingTime
     val windows = assigner.assignWindows(record, timestamp, ctx)
-    if (windows.isEmpty) { metrics.droppedNoWindow += 1; return }
+    if (windows.isEmpty) {
+      // As in Flink: an element in no window (a gap of sliding windows) that is late by its own
+      // time goes where late elements go; otherwise it is counted as in no window.
+      if (lateByItsTime(timestamp)) op.late(record, timestamp) else metrics.droppedNoWindow += 1
+      return
+    }
     var accepted = false
     var closed = false
     val it = windows.iterator
@@ -122,9 +127,15 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
         registerCleanupTimer(w, meta)
       }
     }
-    if (!accepted) op.lateGroup(count)
+    if (!accepted) {
+      if (windows.isEmpty && !lateByItsTime(ts)) metrics.droppedNoWindow += count else op.lateGroup(count)
+    }
     backend.stateTouched()
   }
+
+  /** Flink's `isElementLate`: event time, and `ts + allowedLateness` at or behind the watermark. */
+  private def lateByItsTime(ts: Long): Boolean =
+    isEventTime && watermark != Long.MinValue && ts <= watermark - spec.allowedLateness
 
   private def add(stateWindow: Window, record: Record, ts: Long): Unit = {
     var c = keyState.contents.get(stateWindow)
