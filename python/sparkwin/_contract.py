@@ -25,6 +25,8 @@ RESULT, LATE, ERROR, PANE, METRICS = (
     ROW_KINDS[k] for k in ("result", "late", "error", "pane", "metrics")
 )
 WINDOW_COLUMNS: tuple[str, ...] = tuple(_OUTPUT["windowColumns"])
+# Metadata on a result's window bounds: a pipeline reading them inherits the upstream watermark.
+EVENT_TIME_METADATA: str = _OUTPUT["eventTimeMetadata"]
 PANE_COLUMNS: tuple[str, ...] = tuple(_OUTPUT["paneColumns"])
 # Columns every aggregate pipeline's output has besides keys and aggregates (docs/plan.md).
 OUTPUT_COLUMNS: tuple[str, ...] = WINDOW_COLUMNS + PANE_COLUMNS

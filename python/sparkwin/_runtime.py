@@ -24,6 +24,7 @@ from sparkwin._contract import (
     ERROR,
     ERROR_COLUMN,
     ERRORS_TAG,
+    EVENT_TIME_METADATA,
     KIND,
     LATE,
     METRIC_NAMES,
@@ -33,6 +34,7 @@ from sparkwin._contract import (
     PANE_SEQ,
     RESULT,
     ROW_COUNTERS,
+    WINDOW_COLUMNS,
 )
 from sparkwin._jvm import entryPoint, translated
 
@@ -114,7 +116,18 @@ def mainOutput(
     """Window results: the aggregate rows, or what the process function returns."""
     F = _connect.functionsFor(unioned)  # Columns of the DataFrame's kind: classic or Connect
     if processFn is None:
-        return unioned.where(F.col(KIND) == RESULT).select("result.*")
+        results = unioned.where(F.col(KIND) == RESULT).select("result.*")
+        # The window bounds are event time for a downstream pipeline: marked, it inherits the
+        # upstream watermark (Spark keeps no metadata of the union's nested fields).
+        marked = {EVENT_TIME_METADATA: True}
+        return results.select(
+            *[
+                F.col(f"`{c}`").alias(c, metadata=marked)
+                if c in WINDOW_COLUMNS
+                else F.col(f"`{c}`")
+                for c in results.columns
+            ]
+        )
     assert outputSchema is not None
     plan = json.loads(planJson)
     inputNames = [f["name"] for f in plan["inputSchema"]["fields"]]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sparkwin import _runtime
+from sparkwin._contract import EVENT_TIME_METADATA
 
 if TYPE_CHECKING:
     from sparkwin.pipeline import Pipeline
@@ -56,6 +57,8 @@ def render(described: dict[str, Any]) -> str:
 
 def _watermarks(plan: dict[str, Any], streaming: bool) -> str:
     strategy = plan.get("watermark")
+    if strategy is None and streaming and _inherits(plan):
+        return "inherited: Spark's watermark, set by the upstream pipeline (chained windows)"
     if strategy is None:
         return "none (processing time)"
     text = _strategy(strategy)
@@ -66,6 +69,12 @@ def _watermarks(plan: dict[str, Any], streaming: bool) -> str:
     if streaming:
         return f"{text}, as Spark's global watermark (no rows dropped before sparkwin)"
     return f"{text}; a bounded input ends at +infinity"
+
+
+def _inherits(plan: dict[str, Any]) -> bool:
+    fields = {f["name"]: f for f in plan["inputSchema"]["fields"]}
+    meta = fields.get(plan["timestamp"], {}).get("metadata", {})
+    return bool(meta.get(EVENT_TIME_METADATA, False))
 
 
 def _strategy(strategy: dict[str, Any]) -> str:

@@ -47,7 +47,13 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from sparkwin._contract import ERRORS_TAG, OUTPUT_COLUMNS, PLAN_VERSION, validatePlan
+from sparkwin._contract import (
+    ERRORS_TAG,
+    EVENT_TIME_METADATA,
+    OUTPUT_COLUMNS,
+    PLAN_VERSION,
+    validatePlan,
+)
 from sparkwin._durations import toCount, toMillis
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import GlobalWindows, StormWindows, WindowAssigner
@@ -136,6 +142,8 @@ class _Source:
     watermark: WatermarkStrategy | None
     arrival: str | None
     channel: str | None
+    # A pipeline on a sparkwin result's window bounds: Spark's watermark, set upstream.
+    inherited: bool = False
 
     def describe(self) -> str:
         args = [repr(self.df), repr(self.timestamp)]
@@ -214,7 +222,7 @@ def _window(source: _Source, keys: tuple[str, ...] | None, assigner: object) -> 
             "a dynamic gap needs an integral column of milliseconds (byte, short, int or long)",
         )
     watermark = source.watermark
-    hasWatermarks = watermark is not None and watermark.generatesWatermarks
+    hasWatermarks = source.inherited or (watermark is not None and watermark.generatesWatermarks)
     if isinstance(assigner, StormWindows) and watermark is not None and not hasWatermarks:
         raise ValueError(
             f"watermark: {assigner!r} runs in event time and needs watermarks, but the stream "
@@ -298,9 +306,27 @@ def stream(
                 "arrival is for replaying a bounded DataFrame; a streaming DataFrame arrives "
                 "in its own order, so leave arrival out"
             )
+    inherited = df.isStreaming and _isUpstreamEventTime(_field(schema, timestamp, "timestamp"))
+    if inherited and watermark is not None:
+        raise ValueError(
+            f"watermark: {timestamp!r} is a window bound of a sparkwin result on a stream, and a "
+            "pipeline on it inherits the upstream watermark (as Flink's downstream operators "
+            "do); leave watermark out. A second watermark would wait for this pipeline's own "
+            "input and hold the upstream windows back forever"
+        )
+    if inherited and channel is not None:
+        raise ValueError(
+            "channel: a pipeline on a sparkwin result inherits the upstream watermark; give "
+            "channel= to the upstream pipeline"
+        )
     if channel is not None:
         _checkChannel(df, _field(schema, _columnName(channel, "channel"), "channel"), watermark)
-    return DataStream(_Source(df, timestamp, watermark, arrival, channel))
+    return DataStream(_Source(df, timestamp, watermark, arrival, channel, inherited))
+
+
+def _isUpstreamEventTime(field: StructField) -> bool:
+    """Whether the column is a window bound of a sparkwin result (the JVM marks them)."""
+    return bool(field.metadata.get(EVENT_TIME_METADATA, False))
 
 
 def _checkChannel(df: DataFrame, field: StructField, watermark: WatermarkStrategy | None) -> None:

@@ -34,6 +34,9 @@ object Contract {
   val MetricsKind: Int = kinds.get("metrics").asInt
   val unionColumns: Seq[String] = strings(output.get("unionColumns"))
   val windowColumns: Seq[String] = strings(output.get("windowColumns"))
+
+  /** Column metadata marking a result's window bounds: event time a downstream pipeline sees. */
+  val eventTimeMetadata: String = output.get("eventTimeMetadata").asText
   val paneColumns: Seq[String] = strings(output.get("paneColumns"))
   val paneSeqColumn: String = output.get("paneSeqColumn").asText
   val firedAtColumn: String = output.get("firedAtColumn").asText

@@ -27,7 +27,11 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
   private def firedAtFields: Seq[StructField] =
     firedAtType.map(t => StructField(Contract.firedAtColumn, t)).toSeq
 
-  private def windowFields: Seq[StructField] = Contract.windowColumns.map(StructField(_, TimestampType))
+  // Marked as event time, so a pipeline on these results inherits the upstream watermark.
+  private def windowFields: Seq[StructField] = {
+    val marked = new MetadataBuilder().putBoolean(Contract.eventTimeMetadata, true).build()
+    Contract.windowColumns.map(StructField(_, TimestampType, nullable = true, marked))
+  }
 
   private def paneFields: Seq[StructField] =
     Contract.paneColumns.zip(Seq(StringType, LongType, BooleanType, BooleanType)).map { case (name, t) =>

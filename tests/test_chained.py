@@ -1,0 +1,87 @@
+"""Chained windows on a stream: a pipeline on a sparkwin result inherits the upstream watermark,
+as Flink's downstream operators do, in one query that restarts from its checkpoint."""
+
+from __future__ import annotations
+
+import pytest
+from sparkstreams import StreamResult, runQuery, writeBatches
+
+import sparkwin as sw
+
+SCHEMA = "user string, amount long, ts long"
+MIN = 60_000
+BOUND = 1_000
+
+
+def _first(df) -> sw.Pipeline:
+    strategy = sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND)
+    return (
+        sw.stream(df, "ts", watermark=strategy)
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(MIN))
+        .aggregate(sw.agg.sum("amount"))
+    )
+
+
+def _chained(df) -> sw.Pipeline:
+    # The best user of each minute: the upstream windows [s, s + 1 min) count at their end.
+    return (
+        sw.stream(_first(df).toDF(), "window_end")
+        .windowAll(sw.TumblingEventTimeWindows.of(MIN))
+        .aggregate(sw.agg.max("sum_amount"), sw.agg.count())
+    )
+
+
+def _batches() -> list[list[dict]]:
+    return [
+        [
+            {"user": f"u{i % 3}", "amount": b * 10 + i, "ts": b * 30_000 + i * 4_000}
+            for i in range(6)
+        ]
+        for b in range(8)
+    ]
+
+
+def _expected(batches) -> list[tuple[int, int, int]]:
+    rows = [r for b in batches for r in b]
+    watermark = max(r["ts"] for r in rows) - BOUND - 1
+    sums: dict[tuple[int, str], int] = {}
+    for r in rows:
+        start = r["ts"] // MIN * MIN
+        sums[(start, r["user"])] = sums.get((start, r["user"]), 0) + r["amount"]
+    out = []
+    for start in sorted({s for s, _ in sums}):
+        end = start + MIN
+        # Fired upstream, then counted downstream in [end, end + 1 min), fired when time passed.
+        if end - 1 <= watermark and end + MIN - 1 <= watermark:
+            users = [v for (s, _), v in sums.items() if s == start]
+            out.append((end, max(users), len(users)))
+    return out
+
+
+def test_a_window_of_windows_on_a_stream_restarted_midway(spark, tmp_path) -> None:
+    batches = _batches()
+    writeBatches(tmp_path / "source", batches[:4])
+    checkpoint = tmp_path / "checkpoint"
+
+    def run() -> StreamResult:
+        source = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1)
+        pipeline = _chained(source.json(str(tmp_path / "source")))
+        return runQuery(pipeline, checkpoint, lambda q: q.processAllAvailable())
+
+    first = run()
+    writeBatches(tmp_path / "source", batches[4:], start=4)
+    result = StreamResult.resumed(first, run())
+    got = [(r["window_start"], r["max_sum_amount"], r["count"]) for r in result.outputs["main"]]
+    assert sorted(got) == _expected(batches)
+    assert len(got) >= 2 and result.outputs.get("errors", []) == []
+
+
+def test_a_second_watermark_on_a_result_is_refused(spark, tmp_path) -> None:
+    results = _first(spark.readStream.schema(SCHEMA).json(str(tmp_path))).toDF()
+    with pytest.raises(ValueError, match="inherits the upstream watermark"):
+        sw.stream(results, "window_end", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(0))
+    with pytest.raises(ValueError, match="give channel= to the upstream pipeline"):
+        sw.stream(results, "window_end", channel="user")
+    chained = _chained(spark.readStream.schema(SCHEMA).json(str(tmp_path)))
+    assert chained.describe()["watermarks"].startswith("inherited")
