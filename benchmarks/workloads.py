@@ -20,6 +20,7 @@ BOUND_MS = 1995
 BASE_MS = 7 * 242_857_142_857  # a multiple of 7 near 2023-11-14
 GRANULE = 7
 CHANNELS = 8
+LAG_MS = 600_000  # how far the lagging channel's event times are behind (the `lagged` column)
 
 
 @dataclass(frozen=True)
@@ -31,14 +32,23 @@ class Workload:
     gap_ms: int = 0
     aggregate: str = "sum"  # sum(amount) or count()
     channels: int = 0  # > 0: sparkwin reads per-channel watermarks (`channel="part"`)
+    lagged: bool = False  # read `lagged` as the event time: channel 7 ten minutes behind
 
 
 WORKLOADS = [
     Workload("tumbling 1m sum", "tumbling", size_ms=60_000, slide_ms=60_000),
     Workload("sliding 10m/1m sum", "sliding", size_ms=600_000, slide_ms=60_000),
     Workload("session 30s count", "session", gap_ms=30_000, aggregate="count"),
-    # The tumbling workload with Flink's per-partition watermarks: what channels cost.
-    Workload("tumbling 1m, 8 channels", "tumbling", size_ms=60_000, slide_ms=60_000, channels=8),
+    # The tumbling workload over 8 channels, one ten minutes behind, with Flink's per-partition
+    # watermarks: what channels cost, and what one global watermark drops.
+    Workload(
+        "tumbling 1m, 8 ch, 1 lagging",
+        "tumbling",
+        size_ms=60_000,
+        slide_ms=60_000,
+        channels=8,
+        lagged=True,
+    ),
 ]
 
 
@@ -49,6 +59,9 @@ class Events:
     count: int  # real events (without the flush event)
     keys: int
     flush_key: str
+    # tumbling 1 min sums over `lagged`, without the flush key: (windows, sum, sum of start s x
+    # value), what a system that loses no event must give on the lagging workload
+    lagged_fingerprint: tuple[int, int, int] = (0, 0, 0)
 
 
 def generate(directory: str, n: int, keys: int, files: int, seed: int) -> Events:
@@ -64,6 +77,8 @@ def generate(directory: str, n: int, keys: int, files: int, seed: int) -> Events
     ts = np.append(ts, np.full(CHANNELS, flush_ts, dtype=np.int64))
     amount = np.append(amount, np.zeros(CHANNELS, dtype=np.int64))
     part = np.append(np.arange(n, dtype=np.int32) % CHANNELS, np.arange(CHANNELS, dtype=np.int32))
+    # Channel 7's real events happened ten minutes before they arrive (a backfill).
+    lagged = ts - np.where((part == CHANNELS - 1) & (np.arange(len(ts)) < n), LAG_MS, 0)
 
     os.makedirs(directory, exist_ok=True)
     record = np.dtype([("key", "<i4"), ("ts", "<i8"), ("amount", "<i8")])
@@ -80,6 +95,7 @@ def generate(directory: str, n: int, keys: int, files: int, seed: int) -> Events
             "key": names,
             "ts": pa.array(ts).cast(pa.timestamp("ms", tz="UTC")),
             "amount": pa.array(amount),
+            "lagged": pa.array(lagged).cast(pa.timestamp("ms", tz="UTC")),
             # The input channel (a Kafka partition), round robin in arrival order.
             "part": pa.array(part),
         }
@@ -100,4 +116,8 @@ def generate(directory: str, n: int, keys: int, files: int, seed: int) -> Events
     path = os.path.join(parquet, f"part-{files:04d}.parquet")
     pq.write_table(table.slice(n, CHANNELS), path)
     os.utime(path, (base + files, base + files))
-    return Events(parquet, binary, n, keys, f"k{keys}")
+    start = lagged[:n] // 60_000 * 60_000
+    windows = len(np.unique(key[:n].astype(np.int64) * (1 << 40) + start // 60_000))
+    weighted = int(np.sum((start // 1000) * amount[:n]))
+    fingerprint = (windows, int(amount[:n].sum()), weighted)
+    return Events(parquet, binary, n, keys, f"k{keys}", fingerprint)

@@ -5,19 +5,17 @@ so the answer is the jar's, on classic and Connect sessions alike."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sparkwin import _runtime
 from sparkwin._contract import EVENT_TIME_METADATA
 
-if TYPE_CHECKING:
-    from sparkwin.pipeline import Pipeline
-
 __all__ = ["describe", "render"]
 
 
-def describe(pipeline: Pipeline) -> dict[str, Any]:
-    """The pipeline's run as a dict of plain values (see ``Pipeline.describe``)."""
+def describe(pipeline: Any) -> dict[str, Any]:
+    """A ``Pipeline``'s run as a dict of plain values (see ``Pipeline.describe``); typed loosely
+    because ``pipeline`` imports this module."""
     plan = pipeline.plan
     jvm = _runtime.describe(pipeline.df.sparkSession, pipeline.planJson())
     streaming = pipeline.df.isStreaming
