@@ -107,9 +107,9 @@ def _readBatches(result: StreamResult, batches, topic: str) -> list[list[dict]]:
 
 
 def _offsets(value, topic: str) -> dict[int, int]:
-    if value is None:
-        return {}
     parsed = json.loads(value) if isinstance(value, str) else value
+    if parsed is None:  # a first batch's start: None, or the JSON text "null"
+        return {}
     return _nonEmpty({int(p): int(o) for p, o in parsed[topic].items()})
 
 
