@@ -8,7 +8,10 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parent.parent / "README.md"
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")  # a markdown link's target, without #anchor
 
 
 def test_readme_testing_example_prints_what_the_readme_shows(spark) -> None:
@@ -61,13 +64,25 @@ def test_readme_replay_example_runs_on_a_history(spark) -> None:
     assert closed == {k: v for k, v in expected.items() if k not in still_open}
 
 
+def relative_links(page: Path) -> list[str]:
+    """The targets of a page's markdown links that are not web addresses or anchors."""
+    return [t for t in LINK.findall(page.read_text()) if not t.startswith(("http://", "https://"))]
+
+
 def test_the_readme_stays_a_short_user_document() -> None:
     text = README.read_text()
     assert len(text.splitlines()) < 260, "history goes to CHANGELOG.md and docs/benchmarks.md"
     assert not re.search(r"^#+ .*What changed", text, re.M)
-    root = README.parent
-    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
-        if not target.startswith(("http://", "https://")):
-            assert (root / target).exists(), f"README links to a missing {target}"
+    links = relative_links(README)
+    assert links, "README has no relative links"
+    for target in links:
+        assert (README.parent / target).exists(), f"README links to a missing {target}"
     for page in ("CHANGELOG.md", "docs/benchmarks.md", "docs/DESIGN.md"):
         assert f"]({page}" in text, f"README does not link {page}"
+
+
+@pytest.mark.parametrize("name", ["CHANGELOG.md", "docs/benchmarks.md"])
+def test_links_in_the_history_pages_resolve(name: str) -> None:
+    page = README.parent / name
+    for target in relative_links(page):
+        assert (page.parent / target).exists(), f"{name} links to a missing {target}"
