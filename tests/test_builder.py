@@ -84,6 +84,7 @@ def test_full_plan_of_keyed_tumbling_aggregate_pipeline(events):
         "allowedLatenessMs": 0,
         "lateOutputTag": None,
         "accumulationMode": "accumulating",
+        "ansi": True,
         "function": {
             "kind": "aggregate",
             "aggregates": [
@@ -129,6 +130,7 @@ def test_full_plan_of_refined_window_all_pipeline(events):
         "allowedLatenessMs": 120000,
         "lateOutputTag": "late",
         "accumulationMode": "discarding",
+        "ansi": True,
         "function": {
             "kind": "aggregate",
             "aggregates": [{"fn": "max", "column": "price", "alias": "top"}],

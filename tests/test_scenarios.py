@@ -28,6 +28,16 @@ def _scenarios() -> list[Any]:
     return out
 
 
+def build(spark, df, scenario: dict) -> sw.Pipeline:
+    """The scenario's pipeline, built under its ANSI mode (``"ansi"``, default true)."""
+    before = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", str(scenario.get("ansi", True)).lower())
+    try:
+        return eval(scenario["builder"], {"sw": sw, "df": df})  # noqa: S307
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", before)
+
+
 def _project(rows: list[dict], expected: list[dict]) -> list[dict]:
     """Each row cut down to the columns its expected counterpart names."""
     names = {k for e in expected for k in e}
@@ -41,7 +51,7 @@ def _unordered(rows: list[dict]) -> list[str]:
 @pytest.mark.parametrize(("schema", "scenario"), _scenarios())
 def test_scenario(spark, schema: str, scenario: dict) -> None:
     df = spark.createDataFrame([], schema)
-    pipeline = eval(scenario["builder"], {"sw": sw, "df": df})  # noqa: S307
+    pipeline = build(spark, df, scenario)
     assert json.loads(pipeline.planJson()) == scenario["plan"], (
         "the builder no longer makes the stored plan: run tests/scenarios/update_plans.py"
     )

@@ -169,7 +169,13 @@ def count(column: str | None = None) -> Aggregate:
 
 def sum(column: str) -> Aggregate:
     """The sum of a numeric column: long for integral input, double for float/double, decimal
-    for decimal.
+    for decimal (Spark's result types).
+
+    Overflow follows Spark's ``spark.sql.ansi.enabled`` when the pipeline is built: with ANSI
+    (Spark 4's default), where Spark fails the query, a window whose exact sum leaves the
+    result type gets a null sum and a row on the ``errors`` output naming the window; without
+    it, a long sum wraps around as Spark's does and a decimal one is null. A long sum is exact
+    whenever its exact total fits, in whatever order the values came.
 
     Example::
 

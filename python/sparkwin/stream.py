@@ -757,6 +757,7 @@ class WindowedStream:
             "allowedLatenessMs": w.allowedLatenessMs,
             "lateOutputTag": w.lateOutputTag,
             "accumulationMode": w.accumulationMode,
+            "ansi": _ansi(source.df),
             "function": function,
         }
         validatePlan(plan)  # the contract the jar holds plans to (contract.json)
@@ -764,6 +765,13 @@ class WindowedStream:
 
     def __repr__(self) -> str:
         return self._w.describe()
+
+
+def _ansi(df: DataFrame) -> bool:
+    """Spark's ANSI mode when the pipeline is built (as Spark fixes it when it analyses a
+    query): it decides what an overflowing sum gives.
+    """
+    return str(df.sparkSession.conf.get("spark.sql.ansi.enabled", "true")).lower() == "true"
 
 
 def _outputSchema(schema: object) -> StructType:

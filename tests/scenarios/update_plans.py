@@ -22,12 +22,15 @@ HERE = Path(__file__).resolve().parent
 def main() -> None:
     import sparkwin as sw
 
+    sys.path.insert(0, str(HERE.parent))
+    from test_scenarios import build
+
     spark = sw.session(master="local[1]")
     for path in sorted(HERE.glob("*.json")):
         doc = json.loads(path.read_text())
         df = spark.createDataFrame([], doc["schema"])
         for scenario in doc["scenarios"]:
-            pipeline = eval(scenario["builder"], {"sw": sw, "df": df})  # noqa: S307
+            pipeline = build(spark, df, scenario)
             scenario["plan"] = json.loads(pipeline.planJson())
         path.write_text(json.dumps(doc, indent=1) + "\n")
         print(f"{path.name}: {len(doc['scenarios'])} scenarios", file=sys.stderr)

@@ -63,6 +63,9 @@ object TestSupport {
     def emitLate(key: Any, record: Record, ts: Long): Unit = late += ((record, ts))
     val errors = ArrayBuffer.empty[(Record, String)]
     def emitError(record: Record, message: String): Unit = errors += ((record, message))
+    val windowErrors = ArrayBuffer.empty[(Any, Window, String)]
+    def emitWindowError(key: Any, window: Window, message: String): Unit =
+      windowErrors += ((key, window, message))
     def take(): List[Out] = { val r = results.toList; results.clear(); r }
   }
 

@@ -19,6 +19,11 @@ trait Emitter {
 
   /** A record the engine cannot take (the `errors` side output), with the reason. */
   def emitError(record: Record, message: String): Unit
+
+  /** A fired pane with a value that cannot be given (a sum that overflowed under ANSI): the
+    * window and its key on the `errors` side output, with the reason.
+    */
+  def emitWindowError(key: Any, window: Window, message: String): Unit
 }
 
 /** Counters the runtimes report (Spark custom metrics, harness accessors). */

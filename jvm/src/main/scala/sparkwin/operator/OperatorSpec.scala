@@ -34,7 +34,8 @@ final case class OperatorSpec(
     allowedLateness: Long,
     lateOutput: Boolean,
     function: WindowFunction,
-    accumulation: AccumulationMode
+    accumulation: AccumulationMode,
+    ansi: Boolean = true // Spark's spark.sql.ansi.enabled: what an overflowing sum gives
 ) {
   require(allowedLateness >= 0, s"allowedLateness must not be negative, got $allowedLateness")
   if (assigner.isMerging && !trigger.canMerge)

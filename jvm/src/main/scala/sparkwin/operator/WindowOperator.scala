@@ -1,8 +1,8 @@
 package sparkwin.operator
 
 import sparkwin.core.{Element, Record}
-import sparkwin.core.agg.Accumulator
-import sparkwin.core.window.{StormWindows, Window}
+import sparkwin.core.agg.{Accumulator, SumOverflow}
+import sparkwin.core.window.{StormWindows, TimeWindow, Window}
 import sparkwin.operator.general.GeneralAlgorithm
 import sparkwin.operator.session.{KeyedSessions, PackedSessions}
 import sparkwin.operator.slice.{KeyedSlices, PackedSlices}
@@ -86,7 +86,39 @@ final class WindowOperator private (
   /** A fired pane of the current key, counted. */
   def emitResult(window: Window, pane: PaneInfo, values: Array[Any]): Unit = {
     metrics.panesFired += 1
+    var i = 0
+    while (i < values.length) {
+      values(i) match {
+        case o: SumOverflow => values(i) = overflowed(window, i, o)
+        case _ =>
+      }
+      i += 1
+    }
     output.emitResult(backend.currentKey, window, pane, values)
+  }
+
+  /** An overflowing sum as Spark gives it: wrapped (decimals: null) without ANSI; with ANSI,
+    * where Spark fails the query, null and a row on the error output naming the window, so
+    * one window cannot fail a stream on every restart.
+    */
+  private def overflowed(window: Window, at: Int, o: SumOverflow): Any =
+    if (!spec.ansi) o.wrapped
+    else {
+      val alias = spec.aggregates(at).alias
+      output.emitWindowError(
+        backend.currentKey,
+        window,
+        s"$alias overflowed in window ${bounds(window)}: it is null in the result. Sum as decimal " +
+          "(cast the column to decimal(38,0)) for an exact sum, or set spark.sql.ansi.enabled=false " +
+          "for Spark's wrap-around"
+      )
+      null
+    }
+
+  private def bounds(window: Window): String = window match {
+    case t: TimeWindow =>
+      s"[${java.time.Instant.ofEpochMilli(t.start)}, ${java.time.Instant.ofEpochMilli(t.end)})"
+    case other => other.toString
   }
 
   /** A fired pane of a process pipeline, counted. */

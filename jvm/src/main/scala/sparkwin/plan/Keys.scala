@@ -4,7 +4,7 @@ import org.apache.spark.sql.{Column, Row}
 import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.sql.types.{IntegerType, StructField, StructType}
 
-import sparkwin.core.Record
+import sparkwin.core.{ArrayRecord, Record}
 
 /** A pipeline's key, in one place. Keyed pipelines group by their key columns; `windowAll`
   * groups the whole stream under one constant stand-in key, which Spark groups by and the
@@ -35,6 +35,19 @@ final class Keys(val columns: IndexedSeq[Int], inputSchema: StructType) extends 
       while (i < values.length) { values(i) = record.get(columns(i)); i += 1 }
       new org.apache.spark.sql.catalyst.expressions.GenericRow(values)
     }
+
+  /** A record of the input's `width` columns holding only the key's values (an error row about
+    * a key's window rather than one of its records).
+    */
+  def inputRecord(key: Any, width: Int): Record = {
+    val values = new Array[Any](width)
+    if (!isWindowAll) {
+      val r = key.asInstanceOf[Row]
+      var i = 0
+      while (i < columns.length) { values(columns(i)) = r.get(i); i += 1 }
+    }
+    new ArrayRecord(values)
+  }
 
   /** The key's values in an output row: `out` from 0 on; returns how many (0 for windowAll). */
   def putOutput(key: Any, out: Array[Any]): Int = {

@@ -134,6 +134,10 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
   def errorRow(record: Record, message: String): Row =
     Row(ErrorKind, null, null, Rows.toRow(record, plan.inputSchema), message, null)
 
+  /** An error about a window rather than a record: the key's columns filled, the rest null. */
+  def windowErrorRow(key: Any, message: String): Row =
+    errorRow(plan.keys.inputRecord(key, plan.inputSchema.size), message)
+
   private def metricsStruct(m: Array[Long], valve: Option[(Long, Seq[(String, Long, Boolean)])]): Row =
     if (plan.channelColumn.isEmpty) Row.fromSeq(m.toSeq)
     else
@@ -191,6 +195,9 @@ final class RowCollector(layout: OutputLayout, firedAt: () => Long = () => 0L) e
   def emitLate(key: Any, record: Record, timestamp: Long): Unit = rows += layout.lateRow(record)
 
   def emitError(record: Record, message: String): Unit = rows += layout.errorRow(record, message)
+
+  def emitWindowError(key: Any, window: Window, message: String): Unit =
+    rows += layout.windowErrorRow(key, message)
 
   /** Adds counter deltas to the last row of this call, or as a row of their own. */
   def addMetrics(delta: Array[Long], valve: Option[(Long, Seq[(String, Long, Boolean)])] = None): Unit =

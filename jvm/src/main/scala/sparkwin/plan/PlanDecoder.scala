@@ -106,7 +106,8 @@ object PlanDecoder {
           long(root, "allowedLatenessMs"),
           lateTag.isDefined,
           function,
-          mode
+          mode,
+          ansi = optional(root, "ansi").forall(_.asBoolean) // absent: Spark 4's default
         )
       catch { case e: IllegalArgumentException => throw new PlanException(e.getMessage) }
     Plan(
@@ -245,14 +246,15 @@ object PlanDecoder {
         (Aggregate.Count(alias, col.getOrElse(-1)), StructField(alias, LongType, nullable = false))
       case "sum" =>
         val kind = numeric()
-        val out = kind match {
-          case NumericKind.Integral => LongType
-          case NumericKind.Fractional => DoubleType
+        kind match {
           case NumericKind.Decimal =>
             val d = inType.asInstanceOf[DecimalType]
-            DecimalType(math.min(d.precision + 10, DecimalType.MAX_PRECISION), d.scale)
+            val out = DecimalType(math.min(d.precision + 10, DecimalType.MAX_PRECISION), d.scale)
+            (Aggregate.Sum(alias, input, kind, out.precision - out.scale), StructField(alias, out))
+          case _ =>
+            val out = if (kind == NumericKind.Integral) LongType else DoubleType
+            (Aggregate.Sum(alias, input, kind), StructField(alias, out))
         }
-        (Aggregate.Sum(alias, input, kind), StructField(alias, out))
       case "avg" => numeric(); (Aggregate.Avg(alias, input), StructField(alias, DoubleType))
       case "min" => (Aggregate.Min(alias, input), StructField(alias, inType))
       case "max" => (Aggregate.Max(alias, input), StructField(alias, inType))

@@ -33,6 +33,8 @@ object EngineBench {
     def emitElements(key: Any, window: Window, pane: PaneInfo, elements: java.util.List[Element]): Unit = ()
     def emitLate(key: Any, record: Record, timestamp: Long): Unit = ()
     def emitError(record: Record, message: String): Unit = throw new IllegalStateException(message)
+    def emitWindowError(key: Any, window: Window, message: String): Unit =
+      throw new IllegalStateException(message)
   }
 
   def spec(workload: String): OperatorSpec = {

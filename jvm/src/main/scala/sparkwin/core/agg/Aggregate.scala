@@ -68,12 +68,20 @@ object Aggregate {
   final case class Count(alias: String, column: Int) extends Aggregate {
     def newAccumulator(): Accumulator = new CountAcc(column)
   }
-  final case class Sum(alias: String, column: Int, kind: NumericKind) extends Aggregate {
+
+  /** `integerDigits`: how many digits left of the point a decimal result holds (Spark's result
+    * type is the input's precision + 10, at most 38, at the input's scale).
+    */
+  final case class Sum(alias: String, column: Int, kind: NumericKind, integerDigits: Int = Sum.MaxPrecision)
+      extends Aggregate {
     def newAccumulator(): Accumulator = kind match {
       case NumericKind.Integral => new LongSumAcc(column)
       case NumericKind.Fractional => new DoubleSumAcc(column)
-      case NumericKind.Decimal => new DecimalSumAcc(column)
+      case NumericKind.Decimal => new DecimalSumAcc(column, integerDigits)
     }
+  }
+  object Sum {
+    val MaxPrecision: Int = 38 // Spark's DecimalType.MAX_PRECISION
   }
   final case class Avg(alias: String, column: Int) extends Aggregate {
     def newAccumulator(): Accumulator = new AvgAcc(column)
@@ -131,22 +139,51 @@ final class CountAcc(column: Int) extends Accumulator {
   def restore(f: Array[Any]): Unit = n = Values.toLong(f(0))
 }
 
-/** SQL sum: nulls are skipped; a window of only nulls sums to null. */
+/** A sum whose exact value left its result type. The operator's shell turns it into what
+  * Spark gives (see `WindowOperator.emitResult`): the wrapped long without ANSI, else null and
+  * an error row. `wrapped` is the two's-complement sum (null for decimals, which never wrap).
+  */
+final case class SumOverflow(wrapped: Any)
+
+object SumOverflow {
+
+  /** How many times `a + v` (which gave `sum`) wrapped past the long range: +1 up, -1 down. */
+  @inline def carry(a: Long, v: Long, sum: Long): Long =
+    if (((a ^ sum) & (v ^ sum)) >= 0) 0L else if (v < 0) -1L else 1L
+}
+
+/** SQL sum: nulls are skipped; a window of only nulls sums to null. The sum wraps as Java's
+  * does and counts its wraps (`carry`), so the exact total is `sum + carry * 2^64`: it fits a
+  * long exactly when `carry` is 0, whatever the order the values came in or were merged. Spark
+  * raises on the first wrap, which depends on that order.
+  */
 final class LongSumAcc(column: Int) extends Accumulator {
   var sum: Long = 0L
   var seen: Boolean = false
+  var carry: Long = 0L
+  @inline private def plus(v: Long): Unit = {
+    val s = sum + v
+    carry += SumOverflow.carry(sum, v, s)
+    sum = s
+  }
   def add(record: Record, ts: Long): Unit = {
     val v = record.get(column)
-    if (v != null) { sum += v.asInstanceOf[java.lang.Number].longValue; seen = true }
+    if (v != null) { plus(v.asInstanceOf[java.lang.Number].longValue); seen = true }
   }
   def merge(other: Accumulator): Unit = {
     val o = other.asInstanceOf[LongSumAcc]
-    if (o.seen) { sum += o.sum; seen = true }
+    if (o.seen) { plus(o.sum); carry += o.carry; seen = true }
   }
-  def result: Any = if (seen) sum else null
-  def copy(): Accumulator = { val c = new LongSumAcc(column); c.sum = sum; c.seen = seen; c }
-  def save: Array[Any] = Array(sum, seen)
-  def restore(f: Array[Any]): Unit = { sum = Values.toLong(f(0)); seen = f(1).asInstanceOf[Boolean] }
+  def result: Any = if (!seen) null else if (carry != 0) new SumOverflow(sum) else sum
+  def copy(): Accumulator = {
+    val c = new LongSumAcc(column); c.sum = sum; c.seen = seen; c.carry = carry; c
+  }
+  def save: Array[Any] = Array(sum, seen, carry)
+  // Two fields: saved before 0.4.0, which did not count wraps.
+  def restore(f: Array[Any]): Unit = {
+    sum = Values.toLong(f(0)); seen = f(1).asInstanceOf[Boolean]
+    carry = if (f.length > 2) Values.toLong(f(2)) else 0L
+  }
 }
 
 final class DoubleSumAcc(column: Int) extends Accumulator {
@@ -168,7 +205,10 @@ final class DoubleSumAcc(column: Int) extends Accumulator {
   }
 }
 
-final class DecimalSumAcc(column: Int) extends Accumulator {
+/** A decimal sum, exact; past `integerDigits` digits left of the point (the result type's) it
+  * has overflowed, which Spark answers with an error (ANSI) or null, never a wrapped value.
+  */
+final class DecimalSumAcc(column: Int, integerDigits: Int = Aggregate.Sum.MaxPrecision) extends Accumulator {
   var sum: java.math.BigDecimal = null
   private def plus(v: java.math.BigDecimal): Unit = sum = if (sum == null) v else sum.add(v)
   def add(record: Record, ts: Long): Unit = {
@@ -184,8 +224,9 @@ final class DecimalSumAcc(column: Int) extends Accumulator {
     val o = other.asInstanceOf[DecimalSumAcc]
     if (o.sum != null) plus(o.sum)
   }
-  def result: Any = sum
-  def copy(): Accumulator = { val c = new DecimalSumAcc(column); c.sum = sum; c }
+  def result: Any =
+    if (sum != null && sum.precision - sum.scale > integerDigits) new SumOverflow(null) else sum
+  def copy(): Accumulator = { val c = new DecimalSumAcc(column, integerDigits); c.sum = sum; c }
   def save: Array[Any] = Array(sum)
   def restore(f: Array[Any]): Unit = sum = f(0).asInstanceOf[java.math.BigDecimal]
 }

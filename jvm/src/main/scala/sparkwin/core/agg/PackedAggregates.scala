@@ -4,7 +4,8 @@ import sparkwin.core.Record
 
 /** Aggregates that fold into longs, for operators that keep state in primitive arrays: count,
   * integral and fractional sum, and avg, two slots each (a value, and a seen flag or a count;
-  * doubles as their bits). A row is `slots` consecutive longs from a base index; all zeros is
+  * doubles as their bits). An integral sum's second slot is `carry << 1 | seen`, with
+  * [[LongSumAcc]]'s count of wraps (0 and 1 as before 0.4.0, which did not count them). A row is `slots` consecutive longs from a base index; all zeros is
   * the empty row. Results are those of the aggregates' own accumulators.
   */
 final class PackedAggregates(aggregates: Array[Aggregate]) {
@@ -23,7 +24,7 @@ final class PackedAggregates(aggregates: Array[Aggregate]) {
         case CountValues => if (!record.isNullAt(columns(j))) values(at) += 1
         case LongSum =>
           val v = record.get(columns(j))
-          if (v != null) { values(at) += v.asInstanceOf[java.lang.Number].longValue; values(at + 1) = 1 }
+          if (v != null) longPlus(values, at, v.asInstanceOf[java.lang.Number].longValue, 1L)
         case DoubleSum =>
           val v = record.get(columns(j))
           if (v != null) {
@@ -49,7 +50,7 @@ final class PackedAggregates(aggregates: Array[Aggregate]) {
       val src = fromBase + 2 * j
       (kinds(j): @annotation.switch) match {
         case CountRows | CountValues => into(at) += from(src)
-        case LongSum => if (from(src + 1) != 0) { into(at) += from(src); into(at + 1) = 1 }
+        case LongSum => if (from(src + 1) != 0) longPlus(into, at, from(src), from(src + 1))
         case DoubleSum =>
           if (from(src + 1) != 0) {
             into(at) = plus(into(at), java.lang.Double.longBitsToDouble(from(src)))
@@ -77,6 +78,7 @@ final class PackedAggregates(aggregates: Array[Aggregate]) {
           val a = into(j).asInstanceOf[LongSumAcc]
           a.sum = values(at)
           a.seen = values(at + 1) != 0
+          a.carry = values(at + 1) >> 1
         case DoubleSum =>
           val a = into(j).asInstanceOf[DoubleSumAcc]
           a.sum = java.lang.Double.longBitsToDouble(values(at))
@@ -98,7 +100,9 @@ final class PackedAggregates(aggregates: Array[Aggregate]) {
       val at = base + 2 * j
       out(j) = (kinds(j): @annotation.switch) match {
         case CountRows | CountValues => values(at)
-        case LongSum => if (values(at + 1) != 0) values(at) else null
+        case LongSum =>
+          val flag = values(at + 1)
+          if (flag == 0) null else if ((flag >> 1) != 0) new SumOverflow(values(at)) else values(at)
         case DoubleSum => if (values(at + 1) != 0) java.lang.Double.longBitsToDouble(values(at)) else null
         case Avg =>
           if (values(at + 1) == 0) null else java.lang.Double.longBitsToDouble(values(at)) / values(at + 1)
@@ -118,8 +122,8 @@ object PackedAggregates {
 
   private def kindOf(a: Aggregate): Int = a match {
     case Aggregate.Count(_, c) => if (c < 0) CountRows else CountValues
-    case Aggregate.Sum(_, _, NumericKind.Integral) => LongSum
-    case Aggregate.Sum(_, _, NumericKind.Fractional) => DoubleSum
+    case Aggregate.Sum(_, _, NumericKind.Integral, _) => LongSum
+    case Aggregate.Sum(_, _, NumericKind.Fractional, _) => DoubleSum
     case _: Aggregate.Avg => Avg
     case other => throw new IllegalArgumentException(s"$other does not pack into longs")
   }
@@ -128,9 +132,20 @@ object PackedAggregates {
   def packs(aggregates: Seq[Aggregate]): Boolean =
     aggregates.nonEmpty && aggregates.forall {
       case _: Aggregate.Count | _: Aggregate.Avg => true
-      case Aggregate.Sum(_, _, kind) => kind != NumericKind.Decimal
+      case Aggregate.Sum(_, _, kind, _) => kind != NumericKind.Decimal
       case _ => false
     }
+
+  /** Adds `v` to the integral sum at `at`; `flag` is the added value's second slot (1 for a
+    * record, a partial's own `carry << 1 | 1` when merging).
+    */
+  @inline private def longPlus(values: Array[Long], at: Int, v: Long, flag: Long): Unit = {
+    val a = values(at)
+    val sum = a + v
+    val carry = (values(at + 1) >> 1) + (flag >> 1) + SumOverflow.carry(a, v, sum)
+    values(at + 1) = carry << 1 | 1L
+    values(at) = sum
+  }
 
   @inline private def plus(bits: Long, v: Double): Long =
     java.lang.Double.doubleToRawLongBits(java.lang.Double.longBitsToDouble(bits) + v)

@@ -142,6 +142,9 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
     def emitLate(key: Any, record: Record, timestamp: Long): Unit = late += record
 
     def emitError(record: Record, message: String): Unit = errors += ((record, message))
+
+    def emitWindowError(key: Any, window: Window, message: String): Unit =
+      errors += ((plan.keys.inputRecord(key, schema.size), message))
   }
 }
 

@@ -45,6 +45,7 @@ class ReplaySuite extends munit.FunSuite {
     def emitElements(key: Any, window: Window, pane: PaneInfo, elements: java.util.List[Element]): Unit = ()
     def emitLate(key: Any, record: Record, ts: Long): Unit = out += (("late", record.get(0), ts, firedAt()))
     def emitError(record: Record, message: String): Unit = throw new AssertionError(message)
+    def emitWindowError(key: Any, window: Window, message: String): Unit = throw new AssertionError(message)
   }
 
   private def spec(kind: Int): OperatorSpec = {
