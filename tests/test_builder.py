@@ -188,15 +188,33 @@ def test_plan_json_is_the_plan_dict(windowed):
         (GlobalWindows.create(), {"kind": "global"}),
         (
             StormWindows.of(Count(3), timedelta(seconds=10)),
-            {"kind": "storm", "length": {"count": 3}, "slide": {"durationMs": 10000}, "lagMs": 0},
+            {
+                "kind": "storm",
+                "length": {"count": 3},
+                "slide": {"durationMs": 10000},
+                "lagMs": 0,
+                "eventTime": True,
+            },
         ),
         (
             StormWindows.of(timedelta(minutes=1)).withLag(5_000),
-            {"kind": "storm", "length": {"durationMs": 60000}, "slide": None, "lagMs": 5000},
+            {
+                "kind": "storm",
+                "length": {"durationMs": 60000},
+                "slide": None,
+                "lagMs": 5000,
+                "eventTime": True,
+            },
         ),
         (
             StormWindows.of(Count(10), Count(2)),
-            {"kind": "storm", "length": {"count": 10}, "slide": {"count": 2}, "lagMs": 0},
+            {
+                "kind": "storm",
+                "length": {"count": 10},
+                "slide": {"count": 2},
+                "lagMs": 0,
+                "eventTime": True,
+            },
         ),
     ],
     ids=repr,

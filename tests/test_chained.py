@@ -24,9 +24,10 @@ def _first(df) -> sw.Pipeline:
 
 
 def _chained(df) -> sw.Pipeline:
-    # The best user of each minute: the upstream windows [s, s + 1 min) count at their end.
+    # The best user of each minute: an upstream window's result has its largest timestamp as
+    # event time (window_time), so it falls in the same minute downstream, as in Flink.
     return (
-        sw.stream(_first(df).toDF(), "window_end")
+        sw.stream(_first(df).toDF(), "window_time")
         .windowAll(sw.TumblingEventTimeWindows.of(MIN))
         .aggregate(sw.agg.max("sum_amount"), sw.agg.count())
     )
@@ -51,11 +52,10 @@ def _expected(batches) -> list[tuple[int, int, int]]:
         sums[(start, r["user"])] = sums.get((start, r["user"]), 0) + r["amount"]
     out = []
     for start in sorted({s for s, _ in sums}):
-        end = start + MIN
-        # Fired upstream, then counted downstream in [end, end + 1 min), fired when time passed.
-        if end - 1 <= watermark and end + MIN - 1 <= watermark:
+        # Fired upstream and downstream in the same micro-batch, once time passed the minute.
+        if start + MIN - 1 <= watermark:
             users = [v for (s, _), v in sums.items() if s == start]
-            out.append((end, max(users), len(users)))
+            out.append((start, max(users), len(users)))
     return out
 
 
@@ -80,8 +80,16 @@ def test_a_window_of_windows_on_a_stream_restarted_midway(spark, tmp_path) -> No
 def test_a_second_watermark_on_a_result_is_refused(spark, tmp_path) -> None:
     results = _first(spark.readStream.schema(SCHEMA).json(str(tmp_path))).toDF()
     with pytest.raises(ValueError, match="inherits the upstream watermark"):
-        sw.stream(results, "window_end", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(0))
+        sw.stream(
+            results, "window_time", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(0)
+        )
     with pytest.raises(ValueError, match="give channel= to the upstream pipeline"):
-        sw.stream(results, "window_end", channel="user")
+        sw.stream(results, "window_time", channel="user")
+    # A bound is not the result's event time: the next minute's window would count it.
+    for bound in ("window_end", "window_start"):
+        with pytest.raises(ValueError, match=r"its event time is 'window_time'"):
+            sw.stream(results, bound)
+    marked = [f.name for f in results.schema.fields if f.metadata.get("sparkwin.eventTime")]
+    assert marked == ["window_time"]
     chained = _chained(spark.readStream.schema(SCHEMA).json(str(tmp_path)))
     assert chained.describe()["watermarks"].startswith("inherited")

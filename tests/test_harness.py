@@ -56,6 +56,7 @@ def test_window_all_and_global_windows_have_no_bounds(df) -> None:
         {
             "window_start": None,
             "window_end": None,
+            "window_time": None,
             "count": 2,
             "pane_timing": "EARLY",
             "pane_index": 0,

@@ -486,7 +486,7 @@ def test_bounded_dataframe_equals_the_harness_fed_everything_then_infinity(spark
         .select(
             *[
                 F.unix_millis(F.col(c)).alias(c)
-                if c in ("window_start", "window_end")
+                if c in ("window_start", "window_end", "window_time")
                 else F.col(c)
                 for c in pipeline.toDF().columns
             ]

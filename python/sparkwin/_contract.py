@@ -25,7 +25,9 @@ RESULT, LATE, ERROR, PANE, METRICS = (
     ROW_KINDS[k] for k in ("result", "late", "error", "pane", "metrics")
 )
 WINDOW_COLUMNS: tuple[str, ...] = tuple(_OUTPUT["windowColumns"])
-# Metadata on a result's window bounds: a pipeline reading them inherits the upstream watermark.
+# A result's event time (its window's largest timestamp), marked with the metadata: a pipeline
+# reading it inherits the upstream watermark.
+EVENT_TIME_COLUMN: str = _OUTPUT["eventTimeColumn"]
 EVENT_TIME_METADATA: str = _OUTPUT["eventTimeMetadata"]
 PANE_COLUMNS: tuple[str, ...] = tuple(_OUTPUT["paneColumns"])
 # Columns every aggregate pipeline's output has besides keys and aggregates (docs/plan.md).

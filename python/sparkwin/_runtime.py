@@ -24,6 +24,7 @@ from sparkwin._contract import (
     ERROR,
     ERROR_COLUMN,
     ERRORS_TAG,
+    EVENT_TIME_COLUMN,
     EVENT_TIME_METADATA,
     KIND,
     LATE,
@@ -34,7 +35,6 @@ from sparkwin._contract import (
     PANE_SEQ,
     RESULT,
     ROW_COUNTERS,
-    WINDOW_COLUMNS,
 )
 from sparkwin._jvm import entryPoint, translated
 
@@ -117,13 +117,13 @@ def mainOutput(
     F = _connect.functionsFor(unioned)  # Columns of the DataFrame's kind: classic or Connect
     if processFn is None:
         results = unioned.where(F.col(KIND) == RESULT).select("result.*")
-        # The window bounds are event time for a downstream pipeline: marked, it inherits the
+        # window_time is the event time a downstream pipeline sees: marked, it inherits the
         # upstream watermark (Spark keeps no metadata of the union's nested fields).
         marked = {EVENT_TIME_METADATA: True}
         return results.select(
             *[
                 F.col(f"`{c}`").alias(c, metadata=marked)
-                if c in WINDOW_COLUMNS
+                if c == EVENT_TIME_COLUMN
                 else F.col(f"`{c}`")
                 for c in results.columns
             ]

@@ -421,15 +421,20 @@ def _stormSizeJson(size: Count | int) -> dict[str, Any]:
 
 @dataclass(frozen=True, repr=False)
 class StormWindows(WindowAssigner):
-    """Storm's event-time windows: a length and a sliding interval, each a `Count` of elements
-    or a duration, with a lag that lets elements up to `lagMs` behind wait for a later window.
+    """Storm's windows: a length and a sliding interval, each a `Count` of elements or a
+    duration, with a lag that lets elements up to `lagMs` behind wait for a later window.
     Each window fires once, by Storm's own policy: Storm pipelines take no trigger, evictor
-    or allowed lateness.
+    or allowed lateness. On a stream with a timestamp they run in event time (Storm with a
+    timestamp field); on one without (``sparkwin.stream(df)``), in arrival order: a count slide
+    fires as its tuples arrive, a duration slide every interval of processing time, over the
+    last `length` tuples or those that arrived in the last `length` ms (Storm's default mode).
     """
 
     length: Count | int
     slide: Count | int | None = None
     lagMs: int = 0
+    # Set by a stream without a timestamp: Storm's default mode (arrival order, processing time).
+    arrivalOrder: bool = False
 
     @staticmethod
     def of(length: Any, slide: Any = None) -> StormWindows:
@@ -456,7 +461,7 @@ class StormWindows(WindowAssigner):
 
     @property
     def isEventTime(self) -> bool:
-        return True
+        return not self.arrivalOrder
 
     def jsonValue(self) -> dict[str, Any]:
         return {
@@ -464,6 +469,7 @@ class StormWindows(WindowAssigner):
             "length": _stormSizeJson(self.length),
             "slide": None if self.slide is None else _stormSizeJson(self.slide),
             "lagMs": self.lagMs,
+            "eventTime": not self.arrivalOrder,
         }
 
     def __repr__(self) -> str:

@@ -118,8 +118,9 @@ class Pipeline:
     def toDF(self) -> DataFrame:
         """The window results as a DataFrame: streaming if the input is, batch otherwise.
 
-        Columns: the key columns, ``window_start``, ``window_end``, the aggregates and the pane
-        columns (``pane_timing``, ``pane_index``, ``pane_is_first``, ``pane_is_last``); for a
+        Columns: the key columns, ``window_start``, ``window_end``, ``window_time`` (the result's
+        event time), the aggregates and the pane columns (``pane_timing``, ``pane_index``,
+        ``pane_is_first``, ``pane_is_last``); for a
         ``process()`` pipeline, the function's output schema. On a stream this query does not
         include the side outputs: use ``writeStream`` to get every output from one query.
 

@@ -94,6 +94,11 @@ def replay(pipeline: Pipeline, endOfInput: bool) -> Replay:
         raise _connect.unsupported("replay()", *_connect.REPLAY_UNSUPPORTED)
     if pipeline.df.isStreaming:
         raise ValueError("replay() needs a bounded DataFrame (history); a stream is live already")
+    if pipeline.plan.get("timestamp") is None:
+        raise ValueError(
+            "replay() needs event time: a stream without a timestamp (Storm's windows in "
+            "arrival order) runs as it arrives; use toDF() or writeStream()"
+        )
     if pipeline.plan.get("arrival") is None:
         raise ValueError(
             "replay() needs the arrival order: sw.stream(df, ..., arrival='offset_or_arrival_time')"

@@ -49,9 +49,11 @@ from pyspark.sql.types import (
 
 from sparkwin._contract import (
     ERRORS_TAG,
+    EVENT_TIME_COLUMN,
     EVENT_TIME_METADATA,
     OUTPUT_COLUMNS,
     PLAN_VERSION,
+    WINDOW_COLUMNS,
     validatePlan,
 )
 from sparkwin._durations import toCount, toMillis
@@ -138,7 +140,7 @@ def _walk(trigger: Trigger) -> list[Trigger]:
 @dataclass(frozen=True)
 class _Source:
     df: DataFrame
-    timestamp: str
+    timestamp: str | None  # None: no event time (Storm's windows in arrival order)
     watermark: WatermarkStrategy | None
     arrival: str | None
     channel: str | None
@@ -146,7 +148,7 @@ class _Source:
     inherited: bool = False
 
     def describe(self) -> str:
-        args = [repr(self.df), repr(self.timestamp)]
+        args = [repr(self.df)] + ([] if self.timestamp is None else [repr(self.timestamp)])
         if self.watermark is not None:
             args.append(f"watermark={self.watermark!r}")
         if self.arrival is not None:
@@ -212,6 +214,19 @@ def _window(source: _Source, keys: tuple[str, ...] | None, assigner: object) -> 
             "TumblingEventTimeWindows.of(60_000) or EventTimeSessionWindows.withGap(30_000), "
             f"got {type(assigner).__name__} {assigner!r}"
         )
+    if source.timestamp is None:
+        if not isinstance(assigner, StormWindows):
+            raise ValueError(
+                f"timestamp: {assigner!r} needs an event-time column, and this stream has none; "
+                "give one, e.g. sparkwin.stream(df, 'ts'). Only StormWindows run without one "
+                "(in arrival order, as Storm's default mode)"
+            )
+        if assigner.lagMs:
+            raise ValueError(
+                f"{assigner!r}: a lag is for event time; a stream without a timestamp has no "
+                "out-of-order tuples (arrival order), so leave withLag out"
+            )
+        return _Windowing(source, keys, replace(assigner, arrivalOrder=True))
     schema = source.df.schema
     for column in sorted(assigner.referencedColumns):
         what = f"{type(assigner).__name__}.withDynamicGap(column)"
@@ -245,13 +260,15 @@ def _window(source: _Source, keys: tuple[str, ...] | None, assigner: object) -> 
 
 def stream(
     df: DataFrame,
-    timestamp: str,
+    timestamp: str | None = None,
     watermark: WatermarkStrategy | None = None,
     arrival: str | None = None,
     channel: str | None = None,
 ) -> DataStream:
     """Start a windowing pipeline over `df`, whose event time is the column `timestamp`
-    (TimestampType, or LongType of epoch milliseconds).
+    (TimestampType, or LongType of epoch milliseconds). Without `timestamp` the stream has no
+    event time and takes only ``StormWindows``, which then run as Storm's do without a timestamp
+    field: in arrival order, counts as tuples arrive and durations in processing time.
 
     `watermark` says how event time advances (required for event-time windows on a streaming
     DataFrame). `channel` names the column that says which input channel a row came from (Kafka's
@@ -277,6 +294,8 @@ def stream(
             "spark.createDataFrame(...), spark.read or spark.readStream"
         )
     schema = df.schema
+    if timestamp is None:
+        return _arrivalOrder(df, watermark, arrival, channel)
     timestamp = _columnName(timestamp, "timestamp")
     _requireType(
         _field(schema, timestamp, "timestamp"),
@@ -306,6 +325,16 @@ def stream(
                 "arrival is for replaying a bounded DataFrame; a streaming DataFrame arrives "
                 "in its own order, so leave arrival out"
             )
+    if df.isStreaming and timestamp in WINDOW_COLUMNS and timestamp != EVENT_TIME_COLUMN:
+        if EVENT_TIME_COLUMN in schema.fieldNames() and _isUpstreamEventTime(
+            schema[EVENT_TIME_COLUMN]
+        ):
+            raise ValueError(
+                f"timestamp: {timestamp!r} is a window bound of a sparkwin result; its event "
+                f"time is {EVENT_TIME_COLUMN!r} (the window's largest timestamp, as Flink's "
+                f"results carry it): use sw.stream(result, {EVENT_TIME_COLUMN!r}), which also "
+                "inherits the upstream watermark"
+            )
     inherited = df.isStreaming and _isUpstreamEventTime(_field(schema, timestamp, "timestamp"))
     if inherited and watermark is not None:
         raise ValueError(
@@ -324,8 +353,20 @@ def stream(
     return DataStream(_Source(df, timestamp, watermark, arrival, channel, inherited))
 
 
+def _arrivalOrder(df: DataFrame, watermark: object, arrival: object, channel: object) -> DataStream:
+    """A stream without event time: no watermarks, channels or replay, which all need one."""
+    for name, value in (("watermark", watermark), ("arrival", arrival), ("channel", channel)):
+        if value is not None:
+            raise ValueError(
+                f"{name}: a stream without a timestamp has no event time, so it takes no "
+                f"{name}; give the event-time column, e.g. sparkwin.stream(df, 'ts', "
+                f"{name}=...)"
+            )
+    return DataStream(_Source(df, None, None, None, None))
+
+
 def _isUpstreamEventTime(field: StructField) -> bool:
-    """Whether the column is a window bound of a sparkwin result (the JVM marks them)."""
+    """Whether the column is a sparkwin result's event time (the JVM marks `window_time`)."""
     return bool(field.metadata.get(EVENT_TIME_METADATA, False))
 
 
@@ -374,8 +415,8 @@ class DataStream:
         return self._source.df
 
     @property
-    def timestamp(self) -> str:
-        """The event-time column.
+    def timestamp(self) -> str | None:
+        """The event-time column (None: a stream without event time, in arrival order).
 
         Example::
 
@@ -643,7 +684,8 @@ class WindowedStream:
     def aggregate(self, *aggregates: Aggregate) -> Pipeline:
         """End the pipeline with declarative aggregates (at least one), computed by the JVM.
 
-        Output columns: the keys, ``window_start``, ``window_end``, the aggregates' aliases in
+        Output columns: the keys, ``window_start``, ``window_end``, ``window_time`` (the window's
+        largest timestamp: the result's event time downstream), the aggregates' aliases in
         this order, then ``pane_timing``, ``pane_index``, ``pane_is_first``, ``pane_is_last``.
 
         Example::
@@ -741,7 +783,11 @@ class WindowedStream:
         w = self._w
         source = w.source
         watermark = None if source.watermark is None else source.watermark.jsonValue()
-        if source.watermark is None and isinstance(w.assigner, StormWindows):
+        if (
+            source.watermark is None
+            and isinstance(w.assigner, StormWindows)
+            and not w.assigner.arrivalOrder
+        ):
             watermark = WatermarkStrategy.forStormLag(w.assigner.lagMs).jsonValue()
         plan = {
             "planVersion": PLAN_VERSION,

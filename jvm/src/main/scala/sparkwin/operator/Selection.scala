@@ -28,7 +28,8 @@ object Selection {
     case object Sliced extends Algorithm(2, "sliced")
     case object Session extends Algorithm(3, "session")
     case object Storm extends Algorithm(4, "storm")
-    val all: Seq[Algorithm] = Seq(General, Sliced, Session, Storm)
+    case object StormArrival extends Algorithm(5, "storm-arrival")
+    val all: Seq[Algorithm] = Seq(General, Sliced, Session, Storm, StormArrival)
     def byId(id: Int): Option[Algorithm] = all.find(_.id == id)
   }
 
@@ -55,6 +56,8 @@ object Selection {
     import Algorithm._
     def layout(packs: Boolean) = if (packable && packs) Layout.Packed else Layout.Keyed
     spec.assigner match {
+      case s: StormWindows if !s.isEventTime =>
+        Choice(StormArrival, Layout.Keyed, "Storm windows in arrival order")
       case _: StormWindows => Choice(Storm, Layout.Keyed, "Storm windows")
       case _ if sliceable(spec) =>
         Choice(Sliced, layout(packs(spec)), "aligned event-time windows, sliced")

@@ -6,7 +6,7 @@ import sparkwin.core.window.{StormWindows, TimeWindow, Window}
 import sparkwin.operator.general.GeneralAlgorithm
 import sparkwin.operator.session.{KeyedSessions, PackedSessions}
 import sparkwin.operator.slice.{KeyedSlices, PackedSlices}
-import sparkwin.operator.storm.StormAlgorithm
+import sparkwin.operator.storm.{StormAlgorithm, StormArrival}
 import sparkwin.operator.store.{DenseKeyedBackend, KeyedBackend, StateKind}
 
 /** The window operator: one shell over the algorithms.
@@ -186,6 +186,8 @@ object WindowOperator {
       case (Algorithm.Session, Layout.Packed) => new PackedSessions(op, dense)
       case (Algorithm.Storm, Layout.Keyed) =>
         new StormAlgorithm(op, op.spec.assigner.asInstanceOf[StormWindows])
+      case (Algorithm.StormArrival, Layout.Keyed) =>
+        new StormArrival(op, op.spec.assigner.asInstanceOf[StormWindows])
       case (a, l) => throw new IllegalArgumentException(s"no $a algorithm in the $l layout")
     }
   }

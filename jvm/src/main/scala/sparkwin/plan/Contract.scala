@@ -37,6 +37,9 @@ object Contract {
 
   /** Column metadata marking a result's window bounds: event time a downstream pipeline sees. */
   val eventTimeMetadata: String = output.get("eventTimeMetadata").asText
+
+  /** A result's event time (the window's largest timestamp, as Flink's results carry it). */
+  val eventTimeColumn: String = output.get("eventTimeColumn").asText
   val paneColumns: Seq[String] = strings(output.get("paneColumns"))
   val paneSeqColumn: String = output.get("paneSeqColumn").asText
   val firedAtColumn: String = output.get("firedAtColumn").asText

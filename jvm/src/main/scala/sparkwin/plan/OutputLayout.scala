@@ -27,10 +27,14 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
   private def firedAtFields: Seq[StructField] =
     firedAtType.map(t => StructField(Contract.firedAtColumn, t)).toSeq
 
-  // Marked as event time, so a pipeline on these results inherits the upstream watermark.
+  // The bounds and the window's largest timestamp; that one is marked as event time, so a
+  // pipeline on these results inherits the upstream watermark.
   private def windowFields: Seq[StructField] = {
     val marked = new MetadataBuilder().putBoolean(Contract.eventTimeMetadata, true).build()
-    Contract.windowColumns.map(StructField(_, TimestampType, nullable = true, marked))
+    Contract.windowColumns.map { name =>
+      val meta = if (name == Contract.eventTimeColumn) marked else Metadata.empty
+      StructField(name, TimestampType, nullable = true, meta)
+    }
   }
 
   private def paneFields: Seq[StructField] =
@@ -85,13 +89,16 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
 
   private def putKey(key: Any, out: Array[Any]): Int = plan.keys.putOutput(key, out)
 
+  // start, end, and the largest timestamp in the window: a result's event time downstream.
   private def putBounds(w: Window, out: Array[Any], at: Int): Int = {
     w match {
-      case t: TimeWindow => out(at) = ts(t.start); out(at + 1) = ts(t.end)
-      case s: StormWindow => out(at) = if (s.hasStart) ts(s.start) else null; out(at + 1) = ts(s.end)
-      case GlobalWindow => out(at) = null; out(at + 1) = null
+      case t: TimeWindow => out(at) = ts(t.start); out(at + 1) = ts(t.end); out(at + 2) = ts(t.maxTimestamp)
+      case s: StormWindow =>
+        out(at) = if (s.hasStart) ts(s.start) else null; out(at + 1) = ts(s.end);
+        out(at + 2) = ts(s.maxTimestamp)
+      case GlobalWindow => out(at) = null; out(at + 1) = null; out(at + 2) = null
     }
-    at + 2
+    at + 3
   }
 
   private def putPane(p: PaneInfo, out: Array[Any], at: Int): Int = {

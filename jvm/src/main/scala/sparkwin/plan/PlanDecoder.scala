@@ -32,9 +32,16 @@ final case class Plan(
   /** The key (`keyFields` are its output columns; windowAll has none). */
   lazy val keys: Keys = new Keys(keyColumns, inputSchema)
   def keyFields: IndexedSeq[StructField] = keys.outputFields
-  def timestampIsLong: Boolean = inputSchema.fields(timestampColumn).dataType == LongType
+  def hasTimestamp: Boolean = timestampColumn >= 0
+  def timestampIsLong: Boolean = hasTimestamp && inputSchema.fields(timestampColumn).dataType == LongType
   def isProcess: Boolean = processSchema.isDefined
   def timestampName: String = inputSchema.fields(timestampColumn).name
+
+  /** The timestamp is a sparkwin result's event time: the pipeline follows the upstream
+    * watermark (chained windows).
+    */
+  def inheritsWatermark: Boolean =
+    hasTimestamp && inputSchema.fields(timestampColumn).metadata.contains(Contract.eventTimeMetadata)
 }
 
 /** Thrown for a plan the JVM cannot accept; Python checks first, so this is a second line. */
@@ -67,8 +74,9 @@ object PlanDecoder {
       case other => throw new PlanException(s"inputSchema must be a struct, got $other")
     }
     val columns = new Columns(schema)
-    val ts = columns.index(str(root, "timestamp"), "timestamp")
-    schema.fields(ts).dataType match {
+    // No timestamp: a stream without event time (Storm's windows in arrival order).
+    val ts = optional(root, "timestamp").fold(-1)(n => columns.index(n.asText, "timestamp"))
+    if (ts >= 0) schema.fields(ts).dataType match {
       case TimestampType | LongType =>
       case other =>
         throw new PlanException(s"timestamp column must be a timestamp or a long, got $other")
@@ -76,6 +84,22 @@ object PlanDecoder {
     val keys = root.get("keys").elements().asScala.map(k => columns.index(k.asText, "keys")).toIndexedSeq
     val watermark = optional(root, "watermark").map(decodeWatermark(_, columns))
     val assigner = decodeAssigner(root.get("assigner"), columns)
+    val arrivalOrder = assigner match {
+      case s: StormWindows => !s.isEventTime
+      case _ => false
+    }
+    if (arrivalOrder != (ts < 0))
+      throw new PlanException(
+        if (ts < 0) "a plan without a timestamp runs only Storm windows in arrival order (eventTime false)"
+        else "Storm windows in arrival order (eventTime false) take no timestamp"
+      )
+    if (
+      ts < 0 && (watermark.isDefined || optional(root, "channel").isDefined || optional(
+        root,
+        "arrival"
+      ).isDefined)
+    )
+      throw new PlanException("a plan without a timestamp takes no watermark, channel or arrival")
     val trigger = optional(root, "trigger")
       .map(decodeTrigger(_, columns))
       .getOrElse(DefaultTrigger.forAssigner(assigner))
@@ -171,7 +195,7 @@ object PlanDecoder {
         case "storm" =>
           val length = stormSize(n.get("length"))
           val slide = optional(n, "slide").map(stormSize).getOrElse(length)
-          StormWindows(length, slide, long(n, "lagMs"))
+          StormWindows(length, slide, long(n, "lagMs"), optional(n, "eventTime").forall(_.asBoolean))
         case other => throw new PlanException(s"unknown assigner kind '$other'")
       }
     }

@@ -18,7 +18,8 @@ import sparkwin.operator.store.KeyedBackend
   * time order.
   *
   * @param keyOf the pipeline's key of a record (`plan.Keys`: one constant for windowAll)
-  * @param timestampColumn the event-time column, for [[processRecord]]
+  * @param timestampColumn the event-time column, for [[processRecord]] (negative: none, and an
+  *   element's time is the processing time it arrives at)
   */
 class Driver(
     val spec: OperatorSpec,
@@ -59,7 +60,8 @@ class Driver(
     * timestamp, or one outside [[EventTime]]'s range).
     */
   final def timestampOf(record: Record): java.lang.Long =
-    if (record.isNullAt(timestampColumn)) { output.emitError(record, "the timestamp is null"); null }
+    if (timestampColumn < 0) java.lang.Long.valueOf(operator.currentProcessingTime) // no event time
+    else if (record.isNullAt(timestampColumn)) { output.emitError(record, "the timestamp is null"); null }
     else {
       val ts = Values.toMillis(record.get(timestampColumn))
       if (EventTime.inRange(ts)) java.lang.Long.valueOf(ts)

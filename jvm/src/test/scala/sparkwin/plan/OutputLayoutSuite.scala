@@ -34,33 +34,37 @@ class OutputLayoutSuite extends munit.FunSuite {
   private val pane = PaneInfo(PaneTiming.Late, 2L, isFirst = false, isLast = true)
   private def at(ms: Long) = java.time.Instant.ofEpochMilli(ms)
 
-  test("a keyed result row: key, bounds, aggregates, pane, then when it fired") {
+  test("a keyed result row: key, bounds, event time, aggregates, pane, then when it fired") {
     val l = layout(IndexedSeq(0), firedAt = Some(LongType))
     val row = l.resultRow(Row("u1"), TimeWindow(10, 20), pane, Array[Any](7L, 3L), at = 99L)
     assertEquals(row.getInt(0), OutputLayout.ResultKind)
     val inner = row.getStruct(1)
     assertEquals(inner.length, l.resultSchema.size)
-    assertEquals(inner.toSeq, Seq[Any]("u1", at(10), at(20), 7L, 3L, "LATE", 2L, false, true, 99L))
+    assertEquals(inner.toSeq, Seq[Any]("u1", at(10), at(20), at(19), 7L, 3L, "LATE", 2L, false, true, 99L))
+    // Only the event time is marked: a pipeline on it inherits the upstream watermark.
+    val marked = l.resultSchema.fields.filter(_.metadata.contains(Contract.eventTimeMetadata)).map(_.name)
+    assertEquals(marked.toSeq, Seq("window_time"))
     assert((2 to 5).forall(row.isNullAt))
   }
 
   test("windowAll's stand-in key is no column of its results or panes") {
     val l = layout(IndexedSeq.empty)
     val result = l.resultRow(Row(0), TimeWindow(0, 10), pane, Array[Any](1L, 1L)).getStruct(1)
-    assertEquals(result.toSeq, Seq[Any](at(0), at(10), 1L, 1L, "LATE", 2L, false, true))
+    assertEquals(result.toSeq, Seq[Any](at(0), at(10), at(9), 1L, 1L, "LATE", 2L, false, true))
     val element = new ArrayRecord(Array[Any]("u", 5L, 1L))
     val paneRow = l.paneRow(Row(0), TimeWindow(0, 10), pane, 42L, element)
-    assertEquals(paneRow.getStruct(2).toSeq, Seq[Any](at(0), at(10), "LATE", 2L, false, true, 42L))
+    assertEquals(paneRow.getStruct(2).toSeq, Seq[Any](at(0), at(10), at(9), "LATE", 2L, false, true, 42L))
     assertEquals(paneRow.getStruct(3), Row("u", 5L, 1L))
   }
 
   test("Storm, count and global windows leave the bounds they lack empty") {
     val l = layout(IndexedSeq(0), firedAt = Some(TimestampType))
     val storm = l.resultRow(Row("u"), StormWindow(Long.MinValue, 30), pane, Array[Any](0L, 0L), 5L)
-    assertEquals(storm.getStruct(1).toSeq.take(3), Seq[Any]("u", null, at(30)))
+    // A Storm window (start, end] has its end as largest timestamp.
+    assertEquals(storm.getStruct(1).toSeq.take(4), Seq[Any]("u", null, at(30), at(30)))
     assertEquals(storm.getStruct(1).get(l.resultSchema.size - 1), at(5))
     val global = l.paneRow(Row("u"), GlobalWindow, pane, 1L, new ArrayRecord(Array[Any]("u", 1L, 1L)))
-    assertEquals(global.getStruct(2).toSeq, Seq[Any]("u", null, null, "LATE", 2L, false, true, 1L))
+    assertEquals(global.getStruct(2).toSeq, Seq[Any]("u", null, null, null, "LATE", 2L, false, true, 1L))
   }
 
   test("a replay's pane rows end with pane_seq, not with when the pane fired") {

@@ -169,11 +169,14 @@ object StormSize {
   * with a lag that lets tuples up to `lag` past a window's end wait for the next window.
   * Windows are made by [[sparkwin.operator.StormWindowOperator]], not by assignment.
   */
-final case class StormWindows(length: StormSize, slide: StormSize, lag: Long) extends WindowAssigner {
+/** Storm's windows: in event time with a lag (a timestamp field), or, with `isEventTime` false,
+  * in arrival order and processing time (Storm's default, without a timestamp field).
+  */
+final case class StormWindows(length: StormSize, slide: StormSize, lag: Long, isEventTime: Boolean = true)
+    extends WindowAssigner {
   require(lag >= 0, s"lag must not be negative, got $lag")
   def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] =
-    throw new UnsupportedOperationException("Storm windows are built by StormWindowOperator")
-  def isEventTime: Boolean = true
+    throw new UnsupportedOperationException("Storm windows are built by the Storm algorithms")
 }
 
 object TimeWindows {

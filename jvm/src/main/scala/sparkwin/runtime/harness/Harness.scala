@@ -104,13 +104,14 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
       val values = new Array[Any](plan.keyFields.size)
       plan.keys.putOutput(key, values)
       plan.keyFields.zip(values).foreach { case (f, v) => m.put(f.name, Harness.toJson(v)) }
-      val (start, end) = window match {
-        case t: TimeWindow => (t.start: Any, t.end: Any)
-        case s: StormWindow => (if (s.hasStart) s.start else null, s.end: Any)
-        case GlobalWindow => (null, null)
+      val (start, end, time) = window match {
+        case t: TimeWindow => (t.start: Any, t.end: Any, t.maxTimestamp: Any)
+        case s: StormWindow => (if (s.hasStart) s.start else null, s.end: Any, s.maxTimestamp: Any)
+        case GlobalWindow => (null, null, null)
       }
       m.put("window_start", start)
       m.put("window_end", end)
+      m.put("window_time", time)
       m
     }
 

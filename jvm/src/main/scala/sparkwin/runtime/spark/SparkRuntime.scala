@@ -12,7 +12,7 @@ import sparkwin.runtime.local.LocalBackend
 import sparkwin.runtime.Driver
 import sparkwin.core.{EventTime, RecordError}
 import sparkwin.core.trigger._
-import sparkwin.core.window.GlobalWindows
+import sparkwin.core.window.{GlobalWindows, StormSize, StormWindows}
 
 /** Runs a plan on a DataFrame: `transformWithState` for streams, the same engine per key in
   * `flatMapGroups` for bounded data. Either way the result has the union schema of
@@ -34,7 +34,17 @@ object SparkRuntime {
   }
 
   /** Which timer domains the pipeline needs (see [[TimerDomains]]). */
-  def timerDomains(plan: Plan): TimerDomains = {
+  def timerDomains(plan: Plan): TimerDomains = plan.spec.assigner match {
+    // Storm in arrival order: processing-time timers for a duration (slide, or a length's
+    // expiry); counts fire as tuples arrive.
+    case s: StormWindows if !s.isEventTime =>
+      if (s.slide.isInstanceOf[StormSize.Duration] || s.length.isInstanceOf[StormSize.Duration])
+        TimerDomains.ProcessingOnly
+      else TimerDomains.Neither
+    case _ => flinkTimerDomains(plan)
+  }
+
+  private def flinkTimerDomains(plan: Plan): TimerDomains = {
     val spec = plan.spec
     val assignerProcessing = !spec.assigner.isEventTime && spec.assigner != GlobalWindows
     val processing = assignerProcessing || usesProcessingTime(spec.trigger)

@@ -8,6 +8,7 @@ import org.apache.spark.sql.streaming._
 import org.apache.spark.sql.types._
 
 import sparkwin.core.time.ChannelWatermarks
+import sparkwin.operator.store.Bytes
 import sparkwin.plan._
 import sparkwin.runtime.Driver
 
@@ -62,6 +63,9 @@ final class WindowProcessor(
   @transient private var collector: RowCollector = _
   @transient private var plan: Plan = _
   @transient private var channels: Boolean = _
+  // A pipeline on a sparkwin result's window_time (chained windows): its rows meet the previous
+  // batch's watermark, as Flink's downstream operator gets results before the watermark.
+  @transient private var inherits: Boolean = _
   @transient private var payloadWidth: Int = _ // the input's (or a partial row's) columns
   @transient private var keyWidth: Int = _ // key columns; a pre-aggregated row leads with them
   @transient private var keyOf: Row => Row = _
@@ -77,6 +81,7 @@ final class WindowProcessor(
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     plan = PlanDecoder.cached(planJson)
     channels = SparkRuntime.hasChannels(plan)
+    inherits = !channels && plan.inheritsWatermark
     val keySchema = plan.keys.schema
     // One variable, bytes on both sides: Spark builds every state variable's encoders in
     // every task (KeyBytes).
@@ -178,7 +183,8 @@ final class WindowProcessor(
         // Spark's watermark starts at 0 before any data; the engine's "no watermark yet" is -inf.
         val wm = timers.getCurrentWatermarkInMs()
         val engine = if (wm > 0) wm else Long.MinValue
-        Clocks(now, engine, engine)
+        if (inherits) Clocks(now, math.min(previousWatermark(), engine), engine)
+        else Clocks(now, engine, engine)
     }
     // Keys to wake: those with rows, then those whose wake-up is due.
     val due = new ArrayBuffer[Row]()
@@ -186,6 +192,11 @@ final class WindowProcessor(
     byKey.forEach((k, rows) => processKey(k, rows, clocks))
     due.foreach(k => processKey(k, ArrayBuffer.empty, clocks))
     syncGroup(stored, clock, clocks, watermarks, firing)
+    if (inherits && clocks.after != clocks.before)
+      keyStates.updateValue(
+        WindowProcessor.PreviousWatermarkKey,
+        { val b = new Array[Byte](8); Bytes.putLong(b, 0, clocks.after); b }
+      )
     // Counters that no output row shows travel as a metrics row (observed, then dropped).
     val counters = OutputLayout.metricValues(driver.metrics)
     if (!java.util.Arrays.equals(counters, reported) || watermarks.isDefined) {
@@ -213,6 +224,10 @@ final class WindowProcessor(
     }
   }
 
+  /** The watermark this group last saw (a pipeline that inherits its watermark keeps it). */
+  private def previousWatermark(): Long =
+    Option(keyStates.getValue(WindowProcessor.PreviousWatermarkKey)).fold(Long.MinValue)(Bytes.getLong(_, 0))
+
   private def isDue(w: Wakeup, clock: Long, clocks: Clocks): Boolean =
     if (channels) w.at <= clocks.after || w.processingAt <= clocks.now
     else w.at <= clock
@@ -223,13 +238,14 @@ final class WindowProcessor(
     val loaded = keyStates.getValue(id)
     backend.load(key, loaded)
     val pollProcessing = domains == TimerDomains.ProcessingOnly || domains == TimerDomains.Both
-    if (channels) {
+    val split = channels || inherits // rows meet `before`, then the watermark moves to `after`
+    if (split) {
       driver.restoreClocks(clocks.before, clocks.now)
       if (pollProcessing) driver.advanceProcessingTime(clocks.now)
     } else driver.catchUp(clocks.now, clocks.before, pollProcessing)
     if (combined) rows.foreach(partial(key, _))
     else rows.foreach(element)
-    if (channels) driver.advanceWatermark(clocks.after)
+    if (split) driver.advanceWatermark(clocks.after)
     backend.save(bytes => keyStates.updateValue(id, bytes), () => keyStates.removeKey(id))
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
@@ -358,4 +374,9 @@ object WindowProcessor {
     * least one field, so its `UnsafeRow` at least a null bitmap and a word).
     */
   val GroupRecordKey: Array[Byte] = Array.emptyByteArray
+
+  /** Where a group of a chained pipeline keeps the watermark of its last call (one byte: no
+    * key's bytes are that short either).
+    */
+  val PreviousWatermarkKey: Array[Byte] = Array[Byte](0)
 }

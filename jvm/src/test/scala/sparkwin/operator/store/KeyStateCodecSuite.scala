@@ -51,6 +51,10 @@ class KeyStateCodecSuite extends munit.FunSuite {
     "Storm count length, time slide (queue, policy positions)" -> spec(
       StormWindows(StormSize.Count(4), StormSize.Duration(30), lag = 10),
       EventTimeTrigger
+    ),
+    "Storm in arrival order, count length and slide (queue, tuples since the trigger)" -> spec(
+      StormWindows(StormSize.Count(4), StormSize.Count(3), lag = 0, isEventTime = false),
+      EventTimeTrigger
     )
   )
 
