@@ -52,6 +52,14 @@ object SparkwinEngine {
   def storm(p: StormPipeline, interval: Long): SparkwinEngine =
     new SparkwinEngine(stormPlan(p, interval), generateWatermarks = true, 1)
 
+  /** Storm's windows without a timestamp field: arrival order, no watermark. */
+  def stormArrival(p: StormPipeline): SparkwinEngine = {
+    val assigner = s"""{"kind":"storm","length":${stormSize(p.length)},"slide":${stormSize(p.slide)},""" +
+      s""""lagMs":0,"eventTime":false}"""
+    val plan = planOf("null", assigner, "null", "null", 0, late = false, countSum = false, timestamp = "null")
+    new SparkwinEngine(plan, generateWatermarks = false, 1)
+  }
+
   private def quote(s: String): String = mapper.writeValueAsString(s)
 
   private def opt(n: JsonNode): Option[Long] = if (n == null || n.isNull) None else Some(n.asLong)
@@ -120,9 +128,10 @@ object SparkwinEngine {
       evictorJson: String,
       lateness: Long,
       late: Boolean,
-      countSum: Boolean
+      countSum: Boolean,
+      timestamp: String = "\"ts\""
   ): String =
-    s"""{"planVersion":1,"inputSchema":$schema,"timestamp":"ts","keys":["k"],""" +
+    s"""{"planVersion":1,"inputSchema":$schema,"timestamp":$timestamp,"keys":["k"],""" +
       s""""watermark":$watermark,"arrival":null,"channel":null,"assigner":$assignerJson,""" +
       s""""trigger":$triggerJson,"evictor":$evictorJson,"allowedLatenessMs":$lateness,""" +
       s""""lateOutputTag":${if (late) "\"late\"" else "null"},"accumulationMode":"accumulating",""" +

@@ -8,8 +8,9 @@ import scala.util.control.NonFatal
   * Event time: both take the lag watermark from the same input (Storm's own generator; on
   * sparkwin the `stormLag` strategy), emitted at each [[Step.Tick]] (an interval of processing
   * time); the input ends with a watermark far past every tuple. Without timestamps, Storm's
-  * count policies run against sparkwin's `countWindow(length, slide)` (Flink's expansion:
-  * global windows, `CountTrigger(slide)`, `CountEvictor(length)`), comparing window contents.
+  * count policies run against sparkwin's Storm windows in arrival order (a plan without a
+  * timestamp), comparing every pane but its bounds (sparkwin's end is the firing's processing
+  * time, which Storm does not report).
   */
 object StormDiff {
   val interval = 100L
@@ -45,16 +46,7 @@ object StormDiff {
     val storm = new StormReference(p, keys, timestamps, shifted)
     val s =
       if (timestamps) SparkwinEngine.storm(p, interval)
-      else {
-        val (StormSize.Count(len), StormSize.Count(slide)) = (p.length, p.slide): @unchecked
-        SparkwinEngine.flink(
-          Pipeline(
-            Assigner.Global,
-            Some(TriggerSpec.Count(slide.toLong)),
-            Some(EvictorSpec.CountEv(len.toLong, after = false))
-          )
-        )
-      }
+      else SparkwinEngine.stormArrival(p)
     val sw = Vector.newBuilder[StepOut[Pane]]
     val st = Vector.newBuilder[StepOut[StormPane]]
     var now = 0L
@@ -118,10 +110,8 @@ object StormDiff {
     val excused = Vector.newBuilder[Excused]
     if (timestamps) excused += Excused(Exclusion.StormStartsAtEarliestTuple, None)
     val repeats = !disabled(Exclusion.StormCountWindowNotRepeated)
-    // Without timestamps only the contents are Storm's: sparkwin's count windows are global
-    // windows with Flink's (early) pane fields.
-    def norm(p: Pane): Pane =
-      if (timestamps) p else p.copy(timing = "", index = 0, first = false, last = false)
+    // Without timestamps Storm reports no bounds.
+    def norm(p: Pane): Pane = if (timestamps) p else p.copy(start = None, end = None)
     // A tuple landing in a repeat window Storm already emitted (a known issue).
     val cut = scala.collection.mutable.HashMap.empty[String, Int]
     val repeatEnd = scala.collection.mutable.HashMap.empty[String, Long]
