@@ -15,7 +15,7 @@ Example::
     )
 """
 
-from sparkwin import agg
+from sparkwin import agg, plot
 from sparkwin._connect import observedMetrics
 from sparkwin._jar import jarPath
 from sparkwin._runtime import PaneWindow
@@ -107,6 +107,7 @@ __all__ = [
     "jarPath",
     "jvm_version",
     "observedMetrics",
+    "plot",
     "session",
     "stream",
 ]

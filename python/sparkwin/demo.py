@@ -4,8 +4,9 @@ A generated clickstream (out of order, with a few very late clicks) lands as JSO
 directory; one streaming query reads it file by file and keeps per-user session windows
 (5 minutes of inactivity) that fire early every 5 clicks, on time when the session closes,
 and late for clicks within 2 minutes of allowed lateness. Clicks later than that go to the
-late side output. Results, late clicks and the query's counters are written to parquet and
-printed.
+late side output. Results, late clicks and errors are written to parquet, then printed output
+by output in order (by window, then user), with the query's counters, and drawn as
+``timeline.png`` in the output folder (with matplotlib: ``pip install "sparkwin[plot]"``).
 
 A second, smaller job shows per-partition watermarks: four partitions of which one replays ten
 minutes behind the others. Spark's own windows drop most of that partition's events as late;
@@ -123,22 +124,14 @@ def laggingPartitions(spark: Any, directory: str, batches: int = 6) -> dict[str,
     return {"lagging": lagging, "nativeDropped": dropped, "sparkwinLate": late}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--users", type=int, default=12)
-    parser.add_argument("--files", type=int, default=16, help="micro-batches")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", default=None, help="output directory (default: a temp dir)")
-    args = parser.parse_args(argv)
-
-    out = args.out or tempfile.mkdtemp(prefix="sparkwin-demo-")
+def clickstream(spark: Any, out: str, users: int, files: int, seed: int) -> dict[str, Any]:
+    """Runs the clickstream job over generated clicks in ``out``: writes each output under
+    ``out`` and returns the ``paths`` of the outputs, the stopped ``query``, the ``clicks`` and
+    the ``counters`` summed over its micro-batches."""
     for sub in ("clicks", "checkpoint", "sessions", "late", "errors"):
         shutil.rmtree(os.path.join(out, sub), ignore_errors=True)
-    clicks = generateClicks(args.users, args.seed)
-    writeFiles(clicks, os.path.join(out, "clicks"), args.files)
-
-    spark = sw.session("sparkwin-demo", **{"spark.sql.session.timeZone": "UTC"})
-    spark.sparkContext.setLogLevel("ERROR")
+    clicks = generateClicks(users, seed)
+    writeFiles(clicks, os.path.join(out, "clicks"), files)
     source = (
         spark.readStream.schema("user string, page string, ts timestamp")
         .option("maxFilesPerTrigger", 1)
@@ -166,40 +159,93 @@ def main(argv: list[str] | None = None) -> None:
     query = pipeline.writeStream(os.path.join(out, "checkpoint"), paths)
     query.processAllAvailable()
     query.stop()
-
     counters: dict[str, int] = {}
     for progress in query.recentProgress:
-        for k, v in progress["observedMetrics"].get("sparkwin", {}).asDict().items():
-            counters[k] = counters.get(k, 0) + int(v)
+        for k, v in sw.observedMetrics(progress).items():
+            if isinstance(v, int):
+                counters[k] = counters.get(k, 0) + v
+    return {"paths": paths, "query": query, "clicks": clicks, "counters": counters}
+
+
+def orderedPanes(sessions: Any) -> Any:
+    """Session panes by window, then user; a window's panes in the order they fired (micro-batch,
+    then the growing session's end, then pane index: a merged session numbers its panes anew)."""
+    return sessions.orderBy("window_start", "user", "batch_id", "window_end", "pane_index")
+
+
+def report(spark: Any, out: str, run: dict[str, Any]) -> None:
+    """Prints each output in its own section, in order, and draws the run's timeline."""
+    paths = run["paths"]
+
+    def read(tag: str) -> Any:
+        # writeStream writes an output's directory only once a micro-batch has rows for it.
+        return spark.read.parquet(paths[tag]) if os.path.exists(paths[tag]) else None
+
+    sessions, lateClicks, errors = read("main"), read("late"), read("errors")
+    panes = 0 if sessions is None else sessions.count()
     print(
-        f"\n{len(clicks)} clicks from {args.users} users in {args.files} micro-batches -> {out}\n"
+        f"== main: {panes} session panes, by window then user, each window's panes in the order "
+        "they fired\n   (EARLY every 5 clicks, ON_TIME when the session ends, LATE for late "
+        "clicks; batch: the micro-batch)"
     )
-    sessions = spark.read.parquet(paths["main"]).orderBy("user", "window_start", "pane_index")
-    print(
-        "Session panes (EARLY every 5 clicks, ON_TIME when the session ends, LATE for late clicks):"
-    )
-    sessions.select(
-        "user",
-        F.date_format("window_start", "HH:mm:ss").alias("start"),
-        F.date_format("window_end", "HH:mm:ss").alias("end"),
-        "clicks",
-        F.array_join(F.array_sort("pages"), ",").alias("pages"),
-        "pane_timing",
-        "pane_index",
-        "pane_is_last",
-    ).show(30, truncate=False)
-    lateClicks = spark.read.parquet(paths["late"]) if os.path.exists(paths["late"]) else None
-    print("Clicks too late for their session (late side output):")
-    if lateClicks is None:
-        print("(none)\n")
-    else:
-        lateClicks.drop("batch_id").orderBy("ts").show(truncate=False)
-    print("Counters (observedMetrics['sparkwin'], summed over micro-batches):")
+    if sessions is not None:
+        orderedPanes(sessions).select(
+            F.date_format("window_start", "HH:mm:ss").alias("start"),
+            "user",
+            F.date_format("window_end", "HH:mm:ss").alias("end"),
+            F.col("batch_id").alias("batch"),
+            "pane_timing",
+            "pane_index",
+            "pane_is_last",
+            "clicks",
+            F.array_join(F.array_sort("pages"), ",").alias("pages"),
+        ).show(max(panes, 1), truncate=False)
+    late = 0 if lateClicks is None else lateClicks.count()
+    print(f"== late: {late} clicks too late for their session, by time then user")
+    if lateClicks is not None:
+        lateClicks.select(
+            F.date_format("ts", "HH:mm:ss").alias("ts"),
+            "user",
+            "page",
+            F.col("batch_id").alias("batch"),
+        ).orderBy("ts", "user").show(max(late, 1), truncate=False)
+    print(f"== errors: {0 if errors is None else errors.count()} records the engine could not take")
+    if errors is not None:
+        errors.orderBy("ts", "user").show(truncate=False)
+    counters = run["counters"]
+    print("\n== counters (observedMetrics['sparkwin'], summed over micro-batches)")
     print("  " + ", ".join(f"{k}={v}" for k, v in counters.items()))
     open_ = counters.get("windowsOpened", 0) - counters.get("windowsCleaned", 0)
     print(f"  {open_} session windows are still open: the watermark has not passed them yet.")
+    if sessions is not None:
+        path = os.path.join(out, "timeline.png")
+        outputs = {"main": sessions, **({"late": lateClicks} if lateClicks is not None else {})}
+        try:
+            sw.plot.timeline(outputs, path, query=run["query"])
+            print(f"\n== timeline: {path}")
+        except ImportError as exc:  # matplotlib is an optional extra
+            print(f"\n== timeline: not drawn ({exc})")
 
-    print("\nA Kafka-like stream whose partition 3 replays ten minutes behind the others:")
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=12)
+    parser.add_argument("--files", type=int, default=16, help="micro-batches")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--out", default=None, help="output directory (default: a temp dir)")
+    args = parser.parse_args(argv)
+
+    out = args.out or tempfile.mkdtemp(prefix="sparkwin-demo-")
+    spark = sw.session("sparkwin-demo", **{"spark.sql.session.timeZone": "UTC"})
+    spark.sparkContext.setLogLevel("ERROR")
+    run = clickstream(spark, out, args.users, args.files, args.seed)
+    print(
+        f"\n{len(run['clicks'])} clicks from {args.users} users in {args.files} micro-batches "
+        f"-> {out}\n"
+    )
+    report(spark, out, run)
+
+    print("\n== A Kafka-like stream whose partition 3 replays ten minutes behind the others")
     for sub in ("partitions", "partitions-checkpoint", "partitions-main", "partitions-late"):
         shutil.rmtree(os.path.join(out, sub), ignore_errors=True)
     lag = laggingPartitions(spark, out)

@@ -4,6 +4,10 @@ The harness runs the same JVM engine Spark runs, in process, through the session
 elements, watermarks, idleness and processing time go in by hand, results come out as dicts.
 It needs a SparkSession only for the JVM. Values: timestamps are epoch milliseconds (ints) on
 the way out; ``datetime`` or ints on the way in.
+
+The harness also keeps a run log (``runLog()``): every call, what became of each element, which
+panes fired when and the watermarks after each call, for ``sparkwin.plot.timeline``. It is kept
+in Python from the engine's counters, so the engine needs nothing of its own for it.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import datetime as dt
 import decimal
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -23,9 +28,10 @@ from sparkwin._jvm import entryPoint, translated
 from sparkwin._runtime import PaneWindow, describe
 from sparkwin.pipeline import Pipeline
 
-__all__ = ["WindowHarness", "PaneWindow"]
+__all__ = ["WindowHarness", "PaneWindow", "RunLog", "Step", "FiredPane"]
 
 _MIN_LONG = -(2**63)
+_MAX_LONG = 2**63 - 1
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
@@ -103,12 +109,93 @@ def _checkValue(name: str, value: Any, dataType: DataType) -> None:
             )
 
 
+# The engine counters whose change during a call says what became of the element it fed.
+_DROPPED = ("droppedLate", "droppedNoWindow", "droppedClosedWindow")
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One call of a harness run (see ``WindowHarness.runLog``).
+
+    Attributes:
+        kind: ``"element"``, ``"watermark"``, ``"idle"``, ``"active"``, ``"processingTime"`` or
+            ``"endOfInput"``.
+        channel: the input channel the call named (None for the others).
+        value: the element's event time, the watermark or the processing time given (epoch ms;
+            None when the element had no usable timestamp).
+        key: the element's key values, in ``keyBy`` order (``()`` for ``windowAll``).
+        fate: what became of the element: ``"accepted"``, ``"late"`` (to the late side
+            output), ``"dropped"`` (late or in no window, counted) or ``"error"`` (no usable
+            timestamp: see the ``errors`` output; the engine counts no other errors, so an
+            element refused for a bad dynamic gap shows as accepted). None for other calls.
+        panes: how many panes fired during the call.
+        watermark: the engine's watermark after the call: the valve's output (None before the
+            first), ``2**63 - 1`` (+infinity) from ``endOfInput()`` on.
+        channelWatermarks: each channel's watermark after the call, with more than one channel.
+    """
+
+    kind: str
+    channel: int | None
+    value: int | None
+    key: tuple[Any, ...] | None
+    fate: str | None
+    panes: int
+    watermark: int | None
+    channelWatermarks: tuple[int | None, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class FiredPane:
+    """A pane the engine fired, with the index of the ``Step`` that fired it.
+
+    ``windowStart``/``windowEnd`` are epoch ms (None for global windows, and ``windowStart`` for
+    Storm windows without a start).
+    """
+
+    step: int
+    key: tuple[Any, ...]
+    windowStart: int | None
+    windowEnd: int | None
+    timing: str
+    index: int
+    isLast: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RunLog:
+    """A harness run so far: its calls in order, and every pane fired, in firing order.
+
+    Attributes:
+        steps: every call, in order (a ``Step`` each).
+        panes: every pane fired, in firing order (a ``FiredPane`` each).
+        keyColumns: the pipeline's key columns (empty for ``windowAll``).
+        timestampColumn: the event-time column; ``timestampIsTime`` whether it is a timestamp.
+        channels: the number of input channels.
+
+    Example::
+
+        log = h.runLog()
+        [s.kind for s in log.steps]          # ['element', 'element', 'watermark']
+        [(p.step, p.timing) for p in log.panes]   # [(2, 'ON_TIME')]
+    """
+
+    steps: list[Step]
+    panes: list[FiredPane]
+    keyColumns: list[str]
+    timestampColumn: str
+    timestampIsTime: bool
+    channels: int
+
+
 class WindowHarness:
     """Drives a pipeline's engine by hand, as Flink's operator test harnesses do.
 
     ``channels`` input channels meet in a watermark valve; with ``generateWatermarks`` each
     channel runs the pipeline's WatermarkStrategy (elements feed it, ``setProcessingTime``
-    emits its periodic watermark, punctuated strategies emit per element).
+    emits its periodic watermark, punctuated strategies emit per element). With ``record``
+    (the default) every call is kept in the run log (``runLog()``) that
+    ``sparkwin.plot.timeline`` draws; it costs one small JVM call per call (two or three for
+    calls that can move the watermark); turn it off to feed millions of elements.
 
     Example::
 
@@ -125,6 +212,7 @@ class WindowHarness:
         channels: int = 1,
         generateWatermarks: bool = False,
         spark: SparkSession | None = None,
+        record: bool = True,
     ) -> None:
         if not isinstance(pipeline, Pipeline):
             raise TypeError(
@@ -135,6 +223,8 @@ class WindowHarness:
             raise ValueError(f"channels must be a positive int, got {channels!r}")
         if not isinstance(generateWatermarks, bool):
             raise TypeError("generateWatermarks must be a bool")
+        if not isinstance(record, bool):
+            raise TypeError("record must be a bool")
         self._pipeline = pipeline
         self._spark = spark or pipeline.df.sparkSession
         if _connect.isConnect(self._spark):  # Py4J only: the JVM a local Connect server runs in
@@ -146,6 +236,16 @@ class WindowHarness:
             self._handle = entryPoint(self._spark).harness(
                 pipeline.planJson(), channels, generateWatermarks
             )
+        self._generate = generateWatermarks
+        self._keyColumns: list[str] = list(pipeline.plan["keys"])
+        self._tsColumn: str = pipeline.plan["timestamp"]
+        # Output pulled from the JVM for the run log but not yet handed out by extractOutput().
+        self._pending: list[dict[str, Any]] = []
+        self._recording = record
+        self._steps: list[Step] = []
+        self._paneSteps: list[int] = []  # the step of every pane fired, in firing order
+        self._panes: list[FiredPane] = []  # the panes pulled so far, in firing order
+        self._counts = self._counters() if record else {}
 
     def _checkChannel(self, channel: int) -> int:
         if isinstance(channel, bool) or not isinstance(channel, int):
@@ -168,6 +268,15 @@ class WindowHarness:
             _checkValue(f.name, row.get(f.name), f.dataType)
         with translated():
             self._handle.processElement(json.dumps(_toJson(dict(row))), self._checkChannel(channel))
+        if self._recording:
+            ts = row.get(self._tsColumn)
+            self._record(
+                "element",
+                channel,
+                _millis(ts, "timestamp") if isinstance(ts, int | dt.datetime) else None,
+                key=tuple(row.get(k) for k in self._keyColumns),
+                watermarkMoves=self._generate,  # punctuated strategies emit per element
+            )
 
     def processElements(self, rows: Iterable[Mapping[str, Any]], channel: int = 0) -> None:
         """Feeds elements in order."""
@@ -176,24 +285,37 @@ class WindowHarness:
 
     def processWatermark(self, watermark: int | dt.datetime, channel: int = 0) -> None:
         """A watermark arrives on ``channel``; the valve decides what the engine sees."""
-        self._handle.processWatermark(_millis(watermark, "watermark"), self._checkChannel(channel))
+        value = _millis(watermark, "watermark")
+        self._handle.processWatermark(value, self._checkChannel(channel))
+        if self._recording:
+            self._record("watermark", channel, value)
 
     def markIdle(self, channel: int) -> None:
         """Marks a channel idle: it no longer holds the valve's output back."""
         self._handle.markIdle(self._checkChannel(channel))
+        if self._recording:
+            self._record("idle", channel, None)
 
     def markActive(self, channel: int) -> None:
         """Marks a channel active again; it rejoins the minimum once it catches up."""
         self._handle.markActive(self._checkChannel(channel))
+        if self._recording:
+            self._record("active", channel, None)
 
     def setProcessingTime(self, time: int | dt.datetime) -> None:
         """Moves processing time; due processing-time timers fire and periodic watermarks are
         emitted along the way."""
-        self._handle.setProcessingTime(_millis(time, "time"))
+        value = _millis(time, "time")
+        self._handle.setProcessingTime(value)
+        if self._recording:
+            # Processing time moves the watermark only through generated periodic emission.
+            self._record("processingTime", None, value, watermarkMoves=self._generate)
 
     def endOfInput(self) -> None:
         """The input ended: the watermark jumps to +infinity and every event-time window fires."""
         self._handle.endOfInput()
+        if self._recording:
+            self._record("endOfInput", None, None)
 
     def currentWatermark(self) -> int | None:
         """The valve's output watermark, or None before the first one."""
@@ -220,7 +342,8 @@ class WindowHarness:
         epoch milliseconds, None for global windows). Process pipelines give the rows the
         process function returned, pane by pane.
         """
-        entries = json.loads(self._handle.extractOutput())
+        self._pull()
+        entries, self._pending = self._pending, []
         if self._pipeline.processFunction is None:
             types = {f.name: f.dataType for f in self._schemas["result"].fields}
             return [{k: _fromJson(v, types[k]) for k, v in e.items()} for e in entries]
@@ -228,6 +351,96 @@ class WindowHarness:
         for entry in entries:
             out.extend(self._runProcess(entry["pane"], entry["elements"]))
         return out
+
+    def _pull(self) -> None:
+        """Moves the JVM's output into ``_pending``, noting each pane in the run log."""
+        entries = json.loads(self._handle.extractOutput())
+        if self._recording:
+            for entry in entries:
+                pane = entry.get("pane", entry)  # process pipelines: {"pane": ..., "elements"}
+                n = len(self._panes)
+                # A call that raised was not recorded: its panes go to the next call's step.
+                step = self._paneSteps[n] if n < len(self._paneSteps) else len(self._steps)
+                self._panes.append(
+                    FiredPane(
+                        step=step,
+                        key=tuple(pane[k] for k in self._keyColumns),
+                        windowStart=pane["window_start"],
+                        windowEnd=pane["window_end"],
+                        timing=pane["pane_timing"],
+                        index=pane["pane_index"],
+                        isLast=pane["pane_is_last"],
+                    )
+                )
+        self._pending.extend(entries)
+
+    def _counters(self) -> dict[str, int]:
+        return {k: int(v) for k, v in json.loads(self._handle.metrics()).items()}
+
+    def _record(
+        self,
+        kind: str,
+        channel: int | None,
+        value: int | None,
+        key: tuple[Any, ...] | None = None,
+        watermarkMoves: bool = True,
+    ) -> None:
+        """Appends a call to the run log. The counters' change says how many panes the call
+        fired and what became of its element; the watermarks are read only after calls that
+        can move them."""
+        counts = self._counters()
+        before, self._counts = self._counts, counts
+        fired = counts["panesFired"] - before["panesFired"]
+        self._paneSteps.extend([len(self._steps)] * fired)
+        fate = None
+        if kind == "element":
+            if counts["elementsIn"] == before["elementsIn"]:
+                fate = "error"
+            elif counts["lateSideOutput"] > before["lateSideOutput"]:
+                fate = "late"
+            elif any(counts[c] > before[c] for c in _DROPPED):
+                fate = "dropped"
+            else:
+                fate = "accepted"
+        last = self._steps[-1] if self._steps else None
+        if watermarkMoves or last is None:
+            watermark = self.currentWatermark()
+            channels = (
+                tuple(c["watermark"] for c in self.channelStatus()) if self._channels > 1 else None
+            )
+        else:
+            watermark, channels = last.watermark, last.channelWatermarks
+        if kind == "endOfInput" or (last is not None and last.watermark == _MAX_LONG):
+            # The engine's watermark, past the valve's: +infinity from the end of input on.
+            watermark = _MAX_LONG
+        self._steps.append(Step(kind, channel, value, key, fate, fired, watermark, channels))
+
+    def runLog(self) -> RunLog:
+        """The run so far, for ``sparkwin.plot.timeline``: every call (``Step``) and every pane
+        fired (``FiredPane``, with the step that fired it). Output not yet extracted stays for
+        ``extractOutput()``.
+
+        Example::
+
+            h.processElement({"user": "a", "amount": 3, "ts": 1_000})
+            h.processWatermark(9_999)
+            log = h.runLog()
+            log.steps[0].fate, log.panes[0].step, log.steps[1].watermark   # ('accepted', 1, 9999)
+        """
+        if not self._recording:
+            raise ValueError(
+                "this harness does not record its run: create it with WindowHarness(..., "
+                "record=True) (the default)"
+            )
+        self._pull()
+        return RunLog(
+            steps=list(self._steps),
+            panes=list(self._panes),
+            keyColumns=list(self._keyColumns),
+            timestampColumn=self._tsColumn,
+            timestampIsTime=isinstance(self._input[self._tsColumn].dataType, TimestampType),
+            channels=self._channels,
+        )
 
     def _runProcess(
         self, pane: dict[str, Any], elements: list[dict[str, Any]]
