@@ -5,7 +5,7 @@ time, in the harness, on a bounded DataFrame and on a stream restarted from its 
 from __future__ import annotations
 
 import pytest
-from sparkstreams import StreamResult, runQuery, writeBatches
+from sparkstreams import StreamResult, millis, runQuery, runStream, writeBatches
 
 import sparkwin as sw
 from sparkwin.testing import WindowHarness
@@ -92,3 +92,32 @@ def test_a_stream_restarted_midway_gives_each_window_once(spark, tmp_path) -> No
     result = StreamResult.resumed(first, run())
     ids = [i for b in batches for r in b for i in [r["id"]]]
     assert [r["collect_list_id"] for r in result.outputs["main"]] == [ids[0:4], ids[4:8], ids[8:12]]
+
+
+def test_duration_windows_fire_on_spark_processing_time(spark, tmp_path) -> None:
+    # Wall-clock processing time: which tuples share a window depends on when batches run, so
+    # check what holds for any timing: windows at multiples of the slide, of the length, each
+    # tuple in one window at least, none emitted empty, and the query needs no event time.
+    pipeline = lambda df: (  # noqa: E731
+        sw.stream(df)
+        .keyBy("user")
+        .window(sw.StormWindows.of(2_000, 1_000))
+        .aggregate(sw.agg.collectList("id"), sw.agg.count())
+    )
+    batches = [[{"user": "a", "id": b * 10 + i} for i in range(2)] for b in range(3)]
+    result = runStream(
+        spark,
+        tmp_path,
+        SCHEMA,
+        pipeline,
+        batches,
+        trigger={"processingTime": "500 milliseconds"},
+        linger=3.0,
+    )
+    rows = result.outputs["main"]
+    assert rows and all(r["count"] > 0 for r in rows)
+    for r in rows:
+        end = millis(r["window_end"])
+        assert end % 1_000 == 0 and end - millis(r["window_start"]) == 2_000
+    seen = {i for r in rows for i in r["collect_list_id"]}
+    assert seen == {r["id"] for b in batches for r in b}
