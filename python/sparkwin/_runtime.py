@@ -120,10 +120,11 @@ def mainOutput(
         # window_time is the event time a downstream pipeline sees: marked, it inherits the
         # upstream watermark (Spark keeps no metadata of the union's nested fields).
         marked = {EVENT_TIME_METADATA: True}
+        combiner = json.loads(planJson)["function"].get("timestampCombiner", "endOfWindow")
         return results.select(
             *[
                 F.col(f"`{c}`").alias(c, metadata=marked)
-                if c == EVENT_TIME_COLUMN
+                if c == EVENT_TIME_COLUMN and combiner == "endOfWindow"
                 else F.col(f"`{c}`")
                 for c in results.columns
             ]

@@ -168,6 +168,7 @@ class _Windowing:
     allowedLatenessMs: int = 0
     lateOutputTag: str | None = None
     accumulationMode: str = "accumulating"
+    timestampCombiner: str = "endOfWindow"
 
     def describe(self) -> str:
         text = self.source.describe()
@@ -185,6 +186,8 @@ class _Windowing:
             text += f".sideOutputLateData({self.lateOutputTag!r})"
         if self.accumulationMode != "accumulating":
             text += f".accumulationMode({self.accumulationMode!r})"
+        if self.timestampCombiner != "endOfWindow":
+            text += f".withTimestampCombiner({_COMBINER_NAMES[self.timestampCombiner]!r})"
         return text
 
 
@@ -325,6 +328,17 @@ def stream(
                 "arrival is for replaying a bounded DataFrame; a streaming DataFrame arrives "
                 "in its own order, so leave arrival out"
             )
+    if (
+        df.isStreaming
+        and timestamp == EVENT_TIME_COLUMN
+        and "pane_timing" in schema.fieldNames()
+        and not _isUpstreamEventTime(_field(schema, timestamp, "timestamp"))
+    ):
+        raise ValueError(
+            f"timestamp: {timestamp!r} of results with an EARLIEST or LATEST timestamp combiner "
+            "is not event time downstream (Beam holds its watermark back for it; sparkwin does "
+            "not): chain on results with the default END_OF_WINDOW"
+        )
     if df.isStreaming and timestamp in WINDOW_COLUMNS and timestamp != EVENT_TIME_COLUMN:
         if EVENT_TIME_COLUMN in schema.fieldNames() and _isUpstreamEventTime(
             schema[EVENT_TIME_COLUMN]
@@ -681,6 +695,30 @@ class WindowedStream:
             raise ValueError(f"mode must be 'accumulating' or 'discarding', got {mode!r}")
         return WindowedStream(replace(self._w, accumulationMode=mode))
 
+    def withTimestampCombiner(self, combiner: str) -> WindowedStream:
+        """Beam's timestamp combiner: which event time a result's ``window_time`` carries.
+
+        ``"END_OF_WINDOW"`` (the default) is the window's largest timestamp, as Flink's results
+        carry: marked as event time, a pipeline on the results inherits the upstream watermark.
+        ``"EARLIEST"`` and ``"LATEST"`` are the earliest and latest event time among the pane's
+        elements; Beam holds its watermark back for them, sparkwin does not, so such results are
+        data, not event time downstream (a chained pipeline on them is refused).
+
+        Example::
+
+            windowed.withTimestampCombiner("LATEST").aggregate(sw.agg.count())
+        """
+        if not isinstance(combiner, str) or combiner.upper() not in _COMBINERS:
+            raise ValueError(
+                "combiner must be 'END_OF_WINDOW', 'EARLIEST' or 'LATEST' (Beam's "
+                f"TimestampCombiner), got {combiner!r}"
+            )
+        if self._w.source.timestamp is None:
+            raise ValueError(
+                "withTimestampCombiner: a stream without a timestamp has no event time to combine"
+            )
+        return WindowedStream(replace(self._w, timestampCombiner=_COMBINERS[combiner.upper()]))
+
     def aggregate(self, *aggregates: Aggregate) -> Pipeline:
         """End the pipeline with declarative aggregates (at least one), computed by the JVM.
 
@@ -733,7 +771,12 @@ class WindowedStream:
                     "name with .alias(name)"
                 )
             aliases.add(alias)
-        function = {"kind": "aggregate", "aggregates": [a.jsonValue() for a in aggregates]}
+        function: dict[str, Any] = {
+            "kind": "aggregate",
+            "aggregates": [a.jsonValue() for a in aggregates],
+        }
+        if self._w.timestampCombiner != "endOfWindow":  # absent: the default, END_OF_WINDOW
+            function["timestampCombiner"] = self._w.timestampCombiner
         description = f"{self._w.describe()}.aggregate({', '.join(repr(a) for a in aggregates)})"
         return Pipeline(self._w.source.df, self._plan(function), description=description)
 
@@ -767,6 +810,10 @@ class WindowedStream:
                     "fn must accept three positional arguments (key, window, pdf); "
                     f"{getattr(fn, '__name__', repr(fn))}{signature} does not"
                 ) from None
+        if self._w.timestampCombiner != "endOfWindow":
+            raise ValueError(
+                "withTimestampCombiner is for aggregate(): a process function's rows are its own"
+            )
         outputSchema = _outputSchema(schema)
         function = {"kind": "process", "outputSchema": outputSchema.jsonValue()}
         name = getattr(fn, "__qualname__", None) or repr(fn)
@@ -818,6 +865,11 @@ def _ansi(df: DataFrame) -> bool:
     query): it decides what an overflowing sum gives.
     """
     return str(df.sparkSession.conf.get("spark.sql.ansi.enabled", "true")).lower() == "true"
+
+
+# Beam's names and the plan's.
+_COMBINERS = {"END_OF_WINDOW": "endOfWindow", "EARLIEST": "earliest", "LATEST": "latest"}
+_COMBINER_NAMES = {v: k for k, v in _COMBINERS.items()}
 
 
 def _outputSchema(schema: object) -> StructType:

@@ -32,7 +32,9 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
   private def windowFields: Seq[StructField] = {
     val marked = new MetadataBuilder().putBoolean(Contract.eventTimeMetadata, true).build()
     Contract.windowColumns.map { name =>
-      val meta = if (name == Contract.eventTimeColumn) marked else Metadata.empty
+      // EARLIEST/LATEST results are data downstream: nothing holds the watermark for them.
+      val eventTime = name == Contract.eventTimeColumn && !plan.windowTimeFromAggregate
+      val meta = if (eventTime) marked else Metadata.empty
       StructField(name, TimestampType, nullable = true, meta)
     }
   }
@@ -109,6 +111,9 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
     at + 4
   }
 
+  /** EARLIEST/LATEST: the hidden aggregate's timestamp, as the output's timestamp type. */
+  private def windowTime(v: Any): Any = if (v == null) null else ts(sparkwin.core.Values.toMillis(v))
+
   private def putFiredAt(fired: Long, out: Array[Any], at: Int): Int = firedAtType match {
     case None => at
     case Some(TimestampType) => out(at) = ts(fired); at + 1
@@ -120,8 +125,10 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
   def resultRow(key: Any, window: Window, p: PaneInfo, values: Array[Any], at: Long = 0L): Row = {
     val inner = new Array[Any](resultSchema.size)
     val i = putBounds(window, inner, putKey(key, inner))
-    System.arraycopy(values, 0, inner, i, values.length)
-    putFiredAt(at, inner, putPane(p, inner, i + values.length))
+    val n = plan.aggregateFields.size
+    System.arraycopy(values, 0, inner, i, n)
+    if (plan.windowTimeFromAggregate) inner(i - 1) = windowTime(values(n))
+    putFiredAt(at, inner, putPane(p, inner, i + n))
     new GenericRow(Array[Any](ResultKind, new GenericRow(inner), null, null, null, null))
   }
 

@@ -26,8 +26,14 @@ final case class Plan(
     spec: OperatorSpec,
     lateOutputTag: Option[String],
     aggregateFields: IndexedSeq[StructField],
-    processSchema: Option[StructType]
+    processSchema: Option[StructType],
+    timestampCombiner: String = "endOfWindow"
 ) {
+
+  /** EARLIEST or LATEST: the spec's last aggregate (min or max of the timestamp, after the
+    * plan's own) is the results' `window_time` rather than a column.
+    */
+  def windowTimeFromAggregate: Boolean = timestampCombiner != "endOfWindow"
 
   /** The key (`keyFields` are its output columns; windowAll has none). */
   lazy val keys: Keys = new Keys(keyColumns, inputSchema)
@@ -48,6 +54,9 @@ final case class Plan(
 final class PlanException(message: String) extends IllegalArgumentException(message)
 
 object PlanDecoder {
+
+  /** The hidden aggregate of an EARLIEST or LATEST timestamp combiner. */
+  val WindowTimeAlias: String = "__sw_window_time"
   private val mapper = new ObjectMapper()
   val SupportedVersion: Int = Contract.planVersion
 
@@ -105,10 +114,18 @@ object PlanDecoder {
       .getOrElse(DefaultTrigger.forAssigner(assigner))
     val evictor = optional(root, "evictor").map(decodeEvictor(_, columns))
     val fn = root.get("function")
+    val combiner = optional(fn, "timestampCombiner").fold("endOfWindow")(_.asText)
     val (function, aggFields, processSchema) = str(fn, "kind") match {
       case "aggregate" =>
         val aggs = fn.get("aggregates").elements().asScala.map(decodeAggregate(_, columns)).toIndexedSeq
-        (WindowFunction.Aggregates(aggs.map(_._1)), aggs.map(_._2), None)
+        // Beam's EARLIEST/LATEST: one more aggregate over the timestamp gives window_time.
+        val combined = combiner match {
+          case "endOfWindow" => IndexedSeq.empty
+          case "earliest" if ts >= 0 => IndexedSeq(Aggregate.Min(WindowTimeAlias, ts))
+          case "latest" if ts >= 0 => IndexedSeq(Aggregate.Max(WindowTimeAlias, ts))
+          case other => throw new PlanException(s"timestampCombiner '$other' needs a timestamp")
+        }
+        (WindowFunction.Aggregates(aggs.map(_._1) ++ combined), aggs.map(_._2), None)
       case "process" =>
         val out =
           DataType.fromJson(mapper.writeValueAsString(fn.get("outputSchema"))).asInstanceOf[StructType]
@@ -145,7 +162,8 @@ object PlanDecoder {
       spec,
       lateTag,
       aggFields,
-      processSchema
+      processSchema,
+      combiner
     )
   }
 

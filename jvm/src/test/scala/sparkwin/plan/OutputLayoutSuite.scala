@@ -20,12 +20,16 @@ class OutputLayoutSuite extends munit.FunSuite {
   )
   private val aggs = IndexedSeq(A.Sum("s", 2, NumericKind.Integral), A.Count("n", -1))
 
-  private def layout(keys: IndexedSeq[Int], firedAt: Option[DataType] = None): OutputLayout = {
+  private def layout(
+      keys: IndexedSeq[Int],
+      firedAt: Option[DataType] = None,
+      combiner: String = "endOfWindow"
+  ): OutputLayout = {
     val spec =
       sparkwin.TestSupport.aggregateSpec(TumblingWindows(10, 0, isEventTime = true), aggs, lateOutput = false)
     val fields = IndexedSeq(StructField("s", LongType), StructField("n", LongType))
     new OutputLayout(
-      Plan("{}", schema, 1, keys, None, None, None, spec, None, fields, None),
+      Plan("{}", schema, 1, keys, None, None, None, spec, None, fields, None, combiner),
       java8Time = true,
       firedAt
     )
@@ -73,5 +77,13 @@ class OutputLayoutSuite extends munit.FunSuite {
     val row = l.paneRow(Row("u"), TimeWindow(0, 10), pane, 7L, new ArrayRecord(Array[Any]("u", 1L, 1L)))
     assertEquals(row.getStruct(2).length, l.paneSchema.size)
     assertEquals(row.getStruct(2).getLong(l.paneSchema.fieldIndex("pane_seq")), 7L)
+  }
+
+  test("an EARLIEST or LATEST combiner's hidden aggregate is window_time, unmarked, no column") {
+    val l = layout(IndexedSeq(0), combiner = "earliest")
+    val row = l.resultRow(Row("u1"), TimeWindow(10, 20), pane, Array[Any](7L, 3L, 12L)).getStruct(1)
+    assertEquals(row.toSeq, Seq[Any]("u1", at(10), at(20), at(12), 7L, 3L, "LATE", 2L, false, true))
+    assert(!l.resultSchema("window_time").metadata.contains(Contract.eventTimeMetadata))
+    assert(!l.resultSchema.fieldNames.contains(PlanDecoder.WindowTimeAlias))
   }
 }

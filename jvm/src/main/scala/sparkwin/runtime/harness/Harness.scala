@@ -125,6 +125,10 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
     def emitResult(key: Any, window: Window, pane: PaneInfo, values: Array[Any]): Unit = {
       val m = head(key, window, pane)
       plan.aggregateFields.zip(values).foreach { case (f, v) => m.put(f.name, Harness.toJson(v)) }
+      if (plan.windowTimeFromAggregate) {
+        val v = values(plan.aggregateFields.size)
+        m.put("window_time", if (v == null) null else sparkwin.core.Values.toMillis(v))
+      }
       paneFields(m, pane)
       results += m
     }
