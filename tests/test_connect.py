@@ -450,3 +450,27 @@ def test_session_connect_starts_a_local_server_with_sparkwin(tmp_path: Path) -> 
         timeout=300,
     )
     assert done.returncode == 0 and done.stdout.strip().endswith("OK"), done.stderr[-4000:]
+
+
+def test_arrival_order_storm_windows_and_timestamp_combiners(session) -> None:
+    # This round's plan fields (no timestamp, Storm's eventTime false, timestampCombiner) go
+    # through the extension relation as through Py4J.
+    taps = session.createDataFrame([("a", i) for i in range(1, 9)], "user string, id long")
+    counted = (
+        sw.stream(taps.coalesce(1))
+        .keyBy("user")
+        .window(sw.StormWindows.of(sw.Count(5), sw.Count(2)))
+        .aggregate(sw.agg.collectList("id"))
+    )
+    got = sorted(r["collect_list_id"] for r in counted.toDF().collect())
+    assert got == sorted([[1, 2], [1, 2, 3, 4], [2, 3, 4, 5, 6], [4, 5, 6, 7, 8]])
+    latest = (
+        _source(session.createDataFrame(ROWS[:3], SCHEMA))
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10_000))
+        .withTimestampCombiner("LATEST")
+        .aggregate(sw.agg.count())
+        .toDF()
+    )
+    got = {r["user"]: int(r["window_time"].timestamp() * 1000) for r in latest.collect()}
+    assert got == {"a": 4000, "b": 2000}
