@@ -4,7 +4,7 @@ import java.io.{DataInputStream, DataOutputStream}
 import java.util.{ArrayList => JList}
 
 import sparkwin.core.{Element, Record}
-import sparkwin.core.agg.Accumulator
+import sparkwin.core.agg.{Accumulator, Aggregate}
 import sparkwin.core.timer.Timer
 import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows}
 import sparkwin.operator.{PaneInfo, Selection, WindowAlgorithm, WindowFunction, WindowOperator}
@@ -196,15 +196,7 @@ final class StormAlgorithm(op: WindowOperator, storm: StormWindows) extends Wind
       case StormSize.Duration(len) => end - len
       case StormSize.Count(_) => Long.MinValue
     }
-    val window = StormWindow(start, end)
-    op.spec.function match {
-      case WindowFunction.Aggregates(_) =>
-        val accs = Accumulator.fresh(aggregates)
-        elements.forEach(e => Accumulator.addAll(accs, e.record, e.timestamp))
-        op.emitResult(window, PaneInfo.Only, Accumulator.results(accs))
-      case WindowFunction.ProcessElements =>
-        op.emitElements(window, PaneInfo.Only, elements)
-    }
+    StormPanes.emit(op, aggregates, StormWindow(start, end), elements)
   }
 
   /** The smallest queued timestamp strictly after `t`, or Long.MaxValue. */
@@ -250,6 +242,24 @@ final class StormAlgorithm(op: WindowOperator, storm: StormWindows) extends Wind
       st.wakeAt = next
     }
   }
+}
+
+/** A Storm window's one pane (both Storm algorithms): its aggregates, or its elements. */
+object StormPanes {
+  def emit(
+      op: WindowOperator,
+      aggregates: Array[Aggregate],
+      window: StormWindow,
+      elements: JList[Element]
+  ): Unit =
+    op.spec.function match {
+      case WindowFunction.Aggregates(_) =>
+        val accs = Accumulator.fresh(aggregates)
+        elements.forEach(e => Accumulator.addAll(accs, e.record, e.timestamp))
+        op.emitResult(window, PaneInfo.Only, Accumulator.results(accs))
+      case WindowFunction.ProcessElements =>
+        op.emitElements(window, PaneInfo.Only, new JList[Element](elements))
+    }
 }
 
 /** Storm states in the store: the queue and the policies' positions. */

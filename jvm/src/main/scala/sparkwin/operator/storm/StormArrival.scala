@@ -4,10 +4,9 @@ import java.io.{DataInputStream, DataOutputStream}
 import java.util.{ArrayList => JList}
 
 import sparkwin.core.{Element, Record}
-import sparkwin.core.agg.Accumulator
 import sparkwin.core.timer.Timer
 import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows}
-import sparkwin.operator.{PaneInfo, Selection, WindowAlgorithm, WindowFunction, WindowOperator}
+import sparkwin.operator.{Selection, WindowAlgorithm, WindowOperator}
 import sparkwin.operator.store._
 
 /** A key's tuples in arrival order, each stamped with the processing time it arrived at, and
@@ -104,19 +103,9 @@ final class StormArrival(op: WindowOperator, storm: StormWindows) extends Window
     val start = expire(st, at)
     if (!st.queue.isEmpty && (st.fresh || storm.length.isInstanceOf[StormSize.Duration])) {
       st.fresh = false
-      emit(StormWindow(start, at), st.queue)
+      StormPanes.emit(op, aggregates, StormWindow(start, at), st.queue)
     }
   }
-
-  private def emit(window: StormWindow, elements: JList[Element]): Unit =
-    op.spec.function match {
-      case WindowFunction.Aggregates(_) =>
-        val accs = Accumulator.fresh(aggregates)
-        elements.forEach(e => Accumulator.addAll(accs, e.record, e.timestamp))
-        op.emitResult(window, PaneInfo.Only, Accumulator.results(accs))
-      case WindowFunction.ProcessElements =>
-        op.emitElements(window, PaneInfo.Only, new JList[Element](elements))
-    }
 
   /** The first multiple of `slide` after `t`: a tuple arriving at a firing's instant waits. */
   private def nextMultiple(t: Long, slide: Long): Long = Math.floorDiv(t, slide) * slide + slide
