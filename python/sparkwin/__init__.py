@@ -35,6 +35,7 @@ from sparkwin.assigners import (
     WindowAssigner,
 )
 from sparkwin.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
+from sparkwin.outputs import Output, toTable
 from sparkwin.pipeline import Pipeline
 from sparkwin.replay import Replay
 from sparkwin.stream import DataStream, KeyedStream, WindowedStream, stream
@@ -83,6 +84,7 @@ __all__ = [
     "KeyedStream",
     "NeverTrigger",
     "OrFinally",
+    "Output",
     "PaneWindow",
     "Pipeline",
     "ProcessingTimeSessionWindows",
@@ -110,4 +112,5 @@ __all__ = [
     "plot",
     "session",
     "stream",
+    "toTable",
 ]

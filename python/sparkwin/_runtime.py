@@ -37,6 +37,7 @@ from sparkwin._contract import (
     ROW_COUNTERS,
 )
 from sparkwin._jvm import entryPoint, translated
+from sparkwin.outputs import Output
 
 _PANE_PREFIX = "__sw_p_"
 
@@ -220,16 +221,13 @@ def startQuery(
     *,
     isProcess: bool,
     checkpointLocation: str,
-    paths: dict[str, str] | None,
-    foreachOutput: OutputWriter | None,
-    format: str,
-    options: dict[str, str],
+    targets: dict[str, Output],
     trigger: dict[str, Any] | None,
     queryName: str | None,
 ) -> Any:
     """One streaming query, one copy of state, every output: each micro-batch's union is split
-    into its outputs; each non-empty one is written to ``paths[tag]/batch_id=N`` (overwritten
-    when a restart replays the batch, so output is exactly once) or handed to ``foreachOutput``.
+    into its outputs, and each non-empty one is written to its target (``outputs.Output``),
+    which replaces what a replayed batch wrote before.
     """
 
     def perBatch(batch: DataFrame, batchId: int) -> None:
@@ -239,15 +237,8 @@ def startQuery(
             for tag, out in outputs(batch).items():
                 if _kindOf(tag, isProcess) not in present:
                     continue
-                if foreachOutput is not None:
-                    foreachOutput(tag, out, batchId)
-                elif paths is not None and tag in paths:
-                    (
-                        out.write.mode("overwrite")
-                        .format(format)
-                        .options(**options)
-                        .save(f"{paths[tag].rstrip('/')}/batch_id={batchId}")
-                    )
+                if tag in targets:
+                    targets[tag].write(out, batchId)
         finally:
             batch.unpersist()
 

@@ -10,7 +10,7 @@ Running it (`toDF`, `getSideOutput`, `writeStream`) hands the plan to the JVM th
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -19,6 +19,7 @@ from pyspark.sql.types import StructType
 
 from sparkwin import _runtime, explain
 from sparkwin._contract import ERRORS_TAG
+from sparkwin.outputs import BatchFunction, FunctionOutput, Output, PathOutput, outputOf
 from sparkwin.replay import Replay, replay
 
 __all__ = ["Pipeline"]
@@ -168,7 +169,7 @@ class Pipeline:
     def writeStream(
         self,
         checkpointLocation: str,
-        paths: dict[str, str] | None = None,
+        paths: Mapping[str, str | Output | BatchFunction] | None = None,
         *,
         foreachOutput: _runtime.OutputWriter | None = None,
         format: str = "parquet",
@@ -178,10 +179,14 @@ class Pipeline:
     ) -> StreamingQuery:
         """Starts one streaming query that writes every output from one copy of state.
 
-        ``paths`` maps ``"main"``, the late tag and ``"errors"`` to directories; each
-        micro-batch's rows go to ``<path>/batch_id=<n>`` (a replayed batch overwrites its own
-        directory, so output is exactly once across restarts). Or give ``foreachOutput(tag,
-        df, batchId)`` to write them yourself. Per-batch counters appear in
+        ``paths`` maps ``"main"``, the late tag and ``"errors"`` to where each goes:
+        - a directory: each micro-batch's rows go to ``<path>/batch_id=<n>`` in ``format``;
+        - ``sw.toTable("db.name")``: a catalog table (created if missing) partitioned by
+          ``batch_id``, each batch replacing its own partition;
+        - a function ``fn(df, batchId)``: your own code (make it idempotent per batch id).
+        A batch Spark replays after a restart replaces what it wrote, so directories and
+        tables get every output exactly once. Or give ``foreachOutput(tag, df, batchId)`` to
+        write every output yourself. Per-batch counters appear in
         ``query.lastProgress["observedMetrics"]["sparkwin"]`` (with ``channel=``, also the
         valve's ``watermark`` and each channel's ``channels``). Pipelines with processing-time
         timers or idle channels need an interval trigger, e.g.
@@ -190,7 +195,9 @@ class Pipeline:
 
         Example::
 
-            q = pipeline.writeStream("/tmp/ckpt", {"main": "/tmp/out", "late": "/tmp/late"})
+            q = pipeline.writeStream("/tmp/ckpt", {"main": sw.toTable("analytics.sessions"),
+                                                   "late": "/tmp/late",
+                                                   "errors": lambda df, batchId: df.show()})
             q.awaitTermination()
         """
         if not self.df.isStreaming:
@@ -203,18 +210,27 @@ class Pipeline:
         if (paths is None) == (foreachOutput is None):
             raise ValueError("give exactly one of paths (a dict tag -> directory) or foreachOutput")
         tags = ["main", *self.sideOutputTags()]
+        if not isinstance(format, str) or not format:
+            raise TypeError("format must be a data source name such as 'parquet'")
+        targets: dict[str, Output] | None = None
         if paths is not None:
-            if not isinstance(paths, dict) or not all(
-                isinstance(k, str) and isinstance(v, str) and v for k, v in paths.items()
-            ):
-                raise TypeError("paths must be a dict of output tag -> directory path")
+            if not isinstance(paths, Mapping) or not all(isinstance(k, str) for k in paths):
+                raise TypeError(
+                    "paths must be a dict of output tag -> directory path, sw.toTable(...) or "
+                    "function fn(df, batchId)"
+                )
             unknown = sorted(set(paths) - set(tags))
             if unknown:
                 raise ValueError(f"paths has unknown outputs {unknown}; this pipeline has {tags}")
-        if foreachOutput is not None and not callable(foreachOutput):
-            raise TypeError("foreachOutput must be callable as foreachOutput(tag, df, batchId)")
-        if not isinstance(format, str) or not format:
-            raise TypeError("format must be a data source name such as 'parquet'")
+            targets = {t: outputOf(v, t, format, dict(options or {})) for t, v in paths.items()}
+            if any(not isinstance(o, PathOutput) for o in targets.values()):
+                schemas = self.schemas()
+                for t, o in targets.items():
+                    o.check(schemas[t].fieldNames(), t)
+        if foreachOutput is not None:
+            if not callable(foreachOutput):
+                raise TypeError("foreachOutput must be callable as foreachOutput(tag, df, batchId)")
+            targets = {t: FunctionOutput(_tagged(foreachOutput, t)) for t in tags}
         if trigger is not None:
             if (
                 not isinstance(trigger, dict)
@@ -246,10 +262,16 @@ class Pipeline:
             ),
             isProcess=self.processFunction is not None,
             checkpointLocation=checkpointLocation,
-            paths=paths,
-            foreachOutput=foreachOutput,
-            format=format,
-            options=dict(options or {}),
+            targets=targets or {},
             trigger=trigger,
             queryName=queryName,
         )
+
+
+def _tagged(writeAll: _runtime.OutputWriter, tag: str) -> BatchFunction:
+    """``foreachOutput(tag, df, batchId)`` as one output's ``fn(df, batchId)``."""
+
+    def write(df: DataFrame, batchId: int) -> None:
+        writeAll(tag, df, batchId)
+
+    return write
