@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -217,9 +218,9 @@ def run_spark(
     return result
 
 
-def run_engine(events: Events, workloads: list[Workload]) -> dict[str, dict]:
-    """The Scala engine alone, single thread, on the same events (sbt's bench project)."""
-    classpath = (
+def engineClasspath() -> str:
+    """The bench project's classpath, from sbt (SPARKWIN_BENCH_CLASSPATH skips this)."""
+    return (
         subprocess.run(
             [str(ROOT / "bin" / "sbt"), "-error", "export bench/Runtime/fullClasspath"],
             env={**os.environ, "SPARKWIN_PYTHON": sys.executable},
@@ -231,8 +232,17 @@ def run_engine(events: Events, workloads: list[Workload]) -> dict[str, dict]:
         .stdout.strip()
         .splitlines()[-1]
     )
+
+
+def run_engine(events: Events, workloads: list[Workload]) -> dict[str, dict]:
+    """The Scala engine alone, single thread, on the same events (sbt's bench project)."""
+    classpath = os.environ.get("SPARKWIN_BENCH_CLASSPATH") or engineClasspath()
     workloads = [w for w in workloads if not w.channels]  # the engine alone has one channel
-    names = {"tumbling": "tumbling", "sliding": "sliding", "session": "session"}
+    names = {
+        "tumbling": "tumbling",
+        "sliding": f"sliding:{next((w.slide_ms for w in workloads if w.kind == 'sliding'), 0)}",
+        "session": f"session:{next((w.gap_ms for w in workloads if w.kind == 'session'), 0)}",
+    }
     out = subprocess.run(
         [
             "java",
@@ -294,6 +304,15 @@ def spark_setting(text: str) -> tuple[str, str]:
     return key.strip(), value
 
 
+def resized(w: Workload, args: argparse.Namespace) -> Workload:
+    """The workload with --slide or --gap applied (and named for it)."""
+    if w.kind == "sliding" and args.slide and not w.channels:
+        return replace(w, name=f"sliding 10m/{args.slide / 1000:g}s sum", slide_ms=args.slide)
+    if w.kind == "session" and args.gap:
+        return replace(w, name=f"session {args.gap / 1000:g}s count", gap_ms=args.gap)
+    return w
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="about 1M events instead of 10M")
@@ -309,6 +328,8 @@ def main() -> None:
     parser.add_argument(
         "--breakdown", action="store_true", help="say where each Spark run's time went"
     )
+    parser.add_argument("--slide", type=int, default=None, help="the sliding workload's slide, ms")
+    parser.add_argument("--gap", type=int, default=None, help="the session workload's gap, ms")
     parser.add_argument(
         "--conf",
         action="append",
@@ -322,7 +343,9 @@ def main() -> None:
     systems = [s for s in args.systems.split(",") if s]
     chosen = args.workloads.split(",") if args.workloads else None
     workloads = [
-        w for w in WORKLOADS if chosen is None or ("channels" if w.channels else w.kind) in chosen
+        resized(w, args)
+        for w in WORKLOADS
+        if chosen is None or ("channels" if w.channels else w.kind) in chosen
     ]
 
     # Events, warm-up input and checkpoints share one scratch directory, removed at the end.

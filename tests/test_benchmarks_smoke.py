@@ -146,3 +146,27 @@ def test_conf_settings_need_a_key_and_an_equals_sign() -> None:
     for bad in ("spark.a", "=b", ""):
         with pytest.raises(argparse.ArgumentTypeError, match="--conf takes KEY=VALUE"):
             spark_setting(bad)
+
+
+def test_the_scale_series_vary_one_factor_and_resize_the_workloads(tmp_path) -> None:
+    import argparse
+
+    from benchmarks import scale
+    from benchmarks.run import resized
+
+    assert set(scale.SERIES) == {"events", "keys", "slides"}
+    for points in scale.SERIES.values():
+        assert len(points) >= 2 and len({tuple(args) for _, args, _ in points}) == len(points)
+    args = argparse.Namespace(slide=10_000, gap=1_800_000)
+    sliding, session = (next(w for w in WORKLOADS if w.kind == k) for k in ("sliding", "session"))
+    assert (resized(sliding, args).slide_ms, resized(sliding, args).name) == (
+        10_000,
+        "sliding 10m/10s sum",
+    )
+    assert resized(session, args).gap_ms == 1_800_000
+    points = [
+        {"series": s, "point": p, "system": sys_, "us_per_event": v}
+        for s, p, sys_, v in [("events", "1M", "sparkwin", 6.5), ("events", "3M", "sparkwin", 3.1)]
+    ]
+    scale.chart(points, str(tmp_path / "scale.png"))
+    assert (tmp_path / "scale.png").stat().st_size > 1000

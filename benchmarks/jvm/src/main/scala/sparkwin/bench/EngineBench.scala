@@ -37,13 +37,15 @@ object EngineBench {
       throw new IllegalStateException(message)
   }
 
+  /** `tumbling`, `sliding[:slideMs]` (10 min windows) or `session[:gapMs]`. */
   def spec(workload: String): OperatorSpec = {
-    val (assigner, agg) = workload match {
+    def param(default: Long): Long = workload.split(':').lift(1).fold(default)(_.toLong)
+    val (assigner, agg) = workload.takeWhile(_ != ':') match {
       case "tumbling" =>
         (TumblingWindows(60000, 0, isEventTime = true), Aggregate.Sum("sum", 1, NumericKind.Integral))
       case "sliding" =>
-        (SlidingWindows(600000, 60000, 0, isEventTime = true), Aggregate.Sum("sum", 1, NumericKind.Integral))
-      case "session" => (SessionWindows(30000, -1, isEventTime = true), Aggregate.Count("count", -1))
+        (SlidingWindows(600000, param(60000), 0, isEventTime = true), Aggregate.Sum("sum", 1, NumericKind.Integral))
+      case "session" => (SessionWindows(param(30000), -1, isEventTime = true), Aggregate.Count("count", -1))
     }
     OperatorSpec(
       assigner,

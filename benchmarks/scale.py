@@ -1,0 +1,136 @@
+"""How cost grows: benchmarks/run.py over growing work, one factor at a time.
+
+    python benchmarks/scale.py [--json PATH] [--chart PATH] [--series events,keys,slides]
+                               [--systems engine,sparkwin,native]
+
+Series (each point is one run.py process: its own events, warm-up and result check):
+- events: tumbling 1 min sums over 1M, 3M and 10M events (10k keys);
+- keys: sessions with a 30 min gap over 1M events and 1k, 100k and 1M keys, so that nearly
+  every key holds an open session, and a pending timer, until the final flush: the state and
+  the key groups' wake-up tables grow with the keys;
+- slides: 10 min windows sliding by 1 min and 10 s over 1M events (10 and 60 windows per
+  element). At 1 s (600 windows per element, more than the 256 slices a sliced window takes)
+  sparkwin falls back to its general algorithm, 600 updates per event: the engine alone ran
+  for over 8 CPU-minutes there, so the series stops at 10 s (docs/benchmarks.md).
+
+It prints a table of microseconds per event and writes the runs as JSON and, with --chart, a
+PNG of cost per event (matplotlib). Timings on a shared 2-core machine drift 10-35%: read the
+shape, and compare systems within a point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# name -> [(label, run.py arguments, systems to leave out)]
+SERIES: dict[str, list[tuple[str, list[str], set[str]]]] = {
+    "events": [
+        (f"{n // 1_000_000}M events", ["--workloads", "tumbling", "--events", str(n)], set())
+        for n in (1_000_000, 3_000_000, 10_000_000)
+    ],
+    "keys": [
+        (
+            f"{label} keys",
+            ["--workloads", "session", "--gap", "1800000", "--events", "1000000", "--keys", k],
+            set(),
+        )
+        for label, k in (("1k", "1000"), ("100k", "100000"), ("1M", "1000000"))
+    ],
+    "slides": [
+        (
+            f"slide {label}",
+            ["--workloads", "sliding", "--slide", ms, "--events", "1000000"],
+            set(),
+        )
+        for label, ms in (("1 min", "60000"), ("10 s", "10000"))
+    ],
+}
+
+
+def runPoint(args: list[str], systems: list[str]) -> list[dict]:
+    with tempfile.TemporaryDirectory(prefix="sparkwin-scale-") as tmp:
+        out = os.path.join(tmp, "point.json")
+        command = [sys.executable, str(ROOT / "benchmarks" / "run.py"), *args]
+        command += ["--systems", ",".join(systems), "--json", out]
+        print("  $", " ".join(command[1:]), file=sys.stderr)
+        subprocess.run(command, check=True, cwd=ROOT)
+        with open(out) as f:
+            return json.load(f)["cases"]
+
+
+def chart(points: list[dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = list(dict.fromkeys(p["series"] for p in points))
+    fig, axes = plt.subplots(1, len(series), figsize=(4.2 * len(series), 3.6), squeeze=False)
+    for ax, name in zip(axes[0], series, strict=True):
+        mine = [p for p in points if p["series"] == name]
+        labels = list(dict.fromkeys(p["point"] for p in mine))
+        for system in dict.fromkeys(p["system"] for p in mine):
+            xs = [labels.index(p["point"]) for p in mine if p["system"] == system]
+            ys = [p["us_per_event"] for p in mine if p["system"] == system]
+            ax.plot(xs, ys, marker="o", label=system)
+        ax.set_xticks(range(len(labels)), labels, fontsize=8)
+        ax.set_title(name)
+        ax.set_ylabel("µs per event")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--series", default=",".join(SERIES))
+    parser.add_argument("--systems", default="engine,sparkwin,native")
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--chart", default=None, help="write a PNG of cost per event here")
+    args = parser.parse_args()
+    systems = [s for s in args.systems.split(",") if s]
+    if "engine" in systems and not os.environ.get("SPARKWIN_BENCH_CLASSPATH"):
+        sys.path.insert(0, str(ROOT))
+        from benchmarks.run import engineClasspath  # sbt starts once, not once per point
+
+        os.environ["SPARKWIN_BENCH_CLASSPATH"] = engineClasspath()
+    points: list[dict] = []
+    for name in [s for s in args.series.split(",") if s]:
+        for label, runArgs, skip in SERIES[name]:
+            for case in runPoint(runArgs, [s for s in systems if s not in skip]):
+                points.append(
+                    {
+                        "series": name,
+                        "point": label,
+                        "system": case["system"],
+                        "workload": case["workload"],
+                        "events": case["events"],
+                        "seconds": case["seconds"],
+                        "us_per_event": round(case["seconds"] * 1e6 / case["events"], 3),
+                    }
+                )
+            if args.json:  # after every point: a stopped run keeps what it measured
+                with open(args.json, "w") as f:
+                    json.dump({"points": points}, f, indent=2)
+    print(f"\n{'series':8} {'point':12} {'system':9} {'seconds':>8} {'µs/event':>9}")
+    for p in points:
+        print(
+            f"{p['series']:8} {p['point']:12} {p['system']:9} {p['seconds']:8.1f} "
+            f"{p['us_per_event']:9.3f}"
+        )
+    if args.chart:
+        chart(points, args.chart)
+
+
+if __name__ == "__main__":
+    main()
