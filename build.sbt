@@ -110,6 +110,21 @@ lazy val bench = (project in file("benchmarks/jvm"))
     Compile / run / javaOptions ++= Seq("-Xmx4g", "-XX:+UseParallelGC")
   )
 
+// Flink's own WindowOperator as a benchmark peer (run.py's flink-operator row), driven by its
+// operator test harness: benchmark-only, never aggregated into root, the jar or the wheel.
+lazy val flinkBench = (project in file("benchmarks/flink"))
+  .settings(
+    name := "sparkwin-flink-bench",
+    publish / skip := true,
+    scalacOptions ++= Seq("-release", "17"),
+    libraryDependencies ++= Seq(
+      "org.apache.flink" % "flink-streaming-java" % "2.1.0",
+      "org.apache.flink" % "flink-runtime" % "2.1.0",
+      ("org.apache.flink" % "flink-runtime" % "2.1.0").classifier("tests"),
+      "org.apache.flink" % "flink-test-utils-junit" % "2.1.0"
+    )
+  )
+
 // Differential tests against Flink's and Storm's own operators (difftest/build.sbt has the
 // rest); test-only, never aggregated into root, never in the jar or the wheel.
 lazy val difftest = (project in file("difftest")).dependsOn(core)

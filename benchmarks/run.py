@@ -45,7 +45,18 @@ import sparkwin as sw  # noqa: E402
 from benchmarks import pandas_windows  # noqa: E402
 from benchmarks.workloads import BOUND_MS, WORKLOADS, Events, Workload, generate  # noqa: E402
 
-SYSTEMS = ("engine", "sparkwin", "native", "pandas", "floor")
+SYSTEMS = ("engine", "flink-operator", "sparkwin", "native", "pandas", "floor")
+
+# Systems that run in one JVM thread on the events file: the sbt project, its main class, and
+# the environment variable that can give its classpath instead of asking sbt.
+JVM_SYSTEMS = {
+    "engine": ("bench", "sparkwin.bench.EngineBench", "SPARKWIN_BENCH_CLASSPATH"),
+    "flink-operator": (
+        "flinkBench",
+        "sparkwin.bench.FlinkOperatorBench",
+        "SPARKWIN_FLINK_CLASSPATH",
+    ),
+}
 
 
 def sparkwin_windows(df: DataFrame, w: Workload) -> DataFrame:
@@ -218,11 +229,11 @@ def run_spark(
     return result
 
 
-def engineClasspath() -> str:
-    """The bench project's classpath, from sbt (SPARKWIN_BENCH_CLASSPATH skips this)."""
+def engineClasspath(project: str = "bench") -> str:
+    """An sbt project's classpath (SPARKWIN_BENCH_CLASSPATH, SPARKWIN_FLINK_CLASSPATH skip it)."""
     return (
         subprocess.run(
-            [str(ROOT / "bin" / "sbt"), "-error", "export bench/Runtime/fullClasspath"],
+            [str(ROOT / "bin" / "sbt"), "-error", f"export {project}/Runtime/fullClasspath"],
             env={**os.environ, "SPARKWIN_PYTHON": sys.executable},
             cwd=ROOT,
             capture_output=True,
@@ -234,10 +245,14 @@ def engineClasspath() -> str:
     )
 
 
-def run_engine(events: Events, workloads: list[Workload]) -> dict[str, dict]:
-    """The Scala engine alone, single thread, on the same events (sbt's bench project)."""
-    classpath = os.environ.get("SPARKWIN_BENCH_CLASSPATH") or engineClasspath()
-    workloads = [w for w in workloads if not w.channels]  # the engine alone has one channel
+def run_engine(
+    events: Events, workloads: list[Workload], system: str = "engine"
+) -> dict[str, dict]:
+    """One thread of one JVM on the same events: sparkwin's engine alone (sbt's bench project)
+    or Flink's WindowOperator in its operator test harness (flinkBench)."""
+    project, mainClass, variable = JVM_SYSTEMS[system]
+    classpath = os.environ.get(variable) or engineClasspath(project)
+    workloads = [w for w in workloads if not w.channels]  # one input channel here
     names = {
         "tumbling": "tumbling",
         "sliding": f"sliding:{next((w.slide_ms for w in workloads if w.kind == 'sliding'), 0)}",
@@ -250,8 +265,8 @@ def run_engine(events: Events, workloads: list[Workload]) -> dict[str, dict]:
             "-XX:+UseParallelGC",
             "-cp",
             classpath,
-            "sparkwin.bench.EngineBench",
-            "file",
+            mainClass,
+            *(["file"] if system == "engine" else []),
             events.binary,
             str(BOUND_MS),
             *[names[w.kind] for w in workloads],
@@ -365,18 +380,18 @@ def run(
     # would run beside the first timed system.
     os.sync()
     cases: list[dict] = []
-    if "engine" in systems:
-        for name, r in run_engine(events, workloads).items():
+    for system in [s for s in systems if s in JVM_SYSTEMS]:
+        for name, r in run_engine(events, workloads, system).items():
             cases.append(
                 {
                     "workload": name,
-                    "system": "engine",
+                    "system": system,
                     "events": n,
                     "seconds": r["seconds"],
                     "fingerprint": [r["windows"], r["sum"], r["weighted"]],
                 }
             )
-    spark_systems = [s for s in systems if s != "engine"]
+    spark_systems = [s for s in systems if s not in JVM_SYSTEMS]
     if spark_systems:
         spark = sw.session(
             "sparkwin-bench",
@@ -448,11 +463,11 @@ def run(
         )
 
     header = ("workload", "system", "events", "seconds", "events/s", "x native", "late drops")
-    print("\n{:28} {:9} {:>10} {:>8} {:>11} {:>8} {:>10}".format(*header))
+    print("\n{:28} {:14} {:>10} {:>8} {:>11} {:>8} {:>10}".format(*header))
     for c in cases:
         ratio = f"{c['ratio_to_native']:.2f}" if c["ratio_to_native"] is not None else "-"
         print(
-            f"{c['workload']:28} {c['system']:9} {c['events']:>10} {c['seconds']:>8.1f} "
+            f"{c['workload']:28} {c['system']:14} {c['events']:>10} {c['seconds']:>8.2f} "
             f"{c['events_per_s']:>11,} {ratio:>8} {c.get('dropped_late', '-'):>10}"
         )
     if args.breakdown:
