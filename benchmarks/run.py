@@ -1,9 +1,14 @@
-"""sparkwin's benchmarks: the engine alone, sparkwin on Spark, Spark's own windows and an
-applyInPandasWithState implementation, on the same events, in the same run.
+"""sparkwin's benchmarks: the engine alone, Flink's own WindowOperator, sparkwin on Spark,
+Spark's own windows and an applyInPandasWithState implementation, on the same events, in the
+same run.
 
     python benchmarks/run.py [--quick] [--json PATH]
-                             [--systems engine,sparkwin,native,pandas,floor] [--breakdown]
-                             [--conf KEY=VALUE ...]
+                             [--systems engine,flink-operator,sparkwin,native,pandas,floor]
+                             [--workloads tumbling,sliding,session,channels] [--slide MS]
+                             [--gap MS] [--breakdown] [--conf KEY=VALUE ...]
+
+`engine` and `flink-operator` run in one JVM thread on the events file (sbt projects `bench`
+and `flinkBench`; SPARKWIN_BENCH_CLASSPATH and SPARKWIN_FLINK_CLASSPATH skip asking sbt).
 
 Results are checked equal across systems (windows, sum of values, sum of start x value)
 before timings are reported. Spark systems read the events as a stream of parquet files
