@@ -1,6 +1,10 @@
-"""writeStream's outputs: directories, catalog tables (``sw.toTable``) and the user's own
-functions, each exactly once across a restart that replays a batch (Spark replays a batch whose
-commit is missing: the query wrote its outputs, then died before committing)."""
+"""writeStream's outputs: catalog tables (``sw.toTable``) and the user's own functions, each
+exactly once across a restart that replays a batch. Spark replays a batch whose commit is
+missing: the query wrote its outputs, then died before committing; removing the last
+``commits/<n>`` file of the checkpoint is that crash. (Directories: test_spark_streaming.py.)
+
+No Delta test: no delta-spark release runs on PySpark 4.3.0 (docs/concepts/spark.md#outputs).
+"""
 
 from __future__ import annotations
 
@@ -16,13 +20,33 @@ SCHEMA = "user string, amount long, ts long"
 # Watermark (bound 0) after each batch: 4999, 14999, 24999, 99999.
 BATCHES = [
     [{"user": "a", "amount": 1, "ts": 1_000}, {"user": "b", "amount": 2, "ts": 5_000}],
-    [{"user": "a", "amount": 3, "ts": 12_000}, {"user": "a", "amount": 4, "ts": 15_000}],
+    [
+        {"user": "a", "amount": 3, "ts": 12_000},
+        {"user": "a", "amount": 4, "ts": 15_000},
+        {"user": "c", "amount": 9, "ts": None},  # no timestamp: to errors
+    ],
     [{"user": "b", "amount": 5, "ts": 25_000}, {"user": "a", "amount": 6, "ts": 2_000}],
     [{"user": "z", "amount": 0, "ts": 100_000}],
 ]
 # Windows of 10 s closed by the last watermark; a@2000 arrives after [0, 10000) fired: late.
 EXPECTED = {("a", 0, 1), ("b", 0, 2), ("a", 10_000, 7), ("b", 20_000, 5)}
 LATE = {("a", 6)}
+ERRORS = {("c", 9)}
+
+
+@pytest.fixture
+def database(spark, tmp_path: Path):
+    """A database of its own whose tables live under tmp_path, dropped with them afterwards."""
+    name = f"sw_outputs_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE DATABASE {name} LOCATION '{tmp_path / 'warehouse'}'")
+    yield name
+    spark.sql(f"DROP DATABASE IF EXISTS {name} CASCADE")
+
+
+@pytest.fixture(params=["classic", "connect"])
+def session(request, spark):
+    """The classic session, then a Spark Connect session of the same JVM (and catalog)."""
+    return spark if request.param == "classic" else request.getfixturevalue("connectSpark")
 
 
 def _pipeline(df) -> sw.Pipeline:
@@ -39,7 +63,7 @@ def _run(spark, tmp_path: Path, outputs: dict, batches: list, start: int) -> Non
     source = tmp_path / "source"
     writeBatches(source, batches, start=start)
     sdf = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(source))
-    query = _pipeline(sdf).writeStream(str(tmp_path / "checkpoint"), outputs)
+    query = _pipeline(sdf).writeStream(str(tmp_path / "checkpoint"), outputs=outputs)
     try:
         query.processAllAvailable()
     finally:
@@ -47,64 +71,100 @@ def _run(spark, tmp_path: Path, outputs: dict, batches: list, start: int) -> Non
 
 
 def _runWithReplay(spark, tmp_path: Path, outputs: dict, lastWritten) -> int:
-    """Three batches, then a crash just after the last batch that wrote a result (its commit
-    and later ones removed), then the rest: that batch runs again. Returns its id."""
+    """Three batches and a stop; then the crash: the last batch wrote its result but its commit
+    is lost; then a restart with the rest, which runs that batch again. Returns its id."""
     _run(spark, tmp_path, outputs, BATCHES[:3], 0)
-    replayed = lastWritten()
     commits = tmp_path / "checkpoint" / "commits"
-    for p in commits.iterdir():  # the commit and its checksum file, as if never written
-        number = p.name.removeprefix(".").removesuffix(".crc")
-        if number.isdigit() and int(number) >= replayed:
-            p.unlink()
+    last = max(int(p.name) for p in commits.iterdir() if p.name.isdigit())
+    assert lastWritten() == last, "the batch to replay must be one that wrote rows"
+    (commits / str(last)).unlink()
+    (commits / f".{last}.crc").unlink(missing_ok=True)
     _run(spark, tmp_path, outputs, BATCHES[3:], 3)
-    return replayed
+    return last
 
 
 def _windows(rows) -> set:
     return {(r["user"], int(r["window_start"].timestamp() * 1000), r["sum_amount"]) for r in rows}
 
 
-def test_a_table_output_is_exactly_once_across_a_replayed_batch(spark, tmp_path) -> None:
-    table = f"sw_results_{uuid.uuid4().hex[:8]}"
-    late = f"sw_late_{uuid.uuid4().hex[:8]}"
-    try:
-        outputs = {"main": sw.toTable(table), "late": sw.toTable(late)}
-        lastWritten = lambda: max(r[0] for r in spark.table(table).select("batch_id").collect())  # noqa: E731
-        _runWithReplay(spark, tmp_path, outputs, lastWritten)
-        spark.catalog.refreshTable(table)  # this session listed the table's files before
-        rows = spark.table(table).collect()
-        assert len(rows) == len(EXPECTED) and _windows(rows) == EXPECTED
-        assert {(r["user"], r["amount"]) for r in spark.table(late).collect()} == LATE
-        assert "batch_id" in spark.table(table).columns
-    finally:
-        spark.sql(f"DROP TABLE IF EXISTS {table}")
-        spark.sql(f"DROP TABLE IF EXISTS {late}")
+def _table(spark, name: str) -> list:
+    spark.catalog.refreshTable(name)  # this session listed the table's files before
+    return spark.table(name).collect()
 
 
-def test_a_function_output_sees_every_batch_and_the_replay_again(spark, tmp_path) -> None:
+def test_table_outputs_are_exactly_once_across_a_replayed_batch(
+    spark, session, tmp_path, database
+) -> None:
+    main, late, errors = (f"{database}.{t}" for t in ("results", "late", "errors"))
+    outputs = {"main": sw.toTable(main), "late": sw.toTable(late), "errors": sw.toTable(errors)}
+    lastWritten = lambda: max(r["batch_id"] for r in _table(spark, main))  # noqa: E731
+    replayed = _runWithReplay(session, tmp_path, outputs, lastWritten)
+    rows = _table(spark, main)
+    assert len(rows) == len(EXPECTED) and _windows(rows) == EXPECTED
+    assert replayed in {r["batch_id"] for r in rows}
+    assert {(r["user"], r["amount"]) for r in _table(spark, late)} == LATE
+    assert {(r["user"], r["amount"]) for r in _table(spark, errors)} == ERRORS
+    partitions = {c.name for c in spark.catalog.listColumns(main) if c.isPartition}
+    assert partitions == {"batch_id"}
+
+
+def test_function_outputs_see_every_batch_and_the_replayed_one_again(
+    spark, tmp_path, database
+) -> None:
     written: dict[int, list] = {}
     calls: list[int] = []
+    overwriteModes: set[str] = set()
 
     def keep(df, batchId: int) -> None:  # idempotent: a batch id replaces what it wrote
         calls.append(batchId)
         written[batchId] = df.collect()
+        # A table output in the same query (late, written in an earlier batch) changed no
+        # setting of the session this code writes with.
+        overwriteModes.add(df.sparkSession.conf.get("spark.sql.sources.partitionOverwriteMode"))
 
-    outputs = {"main": keep, "late": str(tmp_path / "late")}
+    late = f"{database}.late"
+    outputs = {"main": keep, "late": sw.toTable(late)}
     replayed = _runWithReplay(spark, tmp_path, outputs, lambda: max(written))
     rows = [r for batch in written.values() for r in batch]
     assert len(rows) == len(EXPECTED) and _windows(rows) == EXPECTED
     assert calls.count(replayed) == 2, calls  # the replay called it again, with the same id
-    late = spark.read.parquet(str(tmp_path / "late")).collect()
-    assert {(r["user"], r["amount"]) for r in late} == LATE
+    assert {(r["user"], r["amount"]) for r in _table(spark, late)} == LATE
+    assert overwriteModes == {"STATIC"}
 
 
-def test_bad_outputs_are_refused_before_the_query_starts(spark, tmp_path) -> None:
+def test_a_table_is_created_when_the_query_starts(spark, tmp_path, database) -> None:
+    (tmp_path / "source").mkdir()
+    sdf = spark.readStream.schema(SCHEMA).json(str(tmp_path / "source"))
+    table = f"{database}.results"
+    query = _pipeline(sdf).writeStream(str(tmp_path / "c"), {"main": sw.toTable(table)})
+    query.processAllAvailable()
+    query.stop()
+    assert spark.table(table).count() == 0
+    assert spark.table(table).columns == [*_pipeline(sdf).schemas()["main"].names, "batch_id"]
+    # The next start takes the table it made (a restart), and `paths=`, the old name, still works.
+    query = _pipeline(sdf).writeStream(str(tmp_path / "c"), paths={"main": sw.toTable(table)})
+    query.processAllAvailable()
+    query.stop()
+
+
+def test_bad_outputs_are_refused_before_the_query_starts(spark, tmp_path, database) -> None:
     sdf = spark.readStream.schema(SCHEMA).json(str(tmp_path))
     pipeline = _pipeline(sdf)
+    start = lambda outputs: pipeline.writeStream(str(tmp_path / "c"), outputs)  # noqa: E731
     with pytest.raises(TypeError, match=r"outputs\['main'\] must be a directory path, "):
-        pipeline.writeStream(str(tmp_path / "c"), {"main": 42})
+        start({"main": 42})
+    with pytest.raises(TypeError, match=r"outputs\['late'\]: a function output is called as "):
+        start({"late": lambda df: None})
+    with pytest.raises(ValueError, match=r"outputs has unknown outputs \['lat'\]"):
+        start({"lat": "/tmp/x"})
+    with pytest.raises(ValueError, match="give exactly one of outputs"):
+        pipeline.writeStream(str(tmp_path / "c"), {"main": "/a"}, paths={"main": "/b"})
     with pytest.raises(TypeError, match=r"toTable\(name\): name must be a table name"):
         sw.toTable("")
+    unpartitioned = f"{database}.plain"
+    spark.sql(f"CREATE TABLE {unpartitioned} (user string, amount long, ts long) USING parquet")
+    with pytest.raises(ValueError, match=r"the table exists but cannot be written exactly once"):
+        start({"late": sw.toTable(unpartitioned)})
     clash = (
         sw.stream(
             sdf.withColumnRenamed("amount", "batch_id"),

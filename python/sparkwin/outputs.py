@@ -1,17 +1,27 @@
 """Where ``Pipeline.writeStream`` writes each output: a directory, a catalog table, or the
-user's own function. Each kind writes one micro-batch so that a batch Spark replays after a
-restart (it wrote, then failed before its commit) is not written twice.
+user's own function.
+
+Spark's foreachBatch is at-least-once: a micro-batch that wrote its outputs and then died before
+its commit (``<checkpoint>/commits/<n>``) runs again after a restart, with the same id and the
+same rows. Each kind of output therefore writes one micro-batch so that writing it twice leaves
+what writing it once does: a directory and a table keep each batch apart (``batch_id``) and
+replace that batch's rows; a function is called again with the same id and must do the same.
 
 This module only writes DataFrames it is handed; it knows nothing of windows.
 """
 
 from __future__ import annotations
 
+import inspect
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import LongType, StructField, StructType
+
+__all__ = ["BatchFunction", "Output", "OutputSpec", "toTable"]
 
 # A function output: fn(df, batchId), the user's foreachBatch code for one output.
 BatchFunction = Callable[[DataFrame, int], None]
@@ -22,11 +32,17 @@ BATCH_COLUMN = "batch_id"
 class Output:
     """Where one output of a streaming pipeline goes; see ``toTable`` and ``writeStream``."""
 
+    def prepare(self, spark: SparkSession, schema: StructType, tag: str) -> None:
+        """Runs once before the query starts: refuses a target that cannot hold ``schema`` (a
+        ValueError naming ``outputs[tag]``) and creates what the first batch needs."""
+
     def write(self, df: DataFrame, batchId: int) -> None:
+        """Writes one micro-batch's rows; a replayed ``batchId`` replaces what it wrote."""
         raise NotImplementedError
 
-    def check(self, columns: list[str], tag: str) -> None:
-        """Refuses, before the query starts, an output that cannot hold these columns."""
+
+# What a writeStream outputs entry may be.
+OutputSpec = str | Output | BatchFunction
 
 
 @dataclass(frozen=True)
@@ -49,31 +65,55 @@ class PathOutput(Output):
 
 @dataclass(frozen=True)
 class TableOutput(Output):
-    """A catalog table partitioned by ``batch_id``: a micro-batch replaces its own partition
-    (Spark's dynamic partition overwrite), so a replayed batch replaces what it wrote before."""
+    """A catalog table partitioned by ``batch_id``; each micro-batch replaces its own partition.
+
+    Why a partition per batch: a plain table (parquet, ORC in Spark's session catalog) has no
+    transactions and no DELETE, so "append, then record the batch id" can fail between the two
+    steps and append again on the replay; overwriting one static partition
+    (``INSERT OVERWRITE ... PARTITION (batch_id = n)``) is the one write such a table offers that
+    gives the same table whether it runs once or twice. It names the partition in the statement,
+    so no session setting (``partitionOverwriteMode``) is changed for other writes, and it selects
+    the columns by name, so a table whose columns are in another order is still written right.
+    The cost is a partition per micro-batch that has rows: compact old partitions, or use a
+    longer trigger, on long-running queries.
+    """
 
     name: str
     format: str = "parquet"
 
-    def check(self, columns: list[str], tag: str) -> None:
-        if BATCH_COLUMN in columns:
+    def prepare(self, spark: SparkSession, schema: StructType, tag: str) -> None:
+        where = f"outputs[{tag!r}]: toTable({self.name!r})"
+        if BATCH_COLUMN in schema.fieldNames():
             raise ValueError(
-                f"outputs[{tag!r}]: toTable({self.name!r}) adds a {BATCH_COLUMN!r} column, and "
-                f"the output already has one; rename it before the pipeline, or write it with a "
-                "function output"
+                f"{where} adds a {BATCH_COLUMN!r} column, and the output already has one; "
+                "rename it before the pipeline, or write this output with a function"
+            )
+        if not spark.catalog.tableExists(self.name):
+            empty = spark.createDataFrame([], _withBatchColumn(schema))
+            empty.write.format(self.format).partitionBy(BATCH_COLUMN).saveAsTable(self.name)
+            return
+        columns = {c.name: c.isPartition for c in spark.catalog.listColumns(self.name)}
+        data = {c for c, isPartition in columns.items() if not isPartition}
+        if columns.get(BATCH_COLUMN) is not True or data != set(schema.fieldNames()):
+            raise ValueError(
+                f"{where}: the table exists but cannot be written exactly once: it needs "
+                f"exactly the output's columns and a partition column {BATCH_COLUMN!r} (it has "
+                f"{sorted(columns)}, the output has {sorted(schema.fieldNames())}); drop it "
+                "(sparkwin then creates it) or write to another table"
             )
 
     def write(self, df: DataFrame, batchId: int) -> None:
-        from pyspark.sql import functions as F  # noqa: N812
-
         spark = df.sparkSession
-        rows = df.withColumn(BATCH_COLUMN, F.lit(batchId).cast("long"))
-        if not spark.catalog.tableExists(self.name):
-            rows.write.format(self.format).partitionBy(BATCH_COLUMN).saveAsTable(self.name)
-            return
-        # Only this batch's partition is replaced; the query's session is its own clone.
-        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
-        rows.write.insertInto(self.name, overwrite=True)
+        columns = [c.name for c in spark.catalog.listColumns(self.name) if not c.isPartition]
+        view = f"sparkwin_batch_{uuid.uuid4().hex}"
+        df.createOrReplaceTempView(view)
+        try:
+            spark.sql(
+                f"INSERT OVERWRITE TABLE {self.name} PARTITION ({BATCH_COLUMN} = {int(batchId)}) "
+                f"SELECT {', '.join(_quoted(c) for c in columns)} FROM {view}"
+            )
+        finally:
+            spark.catalog.dropTempView(view)
 
 
 @dataclass(frozen=True)
@@ -88,13 +128,19 @@ class FunctionOutput(Output):
 
 
 def toTable(name: str, format: str = "parquet") -> TableOutput:
-    """An output written to the catalog table `name` (created if missing, partitioned by
-    ``batch_id``), exactly once across restarts.
+    """An output written to the catalog table ``name``, exactly once across restarts.
+
+    The table is created when the query starts if it does not exist, with the output's columns
+    and a ``batch_id`` partition column; each micro-batch replaces its own partition, so a batch
+    Spark replays after a restart replaces what it wrote. An existing table must have the
+    output's columns and be partitioned by ``batch_id``. ``format`` is the data source of a
+    table sparkwin creates.
 
     Example::
 
-        pipeline.writeStream("/chk", {"main": sw.toTable("analytics.sessions"),
-                                      "late": "/data/late"})
+        query = pipeline.writeStream("/chk", {"main": sw.toTable("analytics.sessions"),
+                                              "late": "/data/late"})
+        spark.table("analytics.sessions").where("batch_id > 10").show()
     """
     if not isinstance(name, str) or not name.strip():
         raise TypeError(
@@ -114,8 +160,25 @@ def outputOf(value: Any, tag: str, format: str, options: dict[str, str]) -> Outp
     if isinstance(value, str) and value:
         return PathOutput(value, format, tuple(sorted(options.items())))
     if callable(value):
+        try:
+            inspect.signature(value).bind(None, 0)
+        except TypeError:
+            raise TypeError(
+                f"outputs[{tag!r}]: a function output is called as fn(df, batchId); "
+                f"{getattr(value, '__name__', value)!s} cannot take those two arguments"
+            ) from None
+        except ValueError:  # no signature to check (some builtins): trust it
+            pass
         return FunctionOutput(value)
     raise TypeError(
         f"outputs[{tag!r}] must be a directory path, sw.toTable('db.name') or a function "
         f"fn(df, batchId), got {type(value).__name__} {value!r}"
     )
+
+
+def _withBatchColumn(schema: StructType) -> StructType:
+    return StructType([*schema.fields, StructField(BATCH_COLUMN, LongType())])
+
+
+def _quoted(column: str) -> str:
+    return "`" + column.replace("`", "``") + "`"

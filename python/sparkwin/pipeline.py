@@ -19,7 +19,7 @@ from pyspark.sql.types import StructType
 
 from sparkwin import _runtime, explain
 from sparkwin._contract import ERRORS_TAG
-from sparkwin.outputs import BatchFunction, FunctionOutput, Output, PathOutput, outputOf
+from sparkwin.outputs import BatchFunction, FunctionOutput, Output, OutputSpec, PathOutput, outputOf
 from sparkwin.replay import Replay, replay
 
 __all__ = ["Pipeline"]
@@ -169,8 +169,9 @@ class Pipeline:
     def writeStream(
         self,
         checkpointLocation: str,
-        paths: Mapping[str, str | Output | BatchFunction] | None = None,
+        outputs: Mapping[str, OutputSpec] | None = None,
         *,
+        paths: Mapping[str, OutputSpec] | None = None,
         foreachOutput: _runtime.OutputWriter | None = None,
         format: str = "parquet",
         options: dict[str, str] | None = None,
@@ -179,14 +180,20 @@ class Pipeline:
     ) -> StreamingQuery:
         """Starts one streaming query that writes every output from one copy of state.
 
-        ``paths`` maps ``"main"``, the late tag and ``"errors"`` to where each goes:
-        - a directory: each micro-batch's rows go to ``<path>/batch_id=<n>`` in ``format``;
-        - ``sw.toTable("db.name")``: a catalog table (created if missing) partitioned by
-          ``batch_id``, each batch replacing its own partition;
-        - a function ``fn(df, batchId)``: your own code (make it idempotent per batch id).
-        A batch Spark replays after a restart replaces what it wrote, so directories and
-        tables get every output exactly once. Or give ``foreachOutput(tag, df, batchId)`` to
-        write every output yourself. Per-batch counters appear in
+        ``outputs`` maps ``"main"``, the late tag and ``"errors"`` to where each goes (an output
+        left out is not written):
+
+        - a directory: each micro-batch's rows go to ``<path>/batch_id=<n>`` in ``format``
+          with ``options``;
+        - ``sw.toTable("db.name")``: a catalog table, created when the query starts if it does
+          not exist, partitioned by ``batch_id``, each batch replacing its own partition;
+        - a function ``fn(df, batchId)``: your own foreachBatch code for that output.
+
+        Spark runs a micro-batch again after a restart when it wrote and then failed before
+        its commit; directories and tables replace what that batch wrote, so every output is
+        written exactly once. A function gets the same ``batchId`` again: make it idempotent
+        per batch id. ``paths`` is the old name of ``outputs``; ``foreachOutput(tag, df,
+        batchId)`` instead writes every output with one function. Per-batch counters appear in
         ``query.lastProgress["observedMetrics"]["sparkwin"]`` (with ``channel=``, also the
         valve's ``watermark`` and each channel's ``channels``). Pipelines with processing-time
         timers or idle channels need an interval trigger, e.g.
@@ -207,26 +214,27 @@ class Pipeline:
             )
         if not isinstance(checkpointLocation, str) or not checkpointLocation:
             raise TypeError("checkpointLocation must be a non-empty path string")
-        if (paths is None) == (foreachOutput is None):
-            raise ValueError("give exactly one of paths (a dict tag -> directory) or foreachOutput")
+        given = [n for n, v in [("outputs", outputs), ("paths", paths)] if v is not None]
+        if len(given) + (foreachOutput is not None) != 1:
+            raise ValueError(
+                "give exactly one of outputs (a dict tag -> directory, sw.toTable(...) or "
+                "fn(df, batchId)) or foreachOutput; paths is the old name of outputs"
+            )
         tags = ["main", *self.sideOutputTags()]
         if not isinstance(format, str) or not format:
             raise TypeError("format must be a data source name such as 'parquet'")
-        targets: dict[str, Output] | None = None
-        if paths is not None:
-            if not isinstance(paths, Mapping) or not all(isinstance(k, str) for k in paths):
+        targets: dict[str, Output] = {}
+        if given:
+            name, spec = given[0], outputs if outputs is not None else paths
+            if not isinstance(spec, Mapping) or not all(isinstance(k, str) for k in spec):
                 raise TypeError(
-                    "paths must be a dict of output tag -> directory path, sw.toTable(...) or "
-                    "function fn(df, batchId)"
+                    f"{name} must be a dict of output tag -> directory path, "
+                    "sw.toTable('db.name') or function fn(df, batchId)"
                 )
-            unknown = sorted(set(paths) - set(tags))
+            unknown = sorted(set(spec) - set(tags))
             if unknown:
-                raise ValueError(f"paths has unknown outputs {unknown}; this pipeline has {tags}")
-            targets = {t: outputOf(v, t, format, dict(options or {})) for t, v in paths.items()}
-            if any(not isinstance(o, PathOutput) for o in targets.values()):
-                schemas = self.schemas()
-                for t, o in targets.items():
-                    o.check(schemas[t].fieldNames(), t)
+                raise ValueError(f"{name} has unknown outputs {unknown}; this pipeline has {tags}")
+            targets = {t: outputOf(v, t, format, dict(options or {})) for t, v in spec.items()}
         if foreachOutput is not None:
             if not callable(foreachOutput):
                 raise TypeError("foreachOutput must be callable as foreachOutput(tag, df, batchId)")
@@ -255,6 +263,10 @@ class Pipeline:
                 "an interval trigger: pass trigger={'processingTime': '1 second'} or another "
                 "interval"
             )
+        if any(not isinstance(o, PathOutput | FunctionOutput) for o in targets.values()):
+            schemas = self.schemas()
+            for t, o in targets.items():
+                o.prepare(self.df.sparkSession, schemas[t], t)
         return _runtime.startQuery(
             self._union(),
             _runtime.splitOutputs(
@@ -262,7 +274,7 @@ class Pipeline:
             ),
             isProcess=self.processFunction is not None,
             checkpointLocation=checkpointLocation,
-            targets=targets or {},
+            targets=targets,
             trigger=trigger,
             queryName=queryName,
         )
