@@ -1,14 +1,21 @@
-"""sparkwin's benchmarks: the engine alone, Flink's own WindowOperator, sparkwin on Spark,
-Spark's own windows and an applyInPandasWithState implementation, on the same events, in the
-same run.
+"""sparkwin's benchmarks: the engine alone, Flink's own WindowOperator, a Flink job, sparkwin on
+Spark, Spark's own windows and an applyInPandasWithState implementation, on the same events, in
+the same run.
 
     python benchmarks/run.py [--quick] [--json PATH]
-                             [--systems engine,flink-operator,sparkwin,native,pandas,floor]
+                             [--systems engine,engine-keyed,flink-operator,flink,sparkwin,
+                                        native,pandas,floor]
                              [--workloads tumbling,sliding,session,channels] [--slide MS]
                              [--gap MS] [--breakdown] [--conf KEY=VALUE ...]
 
-`engine` and `flink-operator` run in one JVM thread on the events file (sbt projects `bench`
-and `flinkBench`; SPARKWIN_BENCH_CLASSPATH and SPARKWIN_FLINK_CLASSPATH skip asking sbt).
+The JVM systems run on the events file in a JVM of their own (sbt projects `bench` and
+`flinkBench`; SPARKWIN_BENCH_CLASSPATH and SPARKWIN_FLINK_CLASSPATH skip asking sbt):
+`engine` is sparkwin's engine in one thread as the local runtime runs it, `engine-keyed` the
+per-key operators Spark's processor runs, `flink-operator` Flink's WindowOperator in one thread
+(its operator test harness), and `flink` a DataStream job on a local MiniCluster with one slot
+per core, reading the events in 8 channels with a watermark per channel (it also runs the
+lagging `channels` workload). `flink` is timed once after a warm-up job, the others take the
+best of three.
 
 Results are checked equal across systems (windows, sum of values, sum of start x value)
 before timings are reported. Spark systems read the events as a stream of parquet files
@@ -37,7 +44,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,18 +55,58 @@ from pyspark.sql import functions as F  # noqa: E402, N812
 
 import sparkwin as sw  # noqa: E402
 from benchmarks import pandas_windows  # noqa: E402
-from benchmarks.workloads import BOUND_MS, WORKLOADS, Events, Workload, generate  # noqa: E402
+from benchmarks.workloads import (  # noqa: E402
+    BOUND_MS,
+    LAG_MS,
+    WORKLOADS,
+    Events,
+    Workload,
+    generate,
+)
 
-SYSTEMS = ("engine", "flink-operator", "sparkwin", "native", "pandas", "floor")
+SYSTEMS = (
+    "engine",
+    "engine-keyed",
+    "flink-operator",
+    "flink",
+    "sparkwin",
+    "native",
+    "pandas",
+    "floor",
+)
 
-# Systems that run in one JVM thread on the events file: the sbt project, its main class, and
-# the environment variable that can give its classpath instead of asking sbt.
+
+@dataclass(frozen=True)
+class JvmSystem:
+    """A system that runs in its own JVM on the events file (not on Spark)."""
+
+    project: str  # the sbt project with its classpath
+    main: str
+    classpath_variable: str  # gives the classpath instead of asking sbt
+    args: tuple[str, ...] = ()  # before the events file
+    after_bound: tuple[str, ...] = ()  # after the bound, before the workloads
+    channels: bool = False  # runs the lagging workload with per-channel watermarks
+
+
 JVM_SYSTEMS = {
-    "engine": ("bench", "sparkwin.bench.EngineBench", "SPARKWIN_BENCH_CLASSPATH"),
-    "flink-operator": (
+    # Sparkwin's engine in one thread: as the local runtime runs it, and with the per-key
+    # operators Spark's processor runs.
+    "engine": JvmSystem(
+        "bench", "sparkwin.bench.EngineBench", "SPARKWIN_BENCH_CLASSPATH", ("file",)
+    ),
+    "engine-keyed": JvmSystem(
+        "bench", "sparkwin.bench.EngineBench", "SPARKWIN_BENCH_CLASSPATH", ("keyed",)
+    ),
+    # Flink's WindowOperator in one thread, and a Flink job on a MiniCluster with a slot a core.
+    "flink-operator": JvmSystem(
+        "flinkBench", "sparkwin.bench.FlinkOperatorBench", "SPARKWIN_FLINK_CLASSPATH"
+    ),
+    "flink": JvmSystem(
         "flinkBench",
-        "sparkwin.bench.FlinkOperatorBench",
+        "sparkwin.bench.FlinkJobBench",
         "SPARKWIN_FLINK_CLASSPATH",
+        after_bound=(str(os.cpu_count()),),
+        channels=True,
     ),
 }
 
@@ -250,19 +297,26 @@ def engineClasspath(project: str = "bench") -> str:
     )
 
 
+def jvm_workload(w: Workload) -> str:
+    """The workload as the JVM benches name it: tumbling, sliding:slideMs, session:gapMs or
+    channels:lagMs (tumbling on the lagging input)."""
+    if w.lagged:
+        return f"channels:{LAG_MS}"
+    return {"tumbling": "tumbling", "sliding": f"sliding:{w.slide_ms}"}.get(
+        w.kind, f"session:{w.gap_ms}"
+    )
+
+
 def run_engine(
     events: Events, workloads: list[Workload], system: str = "engine"
 ) -> dict[str, dict]:
-    """One thread of one JVM on the same events: sparkwin's engine alone (sbt's bench project)
-    or Flink's WindowOperator in its operator test harness (flinkBench)."""
-    project, mainClass, variable = JVM_SYSTEMS[system]
-    classpath = os.environ.get(variable) or engineClasspath(project)
-    workloads = [w for w in workloads if not w.channels]  # one input channel here
-    names = {
-        "tumbling": "tumbling",
-        "sliding": f"sliding:{next((w.slide_ms for w in workloads if w.kind == 'sliding'), 0)}",
-        "session": f"session:{next((w.gap_ms for w in workloads if w.kind == 'session'), 0)}",
-    }
+    """A JVM system on the same events file (JVM_SYSTEMS): sparkwin's engine or Flink's operator
+    in one thread, or a Flink job."""
+    jvm = JVM_SYSTEMS[system]
+    classpath = os.environ.get(jvm.classpath_variable) or engineClasspath(jvm.project)
+    # Only systems with per-channel watermarks run the lagging workload (the others see one
+    # channel).
+    workloads = [w for w in workloads if jvm.channels or not w.channels]
     out = subprocess.run(
         [
             "java",
@@ -270,11 +324,12 @@ def run_engine(
             "-XX:+UseParallelGC",
             "-cp",
             classpath,
-            mainClass,
-            *(["file"] if system == "engine" else []),
+            jvm.main,
+            *jvm.args,
             events.binary,
             str(BOUND_MS),
-            *[names[w.kind] for w in workloads],
+            *jvm.after_bound,
+            *[jvm_workload(w) for w in workloads],
         ],
         capture_output=True,
         text=True,
@@ -285,7 +340,7 @@ def run_engine(
         if line.startswith("{"):
             r = json.loads(line)
             results[r["workload"]] = r
-    return {w.name: results[names[w.kind]] for w in workloads}
+    return {w.name: results[jvm_workload(w)] for w in workloads}
 
 
 def print_breakdown(cases: list[dict]) -> None:
@@ -440,7 +495,8 @@ def run(
         spark.stop()
 
     # Same results everywhere, or no timings. On the lagging workload one watermark drops events,
-    # so only sparkwin with channels must give the whole answer, known from the generator.
+    # so only the systems with per-channel watermarks (sparkwin, flink) must give the whole
+    # answer, known from the generator.
     for w in workloads:
         prints = {
             c["system"]: tuple(c["fingerprint"])
@@ -449,10 +505,11 @@ def run(
         }
         if w.lagged:
             whole = tuple(events.lagged_fingerprint)
-            if prints.get("sparkwin", whole) != whole:
-                raise SystemExit(
-                    f"sparkwin lost events on {w.name}: {prints['sparkwin']} != {whole}"
-                )
+            for system in ("sparkwin", "flink"):
+                if prints.get(system, whole) != whole:
+                    raise SystemExit(
+                        f"{system} lost events on {w.name}: {prints[system]} != {whole}"
+                    )
         elif len(set(prints.values())) > 1:
             raise SystemExit(f"results differ for {w.name}: {prints}")
     for c in cases:

@@ -1,20 +1,10 @@
 package sparkwin.bench
 
-import java.time.Duration
-
 import org.apache.flink.api.common.ExecutionConfig
-import org.apache.flink.api.common.functions.AggregateFunction
 import org.apache.flink.api.common.typeinfo.{TypeInformation, Types}
-import org.apache.flink.api.java.functions.KeySelector
 import org.apache.flink.api.java.tuple.Tuple2
 import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction
 import org.apache.flink.streaming.api.watermark.Watermark
-import org.apache.flink.streaming.api.windowing.assigners.{
-  EventTimeSessionWindows,
-  SlidingEventTimeWindows,
-  TumblingEventTimeWindows,
-  WindowAssigner
-}
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow
 import org.apache.flink.streaming.runtime.operators.windowing.WindowOperatorBuilder
 import org.apache.flink.streaming.runtime.streamrecord.StreamRecord
@@ -32,15 +22,7 @@ import org.apache.flink.util.Collector
   * in seconds times value), the flush key left out.
   */
 object FlinkOperatorBench {
-  type In = Tuple2[String, java.lang.Long] // key, amount
-
-  /** Sums or counts amounts: an AggregateFunction over a long accumulator. */
-  final class Fold(count: Boolean) extends AggregateFunction[In, Array[Long], java.lang.Long] {
-    def createAccumulator(): Array[Long] = Array(0L)
-    def add(v: In, acc: Array[Long]): Array[Long] = { acc(0) += (if (count) 1L else v.f1.longValue); acc }
-    def getResult(acc: Array[Long]): java.lang.Long = acc(0)
-    def merge(a: Array[Long], b: Array[Long]): Array[Long] = { a(0) += b(0); a }
-  }
+  import FlinkWorkloads._
 
   /** Folds each fired window into the fingerprint, as EngineBench's `Counting` does. */
   final class Fingerprint(excluded: String)
@@ -62,18 +44,6 @@ object FlinkOperatorBench {
     var sum = 0L
     var weighted = 0L
     def reset(): Unit = { windows = 0L; sum = 0L; weighted = 0L }
-  }
-
-  final class KeyOf extends KeySelector[In, String] { def getKey(v: In): String = v.f0 }
-
-  private def assigner(workload: String): (WindowAssigner[AnyRef, TimeWindow], Boolean) = {
-    def param(default: Long): Long = workload.split(':').lift(1).fold(default)(_.toLong)
-    val a = workload.takeWhile(_ != ':') match {
-      case "tumbling" => TumblingEventTimeWindows.of(Duration.ofMinutes(1))
-      case "sliding" => SlidingEventTimeWindows.of(Duration.ofMinutes(10), Duration.ofMillis(param(60000)))
-      case "session" => EventTimeSessionWindows.withGap(Duration.ofMillis(param(30000)))
-    }
-    (a.asInstanceOf[WindowAssigner[AnyRef, TimeWindow]], workload.startsWith("session"))
   }
 
   def main(args: Array[String]): Unit = {
@@ -109,7 +79,7 @@ object FlinkOperatorBench {
     val (windows, count) = assigner(workload)
     val inType: TypeInformation[In] = Types.TUPLE[In](Types.STRING, Types.LONG)
     val builder = new WindowOperatorBuilder[In, String, TimeWindow](
-      windows.asInstanceOf[WindowAssigner[In, TimeWindow]],
+      windows,
       windows.getDefaultTrigger
         .asInstanceOf[org.apache.flink.streaming.api.windowing.triggers.Trigger[In, TimeWindow]],
       new ExecutionConfig,

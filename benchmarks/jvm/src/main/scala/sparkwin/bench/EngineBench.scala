@@ -13,6 +13,11 @@ import sparkwin.core.window._
   * Usage: EngineBench <events> <keys> <seed> [workload...]; prints one JSON object per line.
   * Events are generated like benchmarks/run.py's: timestamps step 1 ms per event with up to
   * `bound` ms of disorder; the watermark (max - bound - 1) advances every 1000 events.
+  *
+  * `EngineBench file|keyed <events.bin> <boundMs> [workload...]` runs benchmarks/run.py's events:
+  * `file` as the local runtime runs them (system `engine`: packed layouts over dense key ids),
+  * `keyed` with the per-key layouts Spark's processor runs (system `engine-keyed`: a state
+  * object per key; Spark adds loading and storing each key's state around them).
   */
 object EngineBench {
 
@@ -59,11 +64,14 @@ object EngineBench {
   }
 
   def main(args: Array[String]): Unit =
-    if (args(0) == "file") fromFile(args(1), args(2).toLong, args.drop(3).toSeq)
-    else generated(args)
+    args(0) match {
+      case "file" => fromFile(args(1), args(2).toLong, args.drop(3).toSeq, packable = true)
+      case "keyed" => fromFile(args(1), args(2).toLong, args.drop(3).toSeq, packable = false)
+      case _ => generated(args)
+    }
 
   /** Events from benchmarks/run.py: little-endian int32 key, int64 ts, int64 amount per event. */
-  private def fromFile(path: String, bound: Long, workloads: Seq[String]): Unit = {
+  private def fromFile(path: String, bound: Long, workloads: Seq[String], packable: Boolean): Unit = {
     val bytes = java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(path))
     val buf = java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
     val n = bytes.length / 20
@@ -73,7 +81,7 @@ object EngineBench {
     for (i <- 0 until n) { keyOf(i) = buf.getInt(); ts(i) = buf.getLong(); amount(i) = buf.getLong() }
     val keys = keyOf.max + 1
     val keyNames = Array.tabulate(keys)(i => s"k$i")
-    measure(workloads, keyNames, keyOf, ts, amount, n, bound, excluded = keyNames(keys - 1))
+    measure(workloads, keyNames, keyOf, ts, amount, n, bound, keyNames(keys - 1), packable)
   }
 
   private def generated(args: Array[String]): Unit = {
@@ -87,7 +95,7 @@ object EngineBench {
     val keyOf = Array.fill(n)(rnd.nextInt(keys))
     val ts = Array.tabulate(n)(i => i.toLong - rnd.nextInt(bound.toInt))
     val amount = Array.tabulate(n)(i => (i % 100).toLong)
-    measure(workloads, keyNames, keyOf, ts, amount, n, bound, excluded = null)
+    measure(workloads, keyNames, keyOf, ts, amount, n, bound, excluded = null, packable = true)
   }
 
   private def measure(
@@ -98,15 +106,16 @@ object EngineBench {
       amount: Array[Long],
       n: Int,
       bound: Long,
-      excluded: Any
+      excluded: Any,
+      packable: Boolean
   ): Unit =
     for (w <- workloads) {
-      // Warm up on a prefix, then take the best of three runs.
-      run(spec(w), keyNames, keyOf, ts, amount, math.min(n, 500000), bound, excluded)
-      val times = (1 to 3).map(_ => run(spec(w), keyNames, keyOf, ts, amount, n, bound, excluded))
-      val (seconds, out) = times.minBy(_._1)
+      def once(events: Int) = run(spec(w), keyNames, keyOf, ts, amount, events, bound, excluded, packable)
+      once(math.min(n, 500000)) // warm-up on a prefix, then the best of three runs
+      val (seconds, out) = (1 to 3).map(_ => once(n)).minBy(_._1)
+      val system = if (packable) "engine" else "engine-keyed"
       println(
-        s"""{"workload":"$w","system":"engine","events":$n,"seconds":$seconds,""" +
+        s"""{"workload":"$w","system":"$system","events":$n,"seconds":$seconds,""" +
           s""""events_per_s":${(n / seconds).toLong},"windows":${out.results},"sum":${out.checksum},""" +
           s""""weighted":${out.weighted}}"""
       )
@@ -120,10 +129,11 @@ object EngineBench {
       amount: Array[Long],
       n: Int,
       bound: Long,
-      excluded: Any
+      excluded: Any,
+      packable: Boolean
   ): (Double, Counting) = {
     val out = new Counting(excluded)
-    val backend = new LocalBackend
+    val backend = new LocalBackend(packable)
     val op = Operator(spec, backend, out)
     val start = System.nanoTime()
     var max = Long.MinValue
