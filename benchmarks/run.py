@@ -7,6 +7,7 @@ the same run.
                                         native,pandas,floor]
                              [--workloads tumbling,sliding,session,channels] [--slide MS]
                              [--gap MS] [--breakdown] [--conf KEY=VALUE ...]
+    python benchmarks/run.py --scale [benchmarks/scale.py's options]
 
 The JVM systems run on the events file in a JVM of their own (sbt projects `bench` and
 `flinkBench`; SPARKWIN_BENCH_CLASSPATH and SPARKWIN_FLINK_CLASSPATH skip asking sbt):
@@ -389,6 +390,11 @@ def resized(w: Workload, args: argparse.Namespace) -> Workload:
 
 
 def main() -> None:
+    if "--scale" in sys.argv:  # how cost grows: benchmarks/scale.py, one run of this per point
+        from benchmarks import scale
+
+        scale.main([a for a in sys.argv[1:] if a != "--scale"])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="about 1M events instead of 10M")
     parser.add_argument("--events", type=int, default=None)

@@ -48,8 +48,11 @@ object Selection {
     override def toString: String = s"$algorithm/$layout ($reason)"
   }
 
-  /** Slices per window beyond which slicing stops paying (a window would merge too many). */
-  val MaxSlicesPerWindow = 256L
+  /** Slices per window beyond which the packed layout stops paying: it fires a window for all
+    * keys at once, gathering every slice of the window over every page of key ids, where the
+    * keyed layout visits only each key's own slices. Sliced windows with more run keyed.
+    */
+  val MaxPackedSlicesPerWindow = 256L
 
   /** The algorithm and layout for `spec`; `packable`: the backend allows the packed layouts. */
   def choose(spec: OperatorSpec, packable: Boolean): Choice = {
@@ -60,7 +63,10 @@ object Selection {
         Choice(StormArrival, Layout.Keyed, "Storm windows in arrival order")
       case _: StormWindows => Choice(Storm, Layout.Keyed, "Storm windows")
       case _ if sliceable(spec) =>
-        Choice(Sliced, layout(packs(spec)), "aligned event-time windows, sliced")
+        val fewSlices = alignedGrid(spec).forall { case (size, slide) =>
+          size / sliceWidthOf(size, slide) <= MaxPackedSlicesPerWindow
+        }
+        Choice(Sliced, layout(packs(spec) && fewSlices), "aligned event-time windows, sliced")
       case _ if sessionFastPath(spec) =>
         Choice(Session, layout(packs(spec)), "fixed-gap event-time sessions")
       case _ => Choice(General, Layout.Keyed, whyGeneral(spec))
@@ -76,8 +82,6 @@ object Selection {
     else
       spec.assigner match {
         case AlignedWindows(size, slide, _, true) if slide > size => "a slide longer than the size"
-        case AlignedWindows(size, slide, _, true) if size / sliceWidthOf(size, slide) > MaxSlicesPerWindow =>
-          s"more than $MaxSlicesPerWindow slices per window"
         case AlignedWindows(_, _, _, true) => "collected lists over sliding windows keep arrival order"
         case s: SessionWindows if s.isEventTime && s.gapColumn >= 0 => "a dynamic session gap"
         case s: SessionWindows if s.isEventTime => "aggregates that depend on arrival order"
@@ -89,6 +93,10 @@ object Selection {
     * aggregates and no allowed lateness: every window fires exactly once, at its end, and never
     * per element. A sliding window is the merge of its slices, so there only aggregates whose
     * merge is blind to how the window was cut qualify (collected lists keep arrival order).
+    *
+    * However many slices a window has, slicing never merges more than the general algorithm
+    * updates: a slice with data is merged once into each window holding it, where each of its
+    * elements would have updated every one of those windows.
     */
   def sliceable(spec: OperatorSpec): Boolean =
     alignedGrid(spec).exists { case (size, slide) =>
@@ -102,7 +110,7 @@ object Selection {
         case _ => false
       }
       // A slide longer than the size leaves gaps that no window covers: not sliced.
-      aggregatesFit && slide <= size && slices <= MaxSlicesPerWindow &&
+      aggregatesFit && slide <= size &&
       spec.trigger == EventTimeTrigger && spec.evictor.isEmpty && spec.allowedLateness == 0
     }
 

@@ -93,6 +93,10 @@ class PackedDifferentialSuite extends munit.ScalaCheckSuite {
     val sessions = SessionWindows(10, -1, isEventTime = true)
     assertEquals(kind(spec(sessions, packable, lateOutput = true)), (Session, Packed))
     assertEquals(kind(spec(sessions, Seq(A.Max("m", 1)), lateOutput = true)), (Session, Keyed))
+    // More slices per window than the packed layout gathers: sliced, one key at a time.
+    val fine = SlidingWindows(600, 1, 0, isEventTime = true)
+    assertEquals(kind(spec(fine, packable, lateOutput = true)), (Sliced, Keyed))
+    assertEquals(kind(spec(SlidingWindows(256, 1, 0, isEventTime = true), packable, true)), (Sliced, Packed))
     // Spark's per-key backends keep the per-key layout.
     assertEquals(kind(spec(tumbling, packable, true), packed = false), (Sliced, Keyed))
     assert(!new sparkwin.runtime.spark.SparkKeyBackend(packable.toIndexedSeq).packable)

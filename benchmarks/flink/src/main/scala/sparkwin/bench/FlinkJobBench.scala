@@ -147,7 +147,8 @@ object FlinkJobBench {
 
   object SplitSerializer extends SimpleVersionedSerializer[ChannelSplit] {
     def getVersion: Int = 1
-    def serialize(s: ChannelSplit): Array[Byte] = ByteBuffer.allocate(8).putInt(s.channel).putInt(s.next).array
+    def serialize(s: ChannelSplit): Array[Byte] =
+      ByteBuffer.allocate(8).putInt(s.channel).putInt(s.next).array
     def deserialize(version: Int, bytes: Array[Byte]): ChannelSplit = {
       val b = ByteBuffer.wrap(bytes)
       ChannelSplit(b.getInt, b.getInt)
@@ -168,8 +169,10 @@ object FlinkJobBench {
   }
 
   /** Hands channel c to reader c % parallelism when it registers, then says no more. */
-  final class ChannelEnumerator(ctx: SplitEnumeratorContext[ChannelSplit], pending: java.util.List[ChannelSplit])
-      extends SplitEnumerator[ChannelSplit, java.util.List[ChannelSplit]] {
+  final class ChannelEnumerator(
+      ctx: SplitEnumeratorContext[ChannelSplit],
+      pending: java.util.List[ChannelSplit]
+  ) extends SplitEnumerator[ChannelSplit, java.util.List[ChannelSplit]] {
     private val left = new java.util.ArrayList[ChannelSplit](pending)
     def start(): Unit = ()
     def handleSplitRequest(subtask: Int, host: String): Unit = ()
@@ -194,7 +197,8 @@ object FlinkJobBench {
     def getSplitSerializer: SimpleVersionedSerializer[ChannelSplit] = SplitSerializer
     def getEnumeratorCheckpointSerializer: SimpleVersionedSerializer[java.util.List[ChannelSplit]] =
       PendingSerializer
-    def createReader(ctx: SourceReaderContext): SourceReader[In, ChannelSplit] = new EventReader(path, limit, lag)
+    def createReader(ctx: SourceReaderContext): SourceReader[In, ChannelSplit] =
+      new EventReader(path, limit, lag)
   }
 
   /** Reads its channels in turns of `Turn` events, each through its split's own output (so
@@ -237,7 +241,8 @@ object FlinkJobBench {
       while (n < Turn && i < end) {
         val at = i * RecordBytes
         val key = buf.getInt(at)
-        val ts = buf.getLong(at + 4) - (if (lag != 0 && i < real && split.channel == Channels - 1) lag else 0L)
+        val ts =
+          buf.getLong(at + 4) - (if (lag != 0 && i < real && split.channel == Channels - 1) lag else 0L)
         out.collect(new In(keyNames(key), java.lang.Long.valueOf(buf.getLong(at + 12))), ts)
         // Channel c holds events c, c + 8, ... before the flush events, then flush event c.
         i = if (i + Channels < real) i + Channels else if (i < real) real + split.channel else Int.MaxValue
@@ -255,7 +260,9 @@ object FlinkJobBench {
 
     def snapshotState(checkpoint: Long): java.util.List[ChannelSplit] = new java.util.ArrayList(splits)
     def isAvailable: CompletableFuture[Void] = available
-    def addSplits(added: java.util.List[ChannelSplit]): Unit = { splits.addAll(added); available.complete(null) }
+    def addSplits(added: java.util.List[ChannelSplit]): Unit = {
+      splits.addAll(added); available.complete(null)
+    }
     def notifyNoMoreSplits(): Unit = { noMore = true; available.complete(null) }
     def close(): Unit = ()
   }

@@ -49,7 +49,10 @@ object EngineBench {
       case "tumbling" =>
         (TumblingWindows(60000, 0, isEventTime = true), Aggregate.Sum("sum", 1, NumericKind.Integral))
       case "sliding" =>
-        (SlidingWindows(600000, param(60000), 0, isEventTime = true), Aggregate.Sum("sum", 1, NumericKind.Integral))
+        (
+          SlidingWindows(600000, param(60000), 0, isEventTime = true),
+          Aggregate.Sum("sum", 1, NumericKind.Integral)
+        )
       case "session" => (SessionWindows(param(30000), -1, isEventTime = true), Aggregate.Count("count", -1))
     }
     OperatorSpec(

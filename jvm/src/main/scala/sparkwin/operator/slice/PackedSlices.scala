@@ -129,7 +129,7 @@ final class PackedSlices(op: WindowOperator, backend: DenseKeyedBackend)
       firedEnd = math.max(firedEnd, grid.lastEndBy(wm))
   }
 
-  private val gathered = new Array[Slice]((sparkwin.operator.Selection.MaxSlicesPerWindow + 1).toInt)
+  private val gathered = new Array[Slice]((sparkwin.operator.Selection.MaxPackedSlicesPerWindow + 1).toInt)
   private val scratch = new Array[Long](slots)
 
   /** The window ending at `e`, for every key with data in it; then the slices no later window

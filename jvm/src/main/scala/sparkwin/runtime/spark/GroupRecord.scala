@@ -8,6 +8,15 @@ import java.nio.ByteBuffer
   */
 final case class Wakeup(key: Array[Byte], at: Long, processingAt: Long = Long.MaxValue)
 
+/** A key's [[KeyBytes]] as a hash-map key: compared and hashed by content. */
+final class KeyId(val bytes: Array[Byte]) {
+  override val hashCode: Int = java.util.Arrays.hashCode(bytes)
+  override def equals(other: Any): Boolean = other match {
+    case o: KeyId => java.util.Arrays.equals(bytes, o.bytes)
+    case _ => false
+  }
+}
+
 /** A key group's record (DESIGN.md, "State variables"): the number of key groups the checkpoint
   * was written with, the group's one Spark timer (`Long.MinValue`: none), how many of its keys
   * hold state, the wake-up table (each key with pending engine timers, as [[KeyBytes]], and when

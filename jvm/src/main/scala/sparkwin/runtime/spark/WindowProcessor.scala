@@ -72,10 +72,11 @@ final class WindowProcessor(
   @transient private var reported: Array[Long] = _
   @transient private var partialCodec: Combiner.PartialCodec = _
   @transient private var timersOn: Boolean = _ // Spark's timers are there for this pipeline
-  // This call's: keys with state, the wake-up table, keys as bytes, and whether it changed.
+  // This call's: keys with state, the wake-up table by key bytes, and whether it changed. The
+  // table stays bytes: only the keys a call wakes are decoded (with a million keys, decoding
+  // and hashing every entry as a Row each batch was a seventh of the stateful stage).
   @transient private var liveKeys: Long = _
-  @transient private var wakeups: java.util.LinkedHashMap[Row, Wakeup] = _
-  @transient private var encoded: java.util.HashMap[Row, Array[Byte]] = _
+  @transient private var wakeups: java.util.LinkedHashMap[KeyId, Wakeup] = _
   @transient private var wakeupsChanged: Boolean = _
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
@@ -164,14 +165,9 @@ final class WindowProcessor(
         )
     }
     liveKeys = stored.map(_.liveKeys).getOrElse(0L)
-    wakeups = new java.util.LinkedHashMap[Row, Wakeup]()
-    encoded = new java.util.HashMap[Row, Array[Byte]]()
+    wakeups = new java.util.LinkedHashMap[KeyId, Wakeup]()
     wakeupsChanged = false
-    stored.foreach(_.wakeups.foreach { w =>
-      val key = keyBytes.decode(w.key)
-      wakeups.put(key, w)
-      encoded.put(key, w.key)
-    })
+    stored.foreach(_.wakeups.foreach(w => wakeups.put(new KeyId(w.key), w)))
     val now = timers.getCurrentProcessingTimeInMs()
     val watermarks = if (channels) Some(channelWatermarks(stored)) else None
     val clocks = watermarks match {
@@ -187,10 +183,17 @@ final class WindowProcessor(
         else Clocks(now, engine, engine)
     }
     // Keys to wake: those with rows, then those whose wake-up is due.
-    val due = new ArrayBuffer[Row]()
-    wakeups.forEach { (k, w) => if (!byKey.containsKey(k) && isDue(w, clock, clocks)) due += k }
-    byKey.forEach((k, rows) => processKey(k, rows, clocks))
-    due.foreach(k => processKey(k, ArrayBuffer.empty, clocks))
+    val withRows = new ArrayBuffer[(Row, Array[Byte], ArrayBuffer[Row])](byKey.size)
+    val ids = new java.util.HashSet[KeyId](byKey.size * 2)
+    byKey.forEach { (k, rows) =>
+      val id = keyBytes.encode(k)
+      withRows += ((k, id, rows))
+      ids.add(new KeyId(id))
+    }
+    val due = new ArrayBuffer[Array[Byte]]()
+    wakeups.forEach((id, w) => if (!ids.contains(id) && isDue(w, clock, clocks)) due += id.bytes)
+    withRows.foreach { case (k, id, rows) => processKey(k, id, rows, clocks) }
+    due.foreach(id => processKey(keyBytes.decode(id), id, ArrayBuffer.empty, clocks))
     syncGroup(stored, clock, clocks, watermarks, firing)
     if (inherits && clocks.after != clocks.before)
       keyStates.updateValue(
@@ -233,8 +236,7 @@ final class WindowProcessor(
     else w.at <= clock
 
   /** One key: load, set its clocks, its rows, save, and note its next wake-up. */
-  private def processKey(key: Row, rows: ArrayBuffer[Row], clocks: Clocks): Unit = {
-    val id = encoded.computeIfAbsent(key, k => keyBytes.encode(k))
+  private def processKey(key: Row, id: Array[Byte], rows: ArrayBuffer[Row], clocks: Clocks): Unit = {
     val loaded = keyStates.getValue(id)
     backend.load(key, loaded)
     val pollProcessing = domains == TimerDomains.ProcessingOnly || domains == TimerDomains.Both
@@ -250,10 +252,11 @@ final class WindowProcessor(
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
     val next = wakeup(clocks.now)
-    val before = wakeups.get(key)
-    if (next == null) { if (before != null) { wakeups.remove(key); wakeupsChanged = true } }
+    val keyId = new KeyId(id)
+    val before = wakeups.get(keyId)
+    if (next == null) { if (before != null) { wakeups.remove(keyId); wakeupsChanged = true } }
     else if (before == null || before.at != next.at || before.processingAt != next.processingAt) {
-      wakeups.put(key, next.copy(key = id))
+      wakeups.put(keyId, next.copy(key = id))
       wakeupsChanged = true
     }
   }
@@ -353,7 +356,7 @@ final class WindowProcessor(
       !sameBytes(stored.flatMap(_.channels), channelBytes)
     ) {
       val table = new ArrayBuffer[Wakeup](wakeups.size)
-      wakeups.forEach((k, w) => table += w.copy(key = encoded.get(k)))
+      wakeups.forEach((_, w) => table += w)
       keyStates.updateValue(
         WindowProcessor.GroupRecordKey,
         GroupRecord.encode(GroupRecord(keyGroups, wanted, liveKeys, table.toSeq, channelBytes))
