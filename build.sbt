@@ -121,8 +121,13 @@ lazy val flinkBench = (project in file("benchmarks/flink"))
       "org.apache.flink" % "flink-streaming-java" % "2.1.0",
       "org.apache.flink" % "flink-runtime" % "2.1.0",
       ("org.apache.flink" % "flink-runtime" % "2.1.0").classifier("tests"),
-      "org.apache.flink" % "flink-test-utils-junit" % "2.1.0"
-    )
+      "org.apache.flink" % "flink-test-utils-junit" % "2.1.0",
+      "org.scalameta" %% "munit" % "1.2.4" % Test
+    ),
+    testFrameworks := Seq(new TestFramework("munit.Framework")),
+    // Flink's job master deserialises the job's classes by name: in a JVM of its own, with a
+    // flat classpath, not in sbt's layered class loaders.
+    Test / fork := true
   )
 
 // Differential tests against Flink's and Storm's own operators (difftest/build.sbt has the

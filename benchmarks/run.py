@@ -209,6 +209,11 @@ def breakdown(query, stages: list[dict], partitions: int) -> dict:
     return out
 
 
+def wrapped(total: int) -> int:
+    """`total` as a JVM long sum gives it (wrapping at 2^64), as the JVM systems report it."""
+    return (total + 2**63) % 2**64 - 2**63
+
+
 def run_spark(
     spark: SparkSession, events: Events, w: Workload, system: str, measure: bool = False
 ) -> dict:
@@ -239,15 +244,21 @@ def run_spark(
             .agg(
                 F.count(F.lit(1)).alias("windows"),
                 F.coalesce(F.sum("value"), F.lit(0)).alias("sum"),
+                # In decimal: with tens of millions of windows the weighted sum leaves a long.
                 F.coalesce(
-                    F.sum(F.floor(F.col("start") / 1000).cast("long") * F.col("value")), F.lit(0)
+                    F.sum(
+                        (F.floor(F.col("start") / 1000).cast("long") * F.col("value")).cast(
+                            "decimal(38,0)"
+                        )
+                    ),
+                    F.lit(0),
                 ).alias("w"),
             )
             .collect()[0]
         )
         print_["windows"] += row["windows"]
         print_["sum"] += row["sum"]
-        print_["weighted"] += row["w"]
+        print_["weighted"] += int(row["w"])
 
     checkpoint = tempfile.mkdtemp(
         prefix=f"checkpoint-{system}-", dir=os.path.dirname(events.directory)
@@ -266,7 +277,7 @@ def run_spark(
         "seconds": seconds,
         "windows": print_["windows"],
         "sum": print_["sum"],
-        "weighted": print_["weighted"],
+        "weighted": wrapped(print_["weighted"]),
         # Events dropped as late: Spark's own count before its stateful operators, sparkwin's.
         "dropped_late": sum(
             op["numRowsDroppedByWatermark"]

@@ -52,16 +52,7 @@ object FlinkJobBench {
       try ch.size.toInt / RecordBytes
       finally ch.close()
     }
-    val conf = new Configuration()
-    conf.set(TaskManagerOptions.NUM_TASK_SLOTS, Int.box(parallelism))
-    val cluster = new MiniCluster(
-      new MiniClusterConfiguration.Builder()
-        .setConfiguration(conf)
-        .setNumTaskManagers(1)
-        .setNumSlotsPerTaskManager(parallelism)
-        .build()
-    )
-    cluster.start()
+    val cluster = startCluster(parallelism)
     try
       for (w <- args.drop(3)) {
         runJob(cluster, w, path, bound, parallelism, limit = math.min(events - Channels, 500000))
@@ -76,8 +67,25 @@ object FlinkJobBench {
     finally cluster.close()
   }
 
-  /** Runs one job to its end; `limit` >= 0: only the first `limit` events, no flush events. */
-  private def runJob(
+  /** A MiniCluster of one task manager with a slot per subtask, started. */
+  def startCluster(parallelism: Int): MiniCluster = {
+    val conf = new Configuration()
+    conf.set(TaskManagerOptions.NUM_TASK_SLOTS, Int.box(parallelism))
+    val cluster = new MiniCluster(
+      new MiniClusterConfiguration.Builder()
+        .setConfiguration(conf)
+        .setNumTaskManagers(1)
+        .setNumSlotsPerTaskManager(parallelism)
+        .build()
+    )
+    cluster.start()
+    cluster
+  }
+
+  /** Runs one job to its end; `limit` >= 0: only the first `limit` events, no flush events.
+    * Returns the fingerprint: windows, sum of values, sum of start in seconds times value.
+    */
+  def runJob(
       cluster: MiniCluster,
       workload: String,
       path: String,

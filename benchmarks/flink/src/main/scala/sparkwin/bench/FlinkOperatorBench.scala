@@ -67,7 +67,8 @@ object FlinkOperatorBench {
     }
   }
 
-  private def run(
+  /** One pass over the first `n` events; returns seconds and the fingerprint. */
+  def run(
       workload: String,
       keyNames: Array[String],
       keyOf: Array[Int],

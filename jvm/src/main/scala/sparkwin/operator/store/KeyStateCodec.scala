@@ -59,7 +59,14 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
               s"(${Selection.Layout.byId(layout).fold(s"layout $layout")(_.name)} layout), but the " +
               s"pipeline now runs on the ${kind.algorithm} algorithm: a change to the pipeline " +
               "(its trigger, lateness, evictor, aggregates or windows) changed how it runs. " +
-              "Restore the pipeline as it was to resume, or start from a new checkpoint."
+              "Restore the pipeline as it was to resume, or start from a new checkpoint." +
+              (if (
+                 algorithm == Selection.Algorithm.General.id && kind.algorithm == Selection.Algorithm.Sliced
+               )
+                 " If the pipeline did not change: sparkwin 0.3.0 and earlier ran windows of more than " +
+                   "256 slices on the general algorithm, and this version slices them; let the old " +
+                   "version finish the open windows, or start from a new checkpoint."
+               else "")
           )
         kind.read(in)
       }

@@ -201,6 +201,11 @@ class KeyStateCodecSuite extends munit.FunSuite {
       e.getMessage.contains("sliced algorithm") && e.getMessage.contains("general algorithm"),
       e.getMessage
     )
+    // A general state met by slices: windows of more than 256 slices ran on the general
+    // algorithm up to 0.3.0; the message says so, for a pipeline that did not change.
+    val e2 = intercept[IllegalStateException](sliced.decode(general.encode(general.empty())))
+    assert(e2.getMessage.contains("256 slices") && e2.getMessage.contains("new checkpoint"), e2.getMessage)
+    assert(!e.getMessage.contains("256 slices"), e.getMessage)
     // A changed slice width (a new window size or slide) is refused too.
     val wider = new KeyStateCodec(new sparkwin.operator.slice.SliceStateKind(aggs, 120), aggs)
     intercept[IllegalStateException](wider.decode(bytes))
