@@ -1,7 +1,6 @@
 package sparkwin.operator.slice
 
 import java.io.{DataInputStream, DataOutputStream}
-import java.util.{HashMap => JMap}
 
 import sparkwin.core.Record
 import sparkwin.core.agg.{Accumulator, Aggregate}
@@ -10,18 +9,71 @@ import sparkwin.core.window.TimeWindow
 import sparkwin.operator.{Selection, WindowOperator}
 import sparkwin.operator.store._
 
-/** A key's slices in the keyed layout: accumulators by slice (a slice keyed as its own time
-  * window), and the slice its last element went to, so a run of elements in one slice skips
-  * the map lookup.
+/** A key's slices in the keyed layout, in order of start: slice `starts(i)` holds `accumulators(i)`
+  * for `i < count`. A key's slices mostly arrive in time order and leave oldest first, so
+  * arrays beat a hash map: a new slice is appended, a window's slices are a run to merge, and
+  * the slices a fired window leaves behind are a prefix. `hot` is where the key's last element
+  * went, so a run of elements in one slice skips the search.
   */
 final class SliceState extends KeyState {
-  val slices = new JMap[TimeWindow, WindowContents]()
-  var hotSlice: Long = 0L
-  var hotContents: WindowContents = _
+  private var _starts = new Array[Long](4)
+  private var _accumulators = new Array[Array[Accumulator]](4)
+  private var _count = 0
+  var hot = -1
 
-  def isEmpty: Boolean = slices.isEmpty
-  def numEntries: Int = slices.size
-  override def reset(): Unit = { hotSlice = 0L; hotContents = null }
+  def isEmpty: Boolean = _count == 0
+  def numEntries: Int = _count
+  def count: Int = _count
+  def start(i: Int): Long = _starts(i)
+  def accumulators(i: Int): Array[Accumulator] = _accumulators(i)
+  override def reset(): Unit = hot = -1
+
+  /** The slice starts, oldest first. */
+  def starts: Seq[Long] = _starts.take(_count).toSeq
+
+  /** The index of the first slice starting at or after `s` (`count`: none). */
+  def from(s: Long): Int =
+    if (_count == 0 || _starts(_count - 1) < s) _count // the common case: a new latest slice
+    else {
+      var lo = 0
+      var hi = _count - 1
+      while (lo < hi) {
+        val mid = (lo + hi) >>> 1
+        if (_starts(mid) < s) lo = mid + 1 else hi = mid
+      }
+      lo
+    }
+
+  /** Puts slice `s` at index `at` (its place: `from(s)`). */
+  def insert(at: Int, s: Long, accumulators: Array[Accumulator]): Unit = {
+    if (_count == _starts.length) {
+      _starts = java.util.Arrays.copyOf(_starts, _count * 2)
+      _accumulators = java.util.Arrays.copyOf(_accumulators, _count * 2)
+    }
+    System.arraycopy(_starts, at, _starts, at + 1, _count - at)
+    System.arraycopy(_accumulators, at, _accumulators, at + 1, _count - at)
+    _starts(at) = s
+    _accumulators(at) = accumulators
+    _count += 1
+    if (hot >= at) hot += 1
+  }
+
+  /** Adds slice `s`, replacing one with the same start (reading a store: any order). */
+  def put(s: Long, accumulators: Array[Accumulator]): Unit = {
+    val at = from(s)
+    if (at < _count && _starts(at) == s) _accumulators(at) = accumulators
+    else insert(at, s, accumulators)
+  }
+
+  /** Drops the `n` oldest slices. */
+  def dropOldest(n: Int): Unit =
+    if (n > 0) {
+      System.arraycopy(_starts, n, _starts, 0, _count - n)
+      System.arraycopy(_accumulators, n, _accumulators, 0, _count - n)
+      java.util.Arrays.fill(_accumulators.asInstanceOf[Array[AnyRef]], _count - n, _count, null)
+      _count -= n
+      hot = if (hot >= n) hot - n else -1
+    }
 }
 
 /** The sliced algorithm over per-key states (Spark's state store, batch and replay): a key has
@@ -49,31 +101,20 @@ final class KeyedSlices(op: WindowOperator) extends SliceAlgorithm(op) {
   /** The accumulators of the key's slice `s`, created (with its windows and timer) if new. */
   private def sliceAccumulators(st: SliceState, s: Long): Array[Accumulator] = {
     // Most elements of a key land in the slice its previous element did.
-    if (st.hotContents != null && st.hotSlice == s) return st.hotContents.accumulators
-    val slice = TimeWindow(s, s + width)
-    var c = st.slices.get(slice)
-    if (c == null) {
-      c = new WindowContents(Accumulator.fresh(aggregates), null)
-      openSlice(st, s)
-      st.slices.put(slice, c)
+    if (st.hot >= 0 && st.start(st.hot) == s) return st.accumulators(st.hot)
+    val at = st.from(s)
+    if (at == st.count || st.start(at) != s) {
+      // The nearest slices before and after the new one say which of its windows are new.
+      countOpened(
+        s,
+        if (at > 0) st.start(at - 1) else Long.MinValue,
+        if (at < st.count) st.start(at) else Long.MaxValue
+      )
+      queueTimer(grid.firstLiveEnd(s, op.currentWatermark))
+      st.insert(at, s, Accumulator.fresh(aggregates))
     }
-    st.hotSlice = s
-    st.hotContents = c
-    c.accumulators
-  }
-
-  /** Counts the windows a new slice opens, and queues the key's timer for its first live one. */
-  private def openSlice(st: SliceState, s: Long): Unit = {
-    var earlier = Long.MinValue
-    var later = Long.MaxValue
-    val it = st.slices.keySet.iterator
-    while (it.hasNext) {
-      val other = it.next().start
-      if (other < s && other > earlier) earlier = other
-      else if (other > s && other < later) later = other
-    }
-    countOpened(s, earlier, later)
-    queueTimer(grid.firstLiveEnd(s, op.currentWatermark))
+    st.hot = at
+    st.accumulators(at)
   }
 
   private def queueTimer(end: Long): Unit =
@@ -83,37 +124,29 @@ final class KeyedSlices(op: WindowOperator) extends SliceAlgorithm(op) {
   def onWatermark(wm: Long): Unit =
     backend.fireDue(backend.eventTimers, wm)(t => fire(t.window.asInstanceOf[TimeWindow]))
 
-  /** The window's pane is the merge of its slices; slices no later window needs go, and the
-    * key's next window with data gets the timer.
+  /** The window's pane is the merge of its slices (a run of the key's sorted slices); slices
+    * no later window needs go (a prefix), and the key's next window with data gets the timer.
     */
   private def fire(window: TimeWindow): Unit = {
     val st = backend.state.asInstanceOf[SliceState]
-    val keep = window.start + slide // later windows start here or later
+    var i = st.from(window.start)
     var merged: Array[Accumulator] = null
     var single: Array[Accumulator] = null
-    var next = Long.MaxValue // the earliest slice a later window holds
-    val it = st.slices.entrySet.iterator
-    while (it.hasNext) {
-      val e = it.next()
-      val s = e.getKey.start
-      if (s >= window.start && s < window.end) {
-        val accs = e.getValue.accumulators
-        if (single == null) single = accs
-        else {
-          if (merged == null) {
-            merged = Accumulator.fresh(aggregates)
-            Accumulator.mergeAll(merged, single)
-          }
-          Accumulator.mergeAll(merged, accs)
+    while (i < st.count && st.start(i) < window.end) {
+      val accs = st.accumulators(i)
+      if (single == null) single = accs
+      else {
+        if (merged == null) {
+          merged = Accumulator.fresh(aggregates)
+          Accumulator.mergeAll(merged, single)
         }
+        Accumulator.mergeAll(merged, accs)
       }
-      if (s < keep) {
-        it.remove()
-        if (st.hotContents eq e.getValue) st.hotContents = null
-      } else if (s < next) next = s
+      i += 1
     }
     if (single != null) op.emitFinal(window, Accumulator.results(if (merged == null) single else merged))
-    if (next != Long.MaxValue) queueTimer(math.max(grid.firstEnd(next), window.end + slide))
+    st.dropOldest(st.from(window.start + slide)) // later windows start there or later
+    if (!st.isEmpty) queueTimer(math.max(grid.firstEnd(st.start(0)), window.end + slide))
     backend.stateTouched()
   }
 }
@@ -129,10 +162,12 @@ final class SliceStateKind(aggregates: IndexedSeq[Aggregate], width: Long) exten
   def write(out: DataOutputStream, state: KeyState): Unit = {
     val st = state.asInstanceOf[SliceState]
     out.writeLong(width)
-    out.writeInt(st.slices.size)
-    st.slices.forEach { (slice, c) =>
-      out.writeLong(slice.start)
-      ValueCodec.writeAccumulators(out, c.accumulators)
+    out.writeInt(st.count)
+    var i = 0
+    while (i < st.count) {
+      out.writeLong(st.start(i))
+      ValueCodec.writeAccumulators(out, st.accumulators(i))
+      i += 1
     }
   }
 
@@ -146,7 +181,7 @@ final class SliceStateKind(aggregates: IndexedSeq[Aggregate], width: Long) exten
     val st = new SliceState
     for (_ <- 0 until in.readInt()) {
       val s = in.readLong()
-      st.slices.put(TimeWindow(s, s + width), new WindowContents(ValueCodec.readAccumulators(in, aggs), null))
+      st.put(s, ValueCodec.readAccumulators(in, aggs))
     }
     st
   }
@@ -172,7 +207,7 @@ final class SliceStateKind(aggregates: IndexedSeq[Aggregate], width: Long) exten
                 "windows changed; start the query from a new checkpoint"
           )
       }
-      st.slices.put(slice, c)
+      st.put(slice.start, c.accumulators)
     }
     st
   }

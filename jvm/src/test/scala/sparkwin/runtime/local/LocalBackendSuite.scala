@@ -1,11 +1,9 @@
 package sparkwin.runtime.local
 
 import sparkwin.core.agg.{Aggregate, NumericKind}
-import sparkwin.core.window.TimeWindow
 import sparkwin.operator.session.{SessionAlgorithm, SessionState, SessionStateKind}
 import sparkwin.operator.slice.{SliceState, SliceStateKind}
 import sparkwin.operator.storm.{StormState, StormStateKind}
-import sparkwin.operator.store.WindowContents
 
 /** The local backend reuses a key's emptied state object: reused, it must be as a new one. */
 class LocalBackendSuite extends munit.FunSuite {
@@ -16,12 +14,10 @@ class LocalBackendSuite extends munit.FunSuite {
     backend.install(new SliceStateKind(sum, 10))
     backend.setCurrentKey("k")
     val st = backend.state.asInstanceOf[SliceState]
-    val w = TimeWindow(0, 10)
-    st.slices.put(w, new WindowContents(null, null))
-    st.hotSlice = 7L
-    st.hotContents = st.slices.get(w)
+    st.put(0L, null)
     assertEquals(backend.numKeysWithState, 1)
-    st.slices.clear()
+    st.dropOldest(1)
+    st.hot = 3 // a stale position a reused state must forget
     backend.stateTouched()
     assertEquals(backend.numKeysWithState, 0)
 
@@ -29,7 +25,7 @@ class LocalBackendSuite extends munit.FunSuite {
     assert(again eq st, "the emptied state object is reused")
     assertEquals(backend.numKeysWithState, 1)
     val fresh = new SliceState
-    assertEquals((again.hotSlice, again.hotContents), (fresh.hotSlice, fresh.hotContents))
+    assertEquals(again.hot, fresh.hot)
     assert(again.isEmpty)
   }
 
@@ -60,7 +56,7 @@ class LocalBackendSuite extends munit.FunSuite {
     backend.install(new SliceStateKind(sum, 10))
     backend.setCurrentKey("a")
     val a = backend.state.asInstanceOf[SliceState]
-    a.slices.put(TimeWindow(0, 10), new WindowContents(null, null))
+    a.put(0L, null)
     backend.setCurrentKey("b")
     val b = backend.state
     assert(!(a eq b))
