@@ -48,7 +48,9 @@ object FlinkWorkloads {
   val RecordBytes = 20
   val Channels = 8
 
-  /** The last key id in the file: the flush key, whose windows no fingerprint counts. */
+  /** How many key ids the file holds; the last one is the flush key, whose windows no
+    * fingerprint counts.
+    */
   def keyCount(buf: java.nio.ByteBuffer): Int = {
     var max = 0
     var i = 0

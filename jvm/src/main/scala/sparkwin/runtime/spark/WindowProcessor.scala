@@ -183,17 +183,17 @@ final class WindowProcessor(
         else Clocks(now, engine, engine)
     }
     // Keys to wake: those with rows, then those whose wake-up is due.
-    val withRows = new ArrayBuffer[(Row, Array[Byte], ArrayBuffer[Row])](byKey.size)
+    val withRows = new ArrayBuffer[(Row, KeyId, ArrayBuffer[Row])](byKey.size)
     val ids = new java.util.HashSet[KeyId](byKey.size * 2)
     byKey.forEach { (k, rows) =>
-      val id = keyBytes.encode(k)
+      val id = new KeyId(keyBytes.encode(k))
       withRows += ((k, id, rows))
-      ids.add(new KeyId(id))
+      ids.add(id)
     }
-    val due = new ArrayBuffer[Array[Byte]]()
-    wakeups.forEach((id, w) => if (!ids.contains(id) && isDue(w, clock, clocks)) due += id.bytes)
+    val due = new ArrayBuffer[KeyId]()
+    wakeups.forEach((id, w) => if (!ids.contains(id) && isDue(w, clock, clocks)) due += id)
     withRows.foreach { case (k, id, rows) => processKey(k, id, rows, clocks) }
-    due.foreach(id => processKey(keyBytes.decode(id), id, ArrayBuffer.empty, clocks))
+    due.foreach(id => processKey(keyBytes.decode(id.bytes), id, ArrayBuffer.empty, clocks))
     syncGroup(stored, clock, clocks, watermarks, firing)
     if (inherits && clocks.after != clocks.before)
       keyStates.updateValue(
@@ -236,7 +236,8 @@ final class WindowProcessor(
     else w.at <= clock
 
   /** One key: load, set its clocks, its rows, save, and note its next wake-up. */
-  private def processKey(key: Row, id: Array[Byte], rows: ArrayBuffer[Row], clocks: Clocks): Unit = {
+  private def processKey(key: Row, keyId: KeyId, rows: ArrayBuffer[Row], clocks: Clocks): Unit = {
+    val id = keyId.bytes
     val loaded = keyStates.getValue(id)
     backend.load(key, loaded)
     val pollProcessing = domains == TimerDomains.ProcessingOnly || domains == TimerDomains.Both
@@ -252,7 +253,6 @@ final class WindowProcessor(
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
     val next = wakeup(clocks.now)
-    val keyId = new KeyId(id)
     val before = wakeups.get(keyId)
     if (next == null) { if (before != null) { wakeups.remove(keyId); wakeupsChanged = true } }
     else if (before == null || before.at != next.at || before.processingAt != next.processingAt) {
