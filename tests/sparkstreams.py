@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -257,14 +257,17 @@ def channelHarness(
     channel: str,
     generated: Callable[[int], int],
     idleTimeout: int | None = None,
+    declared: Sequence[str] = (),
 ) -> WindowHarness:
     """A harness fed what a stream with per-channel watermarks saw, by the contract of
     docs/DESIGN.md ("Channels on a live stream"): each micro-batch's rows on their channels,
     then at the batch's time the channels idle for `idleTimeout` go idle (by deadline, then id),
     the channels that delivered are active, and each emits `generated(largest time so far)` (in
-    id order). Channels that have not delivered yet are idle.
+    id order). Channels that have not delivered yet are idle, except `declared` ones: they turn
+    active at the first batch with data, before its idleness, with their last data at its time.
     """
-    ids = sorted({str(r[channel]) for b in batches for r in b if r.get(channel) is not None})
+    seen = {str(r[channel]) for b in batches for r in b if r.get(channel) is not None}
+    ids = sorted(seen | set(declared))
     index = {c: i for i, c in enumerate(ids)}
     h = WindowHarness(pipeline, channels=len(ids))
     for i in range(len(ids)):
@@ -274,6 +277,7 @@ def channelHarness(
     maxSeen: dict[str, int] = {}
     lastData: dict[str, int] = {}
     idle = set(ids)
+    joined = False
     for p in result.progress:
         batchId = p["batchId"]
         now = times[batchId]
@@ -287,6 +291,13 @@ def channelHarness(
             h.processElement(row, index[c])
             ts = millis(row[pipeline.plan["timestamp"]])
             delivered[c] = max(delivered.get(c, ts), ts)
+        if delivered and declared and not joined:
+            joined = True
+            for c in declared:
+                if c not in lastData:
+                    lastData[c] = now
+                    h.markActive(index[c])
+                    idle.discard(c)
         if idleTimeout is not None:
             due = [
                 c

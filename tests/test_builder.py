@@ -78,6 +78,7 @@ def test_full_plan_of_keyed_tumbling_aggregate_pipeline(events):
         },
         "arrival": None,
         "channel": None,
+        "channels": None,
         "assigner": {"kind": "tumbling", "sizeMs": 60000, "offsetMs": 0, "eventTime": True},
         "trigger": None,
         "evictor": None,
@@ -97,7 +98,7 @@ def test_full_plan_of_keyed_tumbling_aggregate_pipeline(events):
 
 def test_full_plan_of_refined_window_all_pipeline(events):
     pipeline = (
-        sw.stream(events, "ts_ms", arrival="seq", channel="ch")
+        sw.stream(events, "ts_ms", arrival="seq", channel="ch", channels=range(2))
         .windowAll(SlidingEventTimeWindows.of(600_000, 60_000))
         .trigger(AfterWatermark.pastEndOfWindow().withLateFirings(AfterPane.elementCountAtLeast(1)))
         .evictor(TimeEvictor.of(timedelta(seconds=1)))
@@ -114,6 +115,7 @@ def test_full_plan_of_refined_window_all_pipeline(events):
         "watermark": None,
         "arrival": "seq",
         "channel": "ch",
+        "channels": ["0", "1"],
         "assigner": {
             "kind": "sliding",
             "sizeMs": 600000,

@@ -18,12 +18,14 @@ BOUND = 1_000
 MIN = 60_000
 
 
-def _pipeline(df, *, late: bool = True, idle: int | None = None) -> sw.Pipeline:
+def _pipeline(
+    df, *, late: bool = True, idle: int | None = None, channels: list[int] | None = None
+) -> sw.Pipeline:
     strategy = sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND)
     if idle is not None:
         strategy = strategy.withIdleness(idle)
     windowed = (
-        sw.stream(df, "ts", channel="part", watermark=strategy)
+        sw.stream(df, "ts", channel="part", channels=channels, watermark=strategy)
         .keyBy("user")
         .window(sw.TumblingEventTimeWindows.of(MIN))
     )
@@ -52,8 +54,8 @@ def _generated(largest: int) -> int:
     return largest - BOUND - 1
 
 
-def _compare(pipeline, result, batches, idle=None) -> dict:
-    h = channelHarness(pipeline, result, batches, "part", _generated, idle)
+def _compare(pipeline, result, batches, idle=None, declared=()) -> dict:
+    h = channelHarness(pipeline, result, batches, "part", _generated, idle, declared)
     expected = {"main": h.extractOutput(), "errors": h.extractSideOutput("errors")}
     if pipeline.lateOutputTag:
         expected["late"] = h.extractSideOutput("late")
@@ -169,6 +171,48 @@ def test_a_restarted_query_resumes_the_channel_watermarks_where_it_stopped(spark
     assert whole.outputs["main"]
 
 
+def _slowFirstRead(batches: int = 5) -> list[list[dict]]:
+    """Partitions 0 and 1 run at real time; 2 and 3 replay 12 and 10 minutes behind, but their
+    first records are read a batch after 0's and 1's (a slow fetch, a broker failover)."""
+    out = []
+    for b in range(batches):
+        rows = []
+        for part, behind in ((0, 0), (1, 0), (2, 12 * MIN), (3, 10 * MIN)):
+            if b == 0 and behind:
+                continue
+            for i in range(3):
+                ts = 20 * MIN + b * 30_000 + i * 9_000 - behind
+                rows.append({"user": f"u{(b + i) % 2}", "amount": 1, "ts": ts, "part": part})
+        out.append(rows)
+    return out
+
+
+@pytest.mark.parametrize("declared", [True, False], ids=["declared", "from first data"])
+def test_declared_channels_hold_the_watermark_back_until_their_first_records(
+    spark, tmp_path, declared
+):
+    """Flink's Kafka source knows its partitions before they deliver: with channels= declared,
+    partitions 2 and 3 hold the watermark back until their first records, so none is late.
+    Counted from their first data, they join behind a watermark the fast partitions moved."""
+    batches = _slowFirstRead()
+    channels = [0, 1, 2, 3] if declared else None
+    result = runStream(
+        spark, tmp_path, SCHEMA, lambda df: _pipeline(df, channels=channels), batches
+    )
+    model = _pipeline(spark.createDataFrame([], SCHEMA), channels=channels)
+    expected = _compare(model, result, batches, declared=["0", "1", "2", "3"] if declared else ())
+    assert expected["main"]
+    late = {r["part"] for r in expected["late"]}
+    assert late == (set() if declared else {2, 3})
+    first = next(p for p in result.progress if p["numInputRows"])["observedMetrics"]["sparkwin"]
+    if declared:  # the first batch already lists the silent partitions, holding the valve
+        assert [(c["channel"], c["watermark"]) for c in first["channels"]][2:] == [
+            ("2", None),
+            ("3", None),
+        ]
+        assert first["watermark"] is None
+
+
 def test_a_row_without_a_channel_goes_to_the_error_output(spark, tmp_path):
     batches = [
         [
@@ -202,6 +246,21 @@ def test_bad_channel_arguments_are_named_in_python(spark, tmp_path):
         sw.stream(stream, "ts", channel="x", watermark=strategy)
     with pytest.raises(ValueError, match="watermark: channel= on a streaming DataFrame"):
         sw.stream(stream, "ts", channel="part")
+    with pytest.raises(ValueError, match="channels: declares the values of the channel column"):
+        sw.stream(stream, "ts", channels=range(4), watermark=strategy)
+    with pytest.raises(TypeError, match="channels must be a list"):
+        sw.stream(stream, "ts", channel="part", channels="0123", watermark=strategy)
+    with pytest.raises(TypeError, match="channels: '1' is not a int value of column 'part'"):
+        sw.stream(stream, "ts", channel="part", channels=[0, "1"], watermark=strategy)
+    with pytest.raises(ValueError, match="channels: 2 is declared twice"):
+        sw.stream(stream, "ts", channel="part", channels=[1, 2, 2], watermark=strategy)
+    with pytest.raises(ValueError, match="channels: give at least one channel"):
+        sw.stream(stream, "ts", channel="part", channels=[], watermark=strategy)
+    structs = stream.withColumn("tp", F.struct(F.lit("t").alias("topic"), "part"))
+    with pytest.raises(TypeError, match="channels: column 'tp' is struct.*F.concat_ws"):
+        sw.stream(structs, "ts", channel="tp", channels=[0], watermark=strategy)
+    declared = sw.stream(stream, "ts", channel="part", channels=range(3), watermark=strategy)
+    assert "channels=['0', '1', '2']" in repr(declared)
     marked = spark.readStream.schema("ts long, part int, m boolean").json(str(tmp_path))
     with pytest.raises(ValueError, match="punctuated watermarks cannot be generated per channel"):
         sw.stream(marked, "ts", channel="part", watermark=sw.WatermarkStrategy.forPunctuated("m"))

@@ -77,6 +77,26 @@ def test_a_plan_off_the_contract_is_refused_by_both_sides_naming_the_path(spark,
             _jvm.entryPoint(spark).describe(json.dumps(plan), False)
 
 
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda p: p.update(channels=["0"]), "channels are declared values of the channel column"),
+        (
+            lambda p: p.update(channel="user", channels=["a", "b", "a"]),
+            "channels declared twice: a",
+        ),
+    ],
+)
+def test_declared_channels_the_jar_cannot_use_are_refused(spark, change, message):
+    """The builder never writes these; another client's plan gets the jar's own check."""
+    plan = _plan(spark)
+    change(plan)
+    validatePlan(plan)  # on the contract: the decoder is what refuses them
+    with pytest.raises(PlanError, match=message):
+        with _jvm.translated():
+            _jvm.entryPoint(spark).describe(json.dumps(plan), False)
+
+
 def test_afterall_takes_as_many_triggers_as_the_contract_allows() -> None:
     low, high = _contract.listLimit("trigger", "afterAll", "triggers")
     many = [sw.AfterPane.elementCountAtLeast(1)] * (high + 1)

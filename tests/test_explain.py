@@ -33,6 +33,16 @@ def test_a_live_stream_with_channels_says_where_its_watermarks_come_from(spark, 
     assert set(d["outputs"]) == {"main", "late", "errors"}
     assert d["outputs"]["late"] == stream.schema.simpleString()
     assert "sum_amount:bigint" in d["outputs"]["main"]
+    declared = sw.stream(stream, "ts", channel="part", channels=[0, 1], watermark=_bounded())
+    counted = declared.keyBy("user").window(sw.TumblingEventTimeWindows.of(60_000))
+    assert (
+        counted.aggregate(sw.agg.count())
+        .describe()["watermarks"]
+        .endswith(
+            "(at micro-batch boundaries, kept in the checkpoint; channels 0, 1 hold it back from "
+            "the first data)"
+        )
+    )
 
 
 def test_the_operator_follows_the_assigner_and_the_trigger(spark):

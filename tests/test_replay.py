@@ -148,6 +148,44 @@ def test_an_idle_channel_stops_holding_the_watermark_back(spark) -> None:
     replayed.unpersist()
 
 
+@pytest.mark.parametrize(
+    ("channels", "fired"),
+    [(None, [(2, 350), (3, 650), (3, 950)]), ([0, 7], [(2, 450), (3, 650), (3, 950)])],
+    ids=["from first data", "declared"],
+)
+def test_a_declared_channel_without_rows_holds_back_until_it_is_idle(
+    spark, channels, fired
+) -> None:
+    rows = [
+        {"user": "b", "amount": i, "ts": 100 * i, "arrival": 100 * i, "part": 0, "marker": False}
+        for i in range(1, 11)
+    ]
+    strategy = (
+        sw.WatermarkStrategy.forBoundedOutOfOrderness(0)
+        .withAutoWatermarkInterval(50)
+        .withIdleness(420)
+    )
+    replayed = (
+        sw.stream(
+            spark.createDataFrame(rows, SCHEMA),
+            "ts",
+            arrival="arrival",
+            channel="part",
+            channels=channels,
+            watermark=strategy,
+        )
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(300))
+        .aggregate(sw.agg.count())
+        .replay()
+    )
+    # Channel 7 never delivers: from arrival 0 it holds the watermark until the first tick at
+    # least 420 later (450), where the window [0, 300) fires instead of at 350.
+    assert replayed.channels() == ["0"] + (["7"] if channels else [])
+    assert sorted((r["count"], r["fired_at"]) for r in replayed.toDF().collect()) == fired
+    replayed.unpersist()
+
+
 def test_rows_without_arrival_or_timestamp_go_to_errors(spark) -> None:
     rows = [
         {"user": "a", "amount": 1, "ts": 10, "arrival": None, "part": 0, "marker": False},

@@ -63,6 +63,9 @@ def _watermarks(plan: dict[str, Any], streaming: bool) -> str:
     channel = plan.get("channel")
     if channel is not None:
         where = "at micro-batch boundaries, kept in the checkpoint" if streaming else "by arrival"
+        declared = plan.get("channels")
+        if declared:
+            where += f"; channels {', '.join(declared)} hold it back from the first data"
         return f"{text} per channel of {channel!r}, a valve over the channels ({where})"
     if streaming:
         return f"{text}, as Spark's global watermark (no rows dropped before sparkwin)"

@@ -25,7 +25,7 @@ Example::
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,6 +42,7 @@ from pyspark.sql.types import (
     NullType,
     NumericType,
     ShortType,
+    StringType,
     StructField,
     StructType,
     TimestampType,
@@ -146,6 +147,8 @@ class _Source:
     channel: str | None
     # A pipeline on a sparkwin result's window bounds: Spark's watermark, set upstream.
     inherited: bool = False
+    # Channels known before they deliver (a topic's partitions), as the JVM compares them.
+    channels: tuple[str, ...] | None = None
 
     def describe(self) -> str:
         args = [repr(self.df)] + ([] if self.timestamp is None else [repr(self.timestamp)])
@@ -155,6 +158,8 @@ class _Source:
             args.append(f"arrival={self.arrival!r}")
         if self.channel is not None:
             args.append(f"channel={self.channel!r}")
+        if self.channels is not None:
+            args.append(f"channels={list(self.channels)!r}")
         return f"stream({', '.join(args)})"
 
 
@@ -267,6 +272,7 @@ def stream(
     watermark: WatermarkStrategy | None = None,
     arrival: str | None = None,
     channel: str | None = None,
+    channels: Iterable[int] | Iterable[str] | None = None,
 ) -> DataStream:
     """Start a windowing pipeline over `df`, whose event time is the column `timestamp`
     (TimestampType, or LongType of epoch milliseconds). Without `timestamp` the stream has no
@@ -278,7 +284,12 @@ def stream(
     ``partition``, a shard id, or a struct of topic and partition): each channel then gets its
     own watermark from the strategy, and a valve takes the minimum over the channels that are not
     idle, as Flink does per Kafka partition. On a live stream that happens at every micro-batch;
-    ``withIdleness`` makes a quiet channel stop holding the others back. `arrival` is for
+    ``withIdleness`` makes a quiet channel stop holding the others back. A channel counts from
+    its first row, unless `channels` declares it: the values the channel column will take (a
+    topic's partitions, ``range(8)``; ints for an integer column, strings for a string one).
+    Declared channels hold the watermark back from the stream's first data until they deliver
+    or go idle, as Flink's Kafka source holds it for every partition it was assigned, so a slow
+    partition's first records are not late because a fast one was read first. `arrival` is for
     replaying a bounded DataFrame as a live stream would have seen it: the column giving arrival
     order (see ``Pipeline.replay``).
 
@@ -287,7 +298,7 @@ def stream(
         import sparkwin as sw
         events = sw.stream(df, "ts",
                            watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(5_000))
-        perPartition = sw.stream(kafka, "ts", channel="partition",
+        perPartition = sw.stream(kafka, "ts", channel="partition", channels=range(8),
                                  watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(5_000)
                                                              .withIdleness(60_000))
     """
@@ -298,7 +309,7 @@ def stream(
         )
     schema = df.schema
     if timestamp is None:
-        return _arrivalOrder(df, watermark, arrival, channel)
+        return _arrivalOrder(df, watermark, arrival, channel, channels)
     timestamp = _columnName(timestamp, "timestamp")
     _requireType(
         _field(schema, timestamp, "timestamp"),
@@ -362,14 +373,28 @@ def stream(
             "channel: a pipeline on a sparkwin result inherits the upstream watermark; give "
             "channel= to the upstream pipeline"
         )
+    declared = None
     if channel is not None:
-        _checkChannel(df, _field(schema, _columnName(channel, "channel"), "channel"), watermark)
-    return DataStream(_Source(df, timestamp, watermark, arrival, channel, inherited))
+        field = _field(schema, _columnName(channel, "channel"), "channel")
+        _checkChannel(df, field, watermark)
+        if channels is not None:
+            declared = _declaredChannels(field, channels)
+    elif channels is not None:
+        raise ValueError(
+            "channels: declares the values of the channel column, so it needs channel= too, "
+            "e.g. sw.stream(kafka, 'ts', channel='partition', channels=range(8), watermark=...)"
+        )
+    return DataStream(
+        _Source(df, timestamp, watermark, arrival, channel, inherited, channels=declared)
+    )
 
 
-def _arrivalOrder(df: DataFrame, watermark: object, arrival: object, channel: object) -> DataStream:
+def _arrivalOrder(
+    df: DataFrame, watermark: object, arrival: object, channel: object, channels: object
+) -> DataStream:
     """A stream without event time: no watermarks, channels or replay, which all need one."""
-    for name, value in (("watermark", watermark), ("arrival", arrival), ("channel", channel)):
+    given = (watermark, arrival, channel, channels)
+    for name, value in zip(("watermark", "arrival", "channel", "channels"), given, strict=True):
         if value is not None:
             raise ValueError(
                 f"{name}: a stream without a timestamp has no event time, so it takes no "
@@ -377,6 +402,40 @@ def _arrivalOrder(df: DataFrame, watermark: object, arrival: object, channel: ob
                 f"{name}=...)"
             )
     return DataStream(_Source(df, None, None, None, None))
+
+
+_INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
+
+
+def _declaredChannels(field: StructField, channels: object) -> tuple[str, ...]:
+    """The declared channel values as the JVM names channels: the column's value as a string."""
+    if isinstance(channels, str | bytes) or not isinstance(channels, Iterable):
+        raise TypeError(
+            f"channels must be a list (or range) of the channel column's values, got "
+            f"{channels!r}; e.g. channels=range(8) for a topic of 8 partitions"
+        )
+    values = list(channels)
+    if not values:
+        raise ValueError("channels: give at least one channel, or leave channels out")
+    integral = isinstance(field.dataType, _INTEGRAL)
+    if not integral and not isinstance(field.dataType, StringType):
+        raise TypeError(
+            f"channels: column {field.name!r} is {field.dataType.simpleString()}; declared "
+            "channels are ints of an integer column or strings of a string column: make the "
+            "channel one, e.g. F.concat_ws(':', 'topic', F.col('partition').cast('string'))"
+        )
+    want, kind = (int, "int") if integral else (str, "string")
+    names: list[str] = []
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, want) or value == "":
+            raise TypeError(
+                f"channels: {value!r} is not a {kind} value of column {field.name!r} "
+                f"({field.dataType.simpleString()})"
+            )
+        if str(value) in names:
+            raise ValueError(f"channels: {value!r} is declared twice")
+        names.append(str(value))
+    return tuple(names)
 
 
 def _isUpstreamEventTime(field: StructField) -> bool:
@@ -844,6 +903,7 @@ class WindowedStream:
             "watermark": watermark,
             "arrival": source.arrival,
             "channel": source.channel,
+            "channels": None if source.channels is None else list(source.channels),
             "assigner": w.assigner.jsonValue(),
             "trigger": None if w.trigger is None else w.trigger.jsonValue(),
             "evictor": None if w.evictor is None else w.evictor.jsonValue(),

@@ -27,7 +27,8 @@ final case class Plan(
     lateOutputTag: Option[String],
     aggregateFields: IndexedSeq[StructField],
     processSchema: Option[StructType],
-    timestampCombiner: String = "endOfWindow"
+    timestampCombiner: String = "endOfWindow",
+    declaredChannels: Seq[String] = Nil
 ) {
 
   /** EARLIEST or LATEST: the spec's last aggregate (min or max of the timestamp, after the
@@ -109,6 +110,14 @@ object PlanDecoder {
       ).isDefined)
     )
       throw new PlanException("a plan without a timestamp takes no watermark, channel or arrival")
+    val declared =
+      optional(root, "channels").fold(Seq.empty[String])(_.elements().asScala.map(_.asText).toSeq)
+    if (declared.nonEmpty && optional(root, "channel").isEmpty)
+      throw new PlanException("channels are declared values of the channel column: give channel= too")
+    if (declared.distinct.size != declared.size)
+      throw new PlanException(
+        s"channels declared twice: ${declared.diff(declared.distinct).distinct.mkString(", ")}"
+      )
     val trigger = optional(root, "trigger")
       .map(decodeTrigger(_, columns))
       .getOrElse(DefaultTrigger.forAssigner(assigner))
@@ -163,7 +172,8 @@ object PlanDecoder {
       lateTag,
       aggFields,
       processSchema,
-      combiner
+      combiner,
+      declared
     )
   }
 

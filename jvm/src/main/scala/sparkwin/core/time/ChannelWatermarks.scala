@@ -16,6 +16,14 @@ import scala.collection.mutable.ArrayBuffer
   * idle, so it does not hold the watermark back; when it first delivers it joins as an idle
   * channel coming back does, aligned only once it has caught up with the output.
   *
+  * `declared` channels (a Kafka topic's partitions, known before they deliver) are what Flink's
+  * Kafka source has: they join at the first batch that brings any data, before its idleness,
+  * active with no watermark and their last data at that batch's time. So each holds the output
+  * back until it delivers or goes idle, and a slow partition's first records are not late
+  * because a fast one happened to be read first. A channel declared only after the output
+  * moved (a restart with more partitions) joins the same way but is aligned only once it has
+  * caught up, as any channel coming back is.
+  *
   * The outcome depends only on the batches' times and contents, not on how often `boundary` ran
   * in between: a boundary without data applies only idle transitions, which a later boundary
   * would apply in the same order. So copies kept in several places (Spark's key groups) and a
@@ -23,6 +31,7 @@ import scala.collection.mutable.ArrayBuffer
   */
 final class ChannelWatermarks private (
     strategy: WatermarkStrategy,
+    declared: Seq[String],
     private val ids: ArrayBuffer[String],
     private val maxSeen: ArrayBuffer[Long],
     private val lastData: ArrayBuffer[Long],
@@ -48,6 +57,14 @@ final class ChannelWatermarks private (
     * event time is the value; returns the new watermark.
     */
   def boundary(time: Long, delivered: Iterable[(String, Long)]): Long = {
+    // Only a batch with data: a boundary without data applies idleness alone (see above).
+    if (delivered.nonEmpty) declared.foreach { id =>
+      if (!index.containsKey(id)) {
+        val i = channel(id)
+        lastData(i) = time
+        valve.markActive(i)
+      }
+    }
     idleTimeout.foreach { timeout =>
       val due = ids.indices.filter { i =>
         !valve.isChannelIdle(i) && lastData(i) != Long.MinValue && lastData(i) <= time - timeout
@@ -109,18 +126,21 @@ final class ChannelWatermarks private (
 
 object ChannelWatermarks {
 
-  /** Channel watermarks before any channel delivered. */
-  def apply(strategy: WatermarkStrategy): ChannelWatermarks =
+  /** Channel watermarks before any channel delivered; `declared` channels hold the output back
+    * from the first batch with data until they deliver or go idle.
+    */
+  def apply(strategy: WatermarkStrategy, declared: Seq[String] = Nil): ChannelWatermarks =
     new ChannelWatermarks(
       strategy,
+      checked(declared),
       ArrayBuffer.empty,
       ArrayBuffer.empty,
       ArrayBuffer.empty,
       new StatusWatermarkValve(0)
     )
 
-  /** As [[ChannelWatermarks.write]] left them. */
-  def read(strategy: WatermarkStrategy, in: DataInput): ChannelWatermarks = {
+  /** As [[ChannelWatermarks.write]] left them; `declared` may name channels they do not know. */
+  def read(strategy: WatermarkStrategy, in: DataInput, declared: Seq[String] = Nil): ChannelWatermarks = {
     val n = in.readInt()
     val ids = ArrayBuffer.empty[String]
     val maxSeen = ArrayBuffer.empty[Long]
@@ -131,6 +151,12 @@ object ChannelWatermarks {
       throw new IllegalStateException(
         s"saved channel watermarks of $n channels and a valve of ${valve.numChannels}"
       )
-    new ChannelWatermarks(strategy, ids, maxSeen, lastData, valve)
+    new ChannelWatermarks(strategy, checked(declared), ids, maxSeen, lastData, valve)
+  }
+
+  private def checked(declared: Seq[String]): Seq[String] = {
+    val twice = declared.diff(declared.distinct)
+    require(twice.isEmpty, s"channels declared twice: ${twice.distinct.mkString(", ")}")
+    declared
   }
 }

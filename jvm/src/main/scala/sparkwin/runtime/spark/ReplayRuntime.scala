@@ -70,7 +70,7 @@ object ReplayRuntime {
       case TimestampType => unix_millis(col(s"`${arrivalField.name}`"))
       case _ => col(s"`${arrivalField.name}`").cast(LongType)
     }
-    // Channels: the distinct values, sorted, numbered from 0.
+    // Channels: the distinct values, sorted, numbered from 0, then declared ones with no rows.
     val (withChannel, channelValues) = plan.channelColumn match {
       case None => (df.withColumn(Channel, org.apache.spark.sql.functions.lit(0)), Array("0"))
       case Some(c) =>
@@ -90,10 +90,12 @@ object ReplayRuntime {
             )
           )
         )
+        // Declared channels without rows come after: they only hold the valve back until idle.
+        val ids = values.map(r => String.valueOf(r.get(0)))
         (
           df.join(broadcast(mapping), df.col(s"`$name`") <=> mapping.col("__sw_value"), "left")
             .drop("__sw_value"),
-          values.map(r => String.valueOf(r.get(0)))
+          ids ++ plan.declaredChannels.filterNot(ids.contains)
         )
     }
     val inputCols = plan.inputSchema.fields.map(f => col(s"`${f.name}`"))

@@ -216,14 +216,15 @@ final class WindowProcessor(
     )
     stored.flatMap(_.channels) match {
       case Some(bytes) =>
-        ChannelWatermarks.read(strategy, new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes)))
+        val in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes))
+        ChannelWatermarks.read(strategy, in, plan.declaredChannels)
       case None =>
         if (stored.isDefined)
           throw new IllegalStateException(
             "this checkpoint was written by a pipeline without channel=: start the query from a " +
               "new checkpoint to read watermarks per channel"
           )
-        ChannelWatermarks(strategy)
+        ChannelWatermarks(strategy, plan.declaredChannels)
     }
   }
 

@@ -68,6 +68,58 @@ class ChannelWatermarksSuite extends munit.ScalaCheckSuite {
     assertEquals(bytes(back), bytes(c))
   }
 
+  test("declared channels hold the output back from the first data until they deliver") {
+    val declared = ChannelWatermarks(bounded, Seq("p0", "p1", "p2"))
+    val seen = ChannelWatermarks(bounded)
+    assertEquals(declared.boundary(0, Nil), Long.MinValue)
+    assertEquals(declared.channels, Nil) // nothing joins before a batch with data
+    // p0 is read first: alone it would move the output, but p1 and p2 have not delivered.
+    assertEquals(seen.boundary(100, Seq("p0" -> 1000L)), 995L)
+    assertEquals(declared.boundary(100, Seq("p0" -> 1000L)), Long.MinValue)
+    assertEquals(declared.channels.map(_._1), Seq("p0", "p1", "p2"))
+    assert(declared.channels.forall(!_._3))
+    // p1's backfill comes next, behind p0: late for the undeclared copy, not for this one.
+    assertEquals(seen.boundary(200, Seq("p1" -> 500L)), 995L)
+    assertEquals(declared.boundary(200, Seq("p1" -> 500L)), Long.MinValue)
+    assertEquals(declared.boundary(300, Seq("p2" -> 700L)), 495L)
+    assertEquals(declared.boundary(400, Seq("p1" -> 2000L)), 695L)
+  }
+
+  test("a declared channel that never delivers goes idle the timeout after the first data") {
+    val c = ChannelWatermarks(idle, Seq("p0", "p1"))
+    c.boundary(0, Nil)
+    c.boundary(5000, Seq("p0" -> 100L)) // the stream's first data: p1's clock starts here
+    assertEquals(c.watermark, Long.MinValue)
+    assertEquals(c.nextIdleDeadline, 6000L)
+    assertEquals(c.boundary(5999, Nil), Long.MinValue)
+    assertEquals(c.boundary(6000, Nil), 95L) // both idle: p0 alone, flushed
+    assertEquals(c.channels, Seq(("p0", 95L, true), ("p1", Long.MinValue, true)))
+    // p1 finally delivers behind the output: it rejoins once caught up, as any channel does.
+    assertEquals(c.boundary(6100, Seq("p1" -> 50L)), 95L)
+  }
+
+  test("a channel declared after the output moved joins only once it has caught up") {
+    val c = ChannelWatermarks(bounded, Seq("p0"))
+    c.boundary(0, Seq("p0" -> 100L))
+    val saved = new java.io.ByteArrayOutputStream()
+    c.write(new java.io.DataOutputStream(saved))
+    // Restarted with a partition more: p1 joins at the next data but cannot pull the output back.
+    val more = ChannelWatermarks.read(
+      bounded,
+      new java.io.DataInputStream(new java.io.ByteArrayInputStream(saved.toByteArray)),
+      Seq("p0", "p1")
+    )
+    assertEquals(more.boundary(10, Seq("p0" -> 200L)), 195L)
+    assertEquals(more.channels, Seq(("p0", 195L, false), ("p1", Long.MinValue, false)))
+    assertEquals(more.boundary(20, Seq("p1" -> 300L)), 195L) // caught up: aligned
+    assertEquals(more.boundary(30, Seq("p0" -> 400L)), 295L) // and now it holds p0 back
+  }
+
+  test("a channel declared twice is refused") {
+    val e = intercept[IllegalArgumentException](ChannelWatermarks(bounded, Seq("1", "2", "1")))
+    assert(e.getMessage.contains("channels declared twice: 1"), e.getMessage)
+  }
+
   private val batches = for {
     n <- Gen.choose(1, 30)
     steps <- Gen.listOfN(
@@ -82,11 +134,13 @@ class ChannelWatermarksSuite extends munit.ScalaCheckSuite {
     )
   } yield steps
 
+  private val declarations = Gen.someOf("p1", "p3", "p7").map(_.toSeq)
+
   property("a copy that skips batches without data computes what a copy that saw them does") {
-    Prop.forAll(batches, Gen.long) { (steps, seed) =>
+    Prop.forAll(batches, declarations, Gen.long) { (steps, declared, seed) =>
       val rnd = new scala.util.Random(seed)
-      val every = ChannelWatermarks(idle)
-      val some = ChannelWatermarks(idle)
+      val every = ChannelWatermarks(idle, declared)
+      val some = ChannelWatermarks(idle, declared)
       var time = 0L
       steps.foreach { case (gap, data) =>
         time += gap
