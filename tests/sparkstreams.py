@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -257,15 +257,16 @@ def channelHarness(
     channel: str,
     generated: Callable[[int], int],
     idleTimeout: int | None = None,
-    declared: Sequence[str] = (),
 ) -> WindowHarness:
     """A harness fed what a stream with per-channel watermarks saw, by the contract of
     docs/DESIGN.md ("Channels on a live stream"): each micro-batch's rows on their channels,
     then at the batch's time the channels idle for `idleTimeout` go idle (by deadline, then id),
     the channels that delivered are active, and each emits `generated(largest time so far)` (in
-    id order). Channels that have not delivered yet are idle, except `declared` ones: they turn
-    active at the first batch with data, before its idleness, with their last data at its time.
+    id order). Channels that have not delivered yet are idle, except those the pipeline declares
+    (``channels=``): they turn active at the first batch with data, before its idleness, with
+    their last data at its time.
     """
+    declared = pipeline.plan["channels"] or []
     seen = {str(r[channel]) for b in batches for r in b if r.get(channel) is not None}
     ids = sorted(seen | set(declared))
     index = {c: i for i, c in enumerate(ids)}

@@ -127,14 +127,11 @@ def _nonEmpty(offsets: dict[int, int]) -> dict[int, int]:
 
 
 def _expected(
-    spark, result: StreamResult, batches, topic: str, idle: int | None = IDLE, declared=()
+    spark, result: StreamResult, batches, topic: str, idle: int | None = IDLE, channels=None
 ) -> dict:
-    empty = spark.createDataFrame([], f"{VALUE}, partition int")
-    pipeline = _pipeline(empty, idle, [int(c) for c in declared] or None)
+    pipeline = _pipeline(spark.createDataFrame([], f"{VALUE}, partition int"), idle, channels)
     read = _readBatches(result, batches, topic)
-    h = channelHarness(
-        pipeline, result, read, "partition", lambda m: m - BOUND - 1, idle, list(declared)
-    )
+    h = channelHarness(pipeline, result, read, "partition", lambda m: m - BOUND - 1, idle)
     return {
         "main": h.extractOutput(),
         "late": h.extractSideOutput("late"),
@@ -184,8 +181,7 @@ def test_a_lagging_partition_keeps_its_events_and_an_idle_one_stops_holding_back
         native.stop()
         spark.catalog.dropTempView(f"native_{topic.replace('-', '_')}")
 
-    declared = [str(p) for p in range(PARTITIONS)]
-    expected = _expected(spark, result, batches, topic, declared=declared)
+    expected = _expected(spark, result, batches, topic, channels=range(PARTITIONS))
     _assertEqual(result, expected)
     times = result.batchTimes()
     data = [times[b] for b, n in sorted(result.rowsByBatch.items()) if n]
@@ -273,14 +269,13 @@ def test_declared_partitions_hold_the_watermark_until_they_deliver(
                 for i in range(3)
             ]
         )
-    declared = [str(p) for p in range(PARTITIONS)]
     result = runQuery(
         _pipeline(_source(spark, servers, topic), idle=None, channels=range(PARTITIONS)),
         tmp_path / "checkpoint",
         _feeder(spark, servers, topic, batches),
         trigger=TRIGGER,
     )
-    expected = _expected(spark, result, batches, topic, idle=None, declared=declared)
+    expected = _expected(spark, result, batches, topic, idle=None, channels=range(PARTITIONS))
     _assertEqual(result, expected)
     assert expected["main"] and expected["late"] == []
     undeclared = _expected(spark, result, batches, topic, idle=None)

@@ -404,9 +404,6 @@ def _arrivalOrder(
     return DataStream(_Source(df, None, None, None, None))
 
 
-_INTEGRAL = (ByteType, ShortType, IntegerType, LongType)
-
-
 def _declaredChannels(field: StructField, channels: object) -> tuple[str, ...]:
     """The declared channel values as the JVM names channels: the column's value as a string."""
     if isinstance(channels, str | bytes) or not isinstance(channels, Iterable):
@@ -417,7 +414,7 @@ def _declaredChannels(field: StructField, channels: object) -> tuple[str, ...]:
     values = list(channels)
     if not values:
         raise ValueError("channels: give at least one channel, or leave channels out")
-    integral = isinstance(field.dataType, _INTEGRAL)
+    integral = isinstance(field.dataType, _INTEGRAL_TYPES)
     if not integral and not isinstance(field.dataType, StringType):
         raise TypeError(
             f"channels: column {field.name!r} is {field.dataType.simpleString()}; declared "

@@ -8,7 +8,7 @@ import org.apache.spark.sql.types._
 import sparkwin.core.agg.{Aggregate, NumericKind}
 import sparkwin.operator.{AccumulationMode, OperatorSpec, WindowFunction}
 import sparkwin.core.evictor.{CountEvictor, DeltaEvictor, Evictor, TimeEvictor}
-import sparkwin.core.time.WatermarkStrategy
+import sparkwin.core.time.{ChannelWatermarks, WatermarkStrategy}
 import sparkwin.core.trigger._
 import sparkwin.core.window._
 
@@ -114,10 +114,8 @@ object PlanDecoder {
       optional(root, "channels").fold(Seq.empty[String])(_.elements().asScala.map(_.asText).toSeq)
     if (declared.nonEmpty && optional(root, "channel").isEmpty)
       throw new PlanException("channels are declared values of the channel column: give channel= too")
-    if (declared.distinct.size != declared.size)
-      throw new PlanException(
-        s"channels declared twice: ${declared.diff(declared.distinct).distinct.mkString(", ")}"
-      )
+    try ChannelWatermarks.checked(declared)
+    catch { case e: IllegalArgumentException => throw new PlanException(e.getMessage) }
     val trigger = optional(root, "trigger")
       .map(decodeTrigger(_, columns))
       .getOrElse(DefaultTrigger.forAssigner(assigner))

@@ -154,9 +154,11 @@ object ChannelWatermarks {
     new ChannelWatermarks(strategy, checked(declared), ids, maxSeen, lastData, valve)
   }
 
-  private def checked(declared: Seq[String]): Seq[String] = {
+  /** `declared`, refused if it names a channel twice (the plan decoder's check too). */
+  def checked(declared: Seq[String]): Seq[String] = {
     val twice = declared.diff(declared.distinct)
-    require(twice.isEmpty, s"channels declared twice: ${twice.distinct.mkString(", ")}")
+    if (twice.nonEmpty)
+      throw new IllegalArgumentException(s"channels declared twice: ${twice.distinct.mkString(", ")}")
     declared
   }
 }
