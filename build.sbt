@@ -1,9 +1,19 @@
-// sparkwin's JVM core. Spark is `provided`: we compile against the exact jars of the pinned
-// PySpark (Maven Central does not carry every PySpark release, and the jars PySpark ships are
-// the ones the code runs against), so the two can never drift.
+// sparkwin's JVM core. Spark is `provided`: we compile against the exact jars of the newest
+// supported PySpark (Maven Central does not carry every PySpark release, and the jars PySpark
+// ships are the ones the code runs against); bin/matrix links the one jar against every older
+// line of the support table.
 import scala.sys.process._
 
-val pinnedSpark = "4.3.0"
+// The newest line of python/sparkwin/_support.py's support table: the one table of versions.
+val pinnedSpark = {
+  val text = IO.read(file("python/sparkwin/_support.py"))
+  "SparkLine\\(\\(\\d+, \\d+\\), \"([^\"]+)\"".r
+    .findAllMatchIn(text)
+    .map(_.group(1))
+    .toList
+    .lastOption
+    .getOrElse(sys.error("python/sparkwin/_support.py has no SparkLine rows"))
+}
 
 // The Python package version is the one source of truth; the jar carries the same string.
 val sparkwinVersion = {

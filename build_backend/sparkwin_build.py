@@ -17,13 +17,25 @@ from pathlib import Path
 from setuptools import build_meta as _setuptools
 
 ROOT = Path(__file__).resolve().parent.parent
-PINNED_PYSPARK = "pyspark==4.3.0"
 JAR_DIR = ROOT / "python" / "sparkwin" / "jars"
 
 prepare_metadata_for_build_wheel = _setuptools.prepare_metadata_for_build_wheel
 prepare_metadata_for_build_editable = _setuptools.prepare_metadata_for_build_editable
 get_requires_for_build_sdist = _setuptools.get_requires_for_build_sdist
 build_sdist = _setuptools.build_sdist
+
+
+def _newestSpark() -> str:
+    """The newest line of the support table (python/sparkwin/_support.py): the jar compiles
+    against that PySpark's jars."""
+    text = (ROOT / "python" / "sparkwin" / "_support.py").read_text()
+    rows = re.findall(r'SparkLine\(\(\d+, \d+\), "([^"]+)"', text)
+    if not rows:
+        raise RuntimeError("python/sparkwin/_support.py has no SparkLine rows")
+    return rows[-1]
+
+
+PINNED_PYSPARK = f"pyspark=={_newestSpark()}"
 
 
 def _version() -> str:
@@ -42,7 +54,8 @@ def _newer_than_sources(jar: Path) -> bool:
     if not jar.exists():
         return False
     inputs = [ROOT / "build.sbt", ROOT / "project" / "build.properties",
-              ROOT / "python" / "sparkwin" / "_version.py"]
+              ROOT / "python" / "sparkwin" / "_version.py",
+              ROOT / "python" / "sparkwin" / "_support.py"]
     inputs += [p for p in (ROOT / "jvm" / "src" / "main").rglob("*") if p.is_file()]
     newest = max((p.stat().st_mtime for p in inputs if p.exists()), default=0.0)
     return jar.stat().st_mtime >= newest

@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import json
 
+import pyspark
 import pytest
 from kafka_broker import BROKER_CLASSPATH, BUILD_COMMAND, KafkaBroker, connectorJars
 
 import sparkwin
+from sparkwin._support import lineFor
+
+# Delta Lake where the running PySpark's line has a release (bin/matrix's older lines): the
+# shared session then runs every test with Delta's catalog, as a Delta user's session does.
+DELTA = lineFor(pyspark.__version__).delta is not None
 
 # Every column type the builder's checks care about, in one schema.
 EVENTS_DDL = (
@@ -25,6 +31,7 @@ def spark():
     session = sparkwin.session(
         appName="sparkwin-tests",
         master="local[2]",
+        delta=DELTA,
         **{
             "spark.sql.shuffle.partitions": "2",
             "spark.sql.session.timeZone": "UTC",

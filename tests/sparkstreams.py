@@ -9,6 +9,7 @@ the same order.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import time
@@ -157,11 +158,21 @@ def awaitProgress(
             raise failure
         progress = query.lastProgress
         if progress is not None and progress["sources"]:
-            end = progress["sources"][0]["endOffset"]
-            if reached(json.loads(end) if isinstance(end, str) else end):
+            if reached(_offset(progress["sources"][0]["endOffset"])):
                 return
         time.sleep(0.05)
     raise AssertionError(f"the query did not reach its input's end within {timeout} s")
+
+
+def _offset(end: Any) -> Any:
+    """A source's end offset as a value: PySpark 4.1 on gives JSON text (or the parsed value),
+    4.0 the text of a Python dict."""
+    if not isinstance(end, str):
+        return end
+    try:
+        return json.loads(end)
+    except json.JSONDecodeError:
+        return ast.literal_eval(end)
 
 
 def runQuery(

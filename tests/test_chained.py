@@ -59,6 +59,7 @@ def _expected(batches) -> list[tuple[int, int, int]]:
     return out
 
 
+@pytest.mark.compat
 def test_a_window_of_windows_on_a_stream_restarted_midway(spark, tmp_path) -> None:
     batches = _batches()
     writeBatches(tmp_path / "source", batches[:4])

@@ -64,6 +64,7 @@ def _compare(pipeline, result, batches, idle=None) -> dict:
     return expected
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize("late", [True, False], ids=["element by element", "pre-aggregated"])
 def test_a_lagging_channel_keeps_its_events_on_time_as_the_harness_says(spark, tmp_path, late):
     batches = _lagging()
@@ -107,6 +108,7 @@ def test_spark_native_windows_drop_what_sparkwin_keeps(spark, tmp_path):
     assert sum(m["droppedLate"] + m["lateSideOutput"] for m in metrics) == 0
 
 
+@pytest.mark.compat
 def test_an_idle_channel_stops_holding_back_and_windows_fire_without_new_data(spark, tmp_path):
     """Partition 2 delivers once, far behind, and goes quiet: after the idle timeout (in
     micro-batch time) it stops holding the others back. Partition 3 delivers once, far ahead,

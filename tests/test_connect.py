@@ -130,6 +130,7 @@ def rowsOf(df: DataFrame) -> list[dict]:
 # Both transports
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize("build", [tumbling, sessions, windowAll], ids=lambda b: b.__name__)
 def test_bounded_outputs_equal_the_harness(session, spark, build) -> None:
     pipeline = build(session.createDataFrame(ROWS, SCHEMA))
@@ -147,6 +148,7 @@ def test_bounded_outputs_equal_the_harness(session, spark, build) -> None:
         assert rowsOf(pipeline.getSideOutput("late")) == []
 
 
+@pytest.mark.compat
 def test_process_function(session) -> None:
     rows = [r for r in ROWS if r["ts"] is not None]
     got = processed(session.createDataFrame(rows, SCHEMA)).toDF().collect()
@@ -210,6 +212,7 @@ def _writeStream(
     return result
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize("build", [tumbling, processed], ids=lambda b: b.__name__)
 def test_stream_restarted_from_its_checkpoint_equals_the_harness(
     session, spark, tmp_path: Path, build
@@ -256,6 +259,7 @@ def channeled(df: DataFrame) -> sw.Pipeline:
     )
 
 
+@pytest.mark.compat
 def test_per_channel_watermarks_on_a_stream_equal_the_harness(session, spark, tmp_path) -> None:
     parts = [CHANNEL_SCRIPT[:2], CHANNEL_SCRIPT[2:]]
     result = _writeStream(session, tmp_path, channeled, parts, CHANNEL_SCHEMA)
@@ -300,6 +304,7 @@ def test_a_bad_setting_names_the_setting(session, tmp_path: Path) -> None:
             session.conf.set("spark.sparkwin.keyGroups", before)
 
 
+@pytest.mark.compat
 def test_jvm_version(session) -> None:
     assert sw.jvm_version(session) == sw.__version__
 

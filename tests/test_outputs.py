@@ -1,20 +1,27 @@
-"""writeStream's outputs: catalog tables (``sw.toTable``) and the user's own functions, each
-exactly once across a restart that replays a batch. Spark replays a batch whose commit is
-missing: the query wrote its outputs, then died before committing; removing the last
-``commits/<n>`` file of the checkpoint is that crash. (Directories: test_spark_streaming.py.)
+"""writeStream's outputs: catalog tables (``sw.toTable``), Delta tables (``sw.toDelta``) and the
+user's own functions, each exactly once across a restart that replays a batch. Spark replays a
+batch whose commit is missing: the query wrote its outputs, then died before committing;
+removing the last ``commits/<n>`` file of the checkpoint is that crash. (Directories:
+test_spark_streaming.py.)
 
-No Delta test: no delta-spark release runs on PySpark 4.3.0 (docs/concepts/spark.md#outputs).
+Delta runs where the Spark line has a Delta release (bin/matrix's older lines, whose shared
+session has Delta); on the others the test is that Delta outputs are refused, naming the lines.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 from sparkstreams import writeBatches
 
 import sparkwin as sw
+from sparkwin import _delta
+from sparkwin._support import lineFor
+from sparkwin.errors import UnsupportedSparkError
 
 SCHEMA = "user string, amount long, ts long"
 # Watermark (bound 0) after each batch: 4999, 14999, 24999, 99999.
@@ -92,6 +99,7 @@ def _table(spark, name: str) -> list:
     return spark.table(name).collect()
 
 
+@pytest.mark.compat
 def test_table_outputs_are_exactly_once_across_a_replayed_batch(
     spark, session, tmp_path, database
 ) -> None:
@@ -108,6 +116,7 @@ def test_table_outputs_are_exactly_once_across_a_replayed_batch(
     assert partitions == {"batch_id"}
 
 
+@pytest.mark.compat
 def test_function_outputs_see_every_batch_and_the_replayed_one_again(
     spark, tmp_path, database
 ) -> None:
@@ -177,3 +186,110 @@ def test_bad_outputs_are_refused_before_the_query_starts(spark, tmp_path, databa
     )
     with pytest.raises(ValueError, match=r"outputs\['late'\]: toTable\('t'\) adds a 'batch_id'"):
         clash.aggregate(sw.agg.count()).writeStream(str(tmp_path / "c"), {"late": sw.toTable("t")})
+
+
+def _withDelta(spark) -> None:
+    if lineFor(spark.version).delta is None:
+        pytest.skip(f"Delta has no release for Spark {spark.version}")
+
+
+def _deltaTransactions(path: Path) -> list[tuple[str, int]]:
+    """The (appId, version) of every transaction in a Delta table's log, oldest first."""
+    log = sorted((path / "_delta_log").glob("*.json"))
+    lines = [json.loads(line) for f in log for line in f.read_text().splitlines()]
+    return [(a["txn"]["appId"], a["txn"]["version"]) for a in lines if "txn" in a]
+
+
+@pytest.mark.compat
+def test_delta_outputs_are_exactly_once_across_a_replayed_batch(spark, tmp_path, database) -> None:
+    _withDelta(spark)
+    main, errors = tmp_path / "delta" / "main", tmp_path / "delta" / "errors"
+    late = f"{database}.late"
+    outputs = {
+        "main": sw.toDelta(str(main)),
+        "late": sw.toDelta(table=late),
+        "errors": sw.toDelta(str(errors)),
+    }
+    lastWritten = lambda: _deltaTransactions(main)[-1][1]  # noqa: E731
+    replayed = _runWithReplay(spark, tmp_path, outputs, lastWritten)
+    rows = spark.read.format("delta").load(str(main)).collect()
+    assert len(rows) == len(EXPECTED) and _windows(rows) == EXPECTED
+    # The replayed batch's write was skipped: one transaction per batch that had rows.
+    versions = [v for _, v in _deltaTransactions(main)]
+    assert versions.count(replayed) == 1 and versions == sorted(set(versions)), versions
+    assert {(r["user"], r["amount"]) for r in spark.table(late).collect()} == LATE
+    assert {
+        (r["user"], r["amount"]) for r in spark.read.format("delta").load(str(errors)).collect()
+    } == ERRORS
+    # The table has the output's own columns, no batch_id.
+    schema = _pipeline(spark.createDataFrame([], SCHEMA)).schemas()["main"]
+    assert spark.read.format("delta").load(str(main)).schema.names == schema.names
+
+
+@pytest.mark.compat
+def test_a_delta_table_with_other_columns_is_refused_before_the_query_starts(
+    spark, tmp_path
+) -> None:
+    _withDelta(spark)
+    other = tmp_path / "other"
+    spark.createDataFrame([(1,)], "x int").write.format("delta").save(str(other))
+    sdf = spark.readStream.schema(SCHEMA).json(str(tmp_path))
+    with pytest.raises(
+        ValueError, match=r"outputs\['main'\]: toDelta\(.*\): the Delta table exists"
+    ):
+        _pipeline(sdf).writeStream(str(tmp_path / "c"), {"main": sw.toDelta(str(other))})
+    assert not (tmp_path / "c").exists()  # no query started
+
+
+@pytest.mark.compat
+def test_a_bounded_result_saved_to_delta(spark, tmp_path) -> None:
+    _withDelta(spark)
+    rows = [r for batch in BATCHES for r in batch if r["ts"] is not None]
+    result = _pipeline(spark.createDataFrame(rows, SCHEMA)).toDF()
+    target = sw.toDelta(str(tmp_path / "bounded"))
+    target.save(result)
+    saved = spark.read.format("delta").load(str(tmp_path / "bounded")).collect()
+    assert _windows(saved) == _windows(result.collect())
+    target.save(result, mode="overwrite")
+    assert spark.read.format("delta").load(str(tmp_path / "bounded")).count() == len(saved)
+
+
+def test_delta_is_refused_where_delta_has_no_release(spark, tmp_path) -> None:
+    if lineFor(spark.version).delta is not None:
+        pytest.skip(f"Spark {spark.version} has Delta")
+    sdf = spark.readStream.schema(SCHEMA).json(str(tmp_path))
+    names = r"Delta outputs run on Spark 4\.0, 4\.1, 4\.2"
+    with pytest.raises(UnsupportedSparkError, match=r"outputs\['main'\]: toDelta.*" + names):
+        _pipeline(sdf).writeStream(str(tmp_path / "c"), {"main": sw.toDelta(str(tmp_path / "d"))})
+    with pytest.raises(UnsupportedSparkError, match="the installed PySpark is Spark .*" + names):
+        sw.configure(SparkSession.builder, delta=True)
+
+
+def test_a_delta_jar_for_another_spark_or_none_is_named_with_the_one_that_fits() -> None:
+    line = lineFor("4.1.4")
+    with pytest.raises(
+        UnsupportedSparkError,
+        match=r"built for Spark 4\.2.*io\.delta:delta-spark_4\.1_2\.13:4\.4\.0",
+    ):
+        _delta.checkJar("file:/ivy/jars/io.delta_delta-spark_4.2_2.13-4.4.0.jar", line, "w")
+    with pytest.raises(
+        UnsupportedSparkError,
+        match=r"no Delta Lake jar; start the session with sparkwin\.session\(delta=True\)",
+    ):
+        _delta.checkJar(None, line, "w")
+    _delta.checkJar("file:/ivy/jars/io.delta_delta-spark_4.1_2.13-4.4.0.jar", line, "w")
+    _delta.checkJar("file:/jars/delta-spark_2.13-4.4.0.jar", line, "w")  # no line in its name
+
+
+def test_delta_arguments_are_named() -> None:
+    with pytest.raises(TypeError, match="toDelta needs exactly one of path"):
+        sw.toDelta()
+    with pytest.raises(TypeError, match="toDelta needs exactly one of path"):
+        sw.toDelta("/a", table="t")
+    with pytest.raises(TypeError, match=r"toDelta\(table\): table must be a non-empty string"):
+        sw.toDelta(table=" ")
+    a = sw.toDelta("/a").forQuery("/chk", "main")
+    assert (
+        a == sw.toDelta("/a").forQuery("/chk/", "main") != sw.toDelta("/a").forQuery("/chk", "late")
+    )
+    assert sw.toDelta("/a", appId="mine").forQuery("/chk", "main").appId == "mine"

@@ -11,7 +11,13 @@ import pytest
 
 import sparkwin
 from sparkwin import _jvm
-from sparkwin.errors import JarNotFoundError, PlanError, VersionMismatchError
+from sparkwin._support import LINES, lineFor
+from sparkwin.errors import (
+    JarNotFoundError,
+    PlanError,
+    UnsupportedSparkError,
+    VersionMismatchError,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -23,6 +29,7 @@ def test_jar_path_is_the_jar_inside_the_package() -> None:
     assert jar.name == f"sparkwin-core_2.13-{sparkwin.__version__}.jar"
 
 
+@pytest.mark.compat
 def test_the_jvm_reports_the_package_version(spark) -> None:
     assert sparkwin.jvm_version(spark) == sparkwin.__version__
 
@@ -96,3 +103,35 @@ def test_a_session_commits_rocksdb_state_by_changelog_unless_told_otherwise(spar
     assert spark.conf.get("spark.sql.streaming.stateStore.providerClass") == (
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
     )
+
+
+def test_a_spark_outside_the_supported_lines_is_refused_naming_them() -> None:
+    for line in LINES:
+        assert lineFor(line.tested) is line
+    with pytest.raises(
+        UnsupportedSparkError,
+        match=r"is Spark 3\.5\.2; sparkwin runs on Spark 4\.0 to 4\.3 .*pip install 'pyspark==",
+    ):
+        lineFor("3.5.2", "this SparkSession")
+    with pytest.raises(
+        UnsupportedSparkError, match=r"Spark 4\.4\.0; .*a newer sparkwin may support it"
+    ):
+        lineFor("4.4.0")
+
+
+def test_configure_refuses_an_unsupported_pyspark(monkeypatch) -> None:
+    import pyspark
+    from pyspark.sql import SparkSession
+
+    monkeypatch.setattr(pyspark, "__version__", "3.5.2")
+    with pytest.raises(UnsupportedSparkError, match=r"the installed PySpark is Spark 3\.5\.2"):
+        sparkwin.configure(SparkSession.builder)
+
+
+def test_a_session_whose_jvm_runs_an_unsupported_spark_is_refused(spark, monkeypatch) -> None:
+    from pyspark.sql import SparkSession
+
+    monkeypatch.setattr(SparkSession, "version", property(lambda self: "4.4.1"))
+    monkeypatch.setattr(_jvm, "_checked", set())
+    with pytest.raises(UnsupportedSparkError, match=r"this SparkSession is Spark 4\.4\.1"):
+        sparkwin.jvm_version(spark)

@@ -86,3 +86,17 @@ def test_links_in_the_history_pages_resolve(name: str) -> None:
     page = README.parent / name
     for target in relative_links(page):
         assert (page.parent / target).exists(), f"{name} links to a missing {target}"
+
+
+def test_the_support_table_says_what_the_support_table_in_the_code_says() -> None:
+    """The README's table of Spark versions follows python/sparkwin/_support.py, and names the
+    patch releases the matrix proves."""
+    from sparkwin._support import LINES
+
+    text = README.read_text()
+    rows = [r for r in text.splitlines() if r.startswith("| 4.")]
+    for line in LINES:
+        (row,) = [r for r in rows if line.name in r.split("|")[1]]
+        delta = row.split("|")[4].strip()
+        assert delta.startswith("yes") == (line.delta is not None), row
+        assert line.tested in text, f"README does not name {line.tested}, which CI proves"

@@ -206,6 +206,7 @@ def test_late_rows_reach_the_side_output_instead_of_being_dropped_by_spark(
     assert [(r["sum_amount"], r["count"]) for r in refired] == [(10, 3)]
 
 
+@pytest.mark.compat
 def test_every_input_row_is_accounted_for(spark, tmp_path: Path) -> None:
     result = runStream(spark, tmp_path, SCHEMA, tumbling, SCRIPT)
     data = [r for batch in SCRIPT for r in batch if r["user"] != "z"]
@@ -293,6 +294,7 @@ def test_key_groups_setting_is_checked(spark, tmp_path: Path, value: str) -> Non
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize(
     "changelog",
     [("true", "true"), ("false", "true")],
@@ -459,6 +461,7 @@ def test_preaggregated_pipelines_count_their_late_drops(spark, tmp_path: Path) -
     assert dropped == h.numLateRecordsDropped() == 4
 
 
+@pytest.mark.compat
 def test_write_stream_reports_observed_metrics(spark, tmp_path: Path) -> None:
     result = runStream(spark, tmp_path, SCHEMA, tumbling, SCRIPT)
     totals = {
@@ -471,6 +474,7 @@ def test_write_stream_reports_observed_metrics(spark, tmp_path: Path) -> None:
     assert totals["windowsOpened"] - totals["windowsCleaned"] == 1  # the flush key's window
 
 
+@pytest.mark.compat
 @pytest.mark.parametrize("build", PIPELINES, ids=lambda b: b.__name__)
 def test_bounded_dataframe_equals_the_harness_fed_everything_then_infinity(spark, build) -> None:
     rows = [r for batch in SCRIPT for r in batch]
@@ -519,6 +523,7 @@ def _processPipeline(df: DataFrame) -> sw.Pipeline:
     )
 
 
+@pytest.mark.compat
 def test_process_function_on_a_stream_matches_the_harness(spark, tmp_path: Path) -> None:
     result = runStream(spark, tmp_path, SCHEMA, _processPipeline, SCRIPT)
     expected = replayInHarness(_processPipeline(spark.createDataFrame([], SCHEMA)), result, SCRIPT)
@@ -526,6 +531,7 @@ def test_process_function_on_a_stream_matches_the_harness(spark, tmp_path: Path)
     assert canonical(result.outputs["main"]) == canonical(expected["main"])
 
 
+@pytest.mark.compat
 def test_process_function_on_a_bounded_dataframe(spark) -> None:
     rows = [r for batch in SCRIPT for r in batch if r["ts"] is not None]
     got = _processPipeline(spark.createDataFrame(rows, SCHEMA)).toDF().collect()

@@ -35,7 +35,7 @@ from sparkwin.assigners import (
     WindowAssigner,
 )
 from sparkwin.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
-from sparkwin.outputs import Output, toTable
+from sparkwin.outputs import DeltaOutput, Output, toDelta, toTable
 from sparkwin.pipeline import Pipeline
 from sparkwin.replay import Replay
 from sparkwin.stream import DataStream, KeyedStream, WindowedStream, stream
@@ -76,6 +76,7 @@ __all__ = [
     "CountTrigger",
     "DataStream",
     "DeltaEvictor",
+    "DeltaOutput",
     "DeltaTrigger",
     "EventTimeSessionWindows",
     "EventTimeTrigger",
@@ -112,5 +113,6 @@ __all__ = [
     "plot",
     "session",
     "stream",
+    "toDelta",
     "toTable",
 ]

@@ -25,8 +25,10 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
+from sparkwin._conf import withItem
 from sparkwin._contract import CHANNEL_METRICS, OBSERVE_NAME
 from sparkwin._jar import jarHint
+from sparkwin._support import lineFor
 from sparkwin._version import __version__
 from sparkwin.errors import (
     ConnectUnsupportedError,
@@ -70,11 +72,7 @@ def functionsFor(df: Any) -> ModuleType:
 
 def withPlugin(builder: Any) -> Any:
     """The builder with sparkwin's relation plugin added to the server's plugin classes."""
-    existing = builder._options.get(RELATION_CLASSES_CONF)
-    classes = [c.strip() for c in str(existing or "").split(",") if c.strip()]
-    if PLUGIN_CLASS not in classes:
-        classes.append(PLUGIN_CLASS)
-    return builder.config(RELATION_CLASSES_CONF, ",".join(classes))
+    return withItem(builder, RELATION_CLASSES_CONF, PLUGIN_CLASS)
 
 
 def localJvmSession(what: str) -> Any:
@@ -151,6 +149,7 @@ def check(spark: Any) -> None:
         return
     from sparkwin._connect_plan import VERSION
 
+    lineFor(spark.version, "this Spark Connect server")
     try:
         with translated():
             jarVersion = _single(spark, VERSION)

@@ -13,6 +13,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from sparkwin._jar import jarHint
+from sparkwin._support import lineFor
 from sparkwin._version import __version__
 from sparkwin.errors import JarNotFoundError, VersionMismatchError, fromJvm
 
@@ -40,6 +41,7 @@ def entryPoint(spark: SparkSession | None = None) -> Any:
     assert jvm is not None
     key = id(spark.sparkContext._jsc)
     if key not in _checked:
+        lineFor(spark.version, "this SparkSession")
         loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
         try:
             jvm.java.lang.Class.forName(ENTRY_CLASS, True, loader)
@@ -59,6 +61,19 @@ def entryPoint(spark: SparkSession | None = None) -> Any:
             )
         _checked.add(key)
     return jvm.sparkwin.plan.PythonEntryPoint
+
+
+def classLocation(spark: SparkSession, className: str) -> str | None:
+    """Where the driver loads ``className`` from (a jar's URL), or None if it cannot."""
+    jvm = spark._jvm
+    assert jvm is not None
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    try:
+        found = jvm.java.lang.Class.forName(className, False, loader)
+    except Exception:  # Py4JJavaError: ClassNotFoundException
+        return None
+    source = found.getProtectionDomain().getCodeSource()
+    return str(source.getLocation()) if source is not None else className
 
 
 def _javaException(exc: BaseException) -> Any:

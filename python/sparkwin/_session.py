@@ -11,10 +11,12 @@ import os
 import sys
 from typing import Any
 
+import pyspark
 from pyspark.sql import SparkSession
 
-from sparkwin import _connect, _jvm
+from sparkwin import _connect, _delta, _jvm
 from sparkwin._jar import jarPath
+from sparkwin._support import lineFor
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
@@ -38,7 +40,7 @@ _LOCAL_DEFAULTS = {
 }
 
 
-def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
+def configure(builder: SparkSession.Builder, *, delta: bool = False) -> SparkSession.Builder:
     """Put the sparkwin jar on a builder's classpath and set the state store sparkwin needs.
 
     Call it before `getOrCreate()`; a JVM that is already running cannot gain the jar. It also
@@ -46,15 +48,26 @@ def configure(builder: SparkSession.Builder) -> SparkSession.Builder:
     server PySpark starts in this process) runs sparkwin pipelines too; a remote ``sc://``
     server must have been started with the jar and the plugin itself.
 
+    ``delta=True`` also adds Delta Lake for ``sw.toDelta`` outputs: the Delta jar built for the
+    installed PySpark's line (from Maven Central, through ``spark.jars.packages``), Delta's SQL
+    extension, and Delta's catalog as the session catalog unless the builder names another. A
+    Spark line Delta has no release for is refused, naming the lines it has.
+
     Example::
 
         spark = sparkwin.configure(SparkSession.builder.master("local[2]")).getOrCreate()
+        spark = sparkwin.configure(SparkSession.builder, delta=True).getOrCreate()
         spark = sparkwin.configure(SparkSession.builder.remote("local[2]")).getOrCreate()
     """
     if not isinstance(builder, SparkSession.Builder):
         raise TypeError(
             f"builder must be a SparkSession.Builder (SparkSession.builder), got {type(builder)}"
         )
+    lineFor(pyspark.__version__, "the installed PySpark")
+    if not isinstance(delta, bool):
+        raise TypeError("delta must be a bool")
+    if delta:
+        builder = _delta.withDelta(builder)
     jar = jarPath()
     existing = builder._options.get("spark.jars")
     jars = jar if not existing else f"{existing},{jar}"
@@ -70,6 +83,7 @@ def session(
     master: str = "local[2]",
     *,
     connect: Any = False,  # a bool; Any keeps session(**{"spark.x": "y"}) well-typed
+    delta: Any = False,  # a bool, as connect
     **conf: Any,
 ) -> SparkSession:
     """Get or create a SparkSession with sparkwin's jar and state store configured.
@@ -84,6 +98,7 @@ def session(
     starts the Connect server in this process (on port 15002), with the jar and sparkwin's
     Connect plugin; ``master="sc://host:port"`` connects to a running server, which must have
     been started with both (see ``configure``). Needs ``pip install "sparkwin[connect]"``.
+    ``delta=True`` adds Delta Lake for ``sw.toDelta`` outputs (see ``configure``).
 
     Example::
 
@@ -91,6 +106,7 @@ def session(
         spark = sparkwin.session()
         print(sparkwin.jvm_version())
         spark = sparkwin.session(connect=True)  # a Spark Connect client of a local server
+        spark = sparkwin.session(delta=True)  # with Delta Lake (Spark 4.0 to 4.2)
     """
     if not isinstance(appName, str) or not appName:
         raise TypeError("appName must be a non-empty string")
@@ -112,8 +128,8 @@ def session(
     for key, value in settings.items():
         builder = builder.config(key, str(value))
     if connect:
-        return _connect.startSession(configure(builder))
-    spark = configure(builder).getOrCreate()
+        return _connect.startSession(configure(builder, delta=delta))
+    spark = configure(builder, delta=delta).getOrCreate()
     _jvm.entryPoint(spark)  # checks the jar is loaded and of our version
     return spark
 

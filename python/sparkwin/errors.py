@@ -19,6 +19,11 @@ class VersionMismatchError(SparkwinError):
     """The Python package and the jar on the JVM are different versions."""
 
 
+class UnsupportedSparkError(SparkwinError):
+    """The running Spark is outside the versions sparkwin supports, or lacks a feature asked for;
+    the message names the versions that have it and the fix."""
+
+
 class PlanError(SparkwinError, ValueError):
     """The JVM rejected a pipeline plan (Python's checks let it through)."""
 

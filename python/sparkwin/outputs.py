@@ -5,7 +5,8 @@ Spark's foreachBatch is at-least-once: a micro-batch that wrote its outputs and 
 its commit (``<checkpoint>/commits/<n>``) runs again after a restart, with the same id and the
 same rows. Each kind of output therefore writes one micro-batch so that writing it twice leaves
 what writing it once does: a directory and a table keep each batch apart (``batch_id``) and
-replace that batch's rows; a function is called again with the same id and must do the same.
+replace that batch's rows; a Delta table records each batch's transaction and skips it when it
+comes again; a function is called again with the same id and must do the same.
 
 This module only writes DataFrames it is handed; it knows nothing of windows.
 """
@@ -15,13 +16,16 @@ from __future__ import annotations
 import inspect
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import LongType, StructField, StructType
 
-__all__ = ["BatchFunction", "Output", "OutputSpec", "toTable"]
+from sparkwin import _delta
+
+__all__ = ["BatchFunction", "DeltaOutput", "Output", "OutputSpec", "toDelta", "toTable"]
 
 # A function output: fn(df, batchId), the user's foreachBatch code for one output.
 BatchFunction = Callable[[DataFrame, int], None]
@@ -39,6 +43,10 @@ class Output:
     def write(self, df: DataFrame, batchId: int) -> None:
         """Writes one micro-batch's rows; a replayed ``batchId`` replaces what it wrote."""
         raise NotImplementedError
+
+    def forQuery(self, checkpointLocation: str, tag: str) -> Output:
+        """This output as the query with ``checkpointLocation`` writes it as ``tag``."""
+        return self
 
 
 # What a writeStream outputs entry may be.
@@ -127,6 +135,100 @@ class FunctionOutput(Output):
         self.fn(df, batchId)
 
 
+@dataclass(frozen=True)
+class DeltaOutput(Output):
+    """A Delta table, at a path or in the catalog; each micro-batch is one Delta transaction.
+
+    Exactly once the way Delta documents it for batch writers in a stream: every write carries
+    ``txnAppId`` (this output of this query) and ``txnVersion`` (the micro-batch id), and Delta
+    skips a write whose version for that app id it has already committed. So a batch Spark
+    replays after a crash between the write and the query's commit writes nothing twice, and
+    the table keeps the output's own columns (no ``batch_id``). The app id is taken from the
+    checkpoint location and the output's tag unless ``appId`` is given: give one if the
+    checkpoint may move.
+    """
+
+    path: str | None = None
+    table: str | None = None
+    appId: str | None = None
+
+    def _where(self, tag: str) -> str:
+        target = f"{self.path!r}" if self.path is not None else f"table={self.table!r}"
+        return f"outputs[{tag!r}]: toDelta({target})"
+
+    def forQuery(self, checkpointLocation: str, tag: str) -> DeltaOutput:
+        if self.appId is not None:
+            return self
+        key = f"sparkwin:{_normalPath(checkpointLocation)}#{tag}"
+        return replace(self, appId=str(uuid.uuid5(uuid.NAMESPACE_URL, key)))
+
+    def prepare(self, spark: SparkSession, schema: StructType, tag: str) -> None:
+        where = self._where(tag)
+        _delta.requireDelta(spark, where, table=self.table is not None)
+        existing = self._existingSchema(spark, where)
+        if existing is None:  # the output's schema, before the first batch
+            self._saveWith(spark.createDataFrame([], schema).write.format("delta").mode("append"))
+            return
+        if _columns(existing) != _columns(schema):
+            raise ValueError(
+                f"{where}: the Delta table exists with other columns than the output's "
+                f"(it has {existing.simpleString()}, the output has {schema.simpleString()}); "
+                "write to another table, or drop it and sparkwin creates it"
+            )
+
+    def _saveWith(self, writer: Any) -> None:
+        if self.table is not None:
+            writer.saveAsTable(self.table)
+        else:
+            writer.save(self.path)
+
+    def _existingSchema(self, spark: SparkSession, where: str) -> StructType | None:
+        if self.table is not None:
+            if not spark.catalog.tableExists(self.table):
+                return None
+            found = spark.table(self.table)
+        else:
+            try:
+                found = spark.read.format("delta").load(self.path)
+                found.schema  # noqa: B018 - reading the schema is what fails for no table
+            except AnalysisException as exc:
+                if _noTableAt(exc):
+                    return None
+                raise ValueError(
+                    f"{where}: cannot read the Delta table at {self.path}: {exc}"
+                ) from None
+        return found.schema
+
+    def write(self, df: DataFrame, batchId: int) -> None:
+        if self.appId is None:
+            raise ValueError("a DeltaOutput writes micro-batches only as a query's output")
+        writer = (
+            df.write.format("delta")
+            .mode("append")
+            .option("txnAppId", self.appId)
+            .option("txnVersion", str(int(batchId)))
+        )
+        self._saveWith(writer)
+
+    def save(self, df: DataFrame, mode: str = "append") -> None:
+        """Writes a bounded result (``pipeline.toDF()``, a side output) to this Delta table,
+        with the same checks as a stream's output: Delta on this Spark, the table's columns.
+
+        Example::
+
+            sw.toDelta("/data/sessions").save(pipeline.toDF())
+        """
+        if df.isStreaming:
+            raise ValueError("save() writes a bounded DataFrame; streams use writeStream")
+        if mode not in ("append", "overwrite"):
+            raise ValueError(f"mode must be 'append' or 'overwrite', got {mode!r}")
+        if mode == "append":
+            self.prepare(df.sparkSession, df.schema, "save")
+        else:
+            _delta.requireDelta(df.sparkSession, self._where("save"), self.table is not None)
+        self._saveWith(df.write.format("delta").mode(mode))
+
+
 def toTable(name: str, format: str = "parquet") -> TableOutput:
     """An output written to the catalog table ``name``, exactly once across restarts.
 
@@ -153,6 +255,37 @@ def toTable(name: str, format: str = "parquet") -> TableOutput:
     return TableOutput(name.strip(), format)
 
 
+def toDelta(
+    path: str | None = None, *, table: str | None = None, appId: str | None = None
+) -> DeltaOutput:
+    """An output written to a Delta table, at ``path`` or the catalog table ``table``, exactly
+    once across restarts.
+
+    Each micro-batch is appended as one Delta transaction tagged with this output and the batch
+    id, which Delta skips when Spark replays the batch after a crash. The table is created when
+    the query starts if it does not exist, with the output's columns; an existing one must have
+    them. Needs a session with Delta Lake (``sparkwin.session(delta=True)``) on a Spark line
+    Delta has a release for (4.0, 4.1, 4.2); elsewhere the query is refused before it starts.
+    ``appId`` names the output to Delta (default: from the checkpoint location and the tag).
+    ``sw.toDelta(...).save(df)`` writes a bounded result.
+
+    Example::
+
+        spark = sw.session(delta=True)
+        query = pipeline.writeStream("/chk", {"main": sw.toDelta("/data/sessions"),
+                                              "late": sw.toDelta(table="analytics.late")})
+    """
+    if (path is None) == (table is None):
+        raise TypeError(
+            "toDelta needs exactly one of path (toDelta('/data/t')) or table "
+            "(toDelta(table='db.t'))"
+        )
+    for name, value in (("path", path), ("table", table), ("appId", appId)):
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise TypeError(f"toDelta({name}): {name} must be a non-empty string, got {value!r}")
+    return DeltaOutput(path=path, table=table.strip() if table is not None else None, appId=appId)
+
+
 def outputOf(value: Any, tag: str, format: str, options: dict[str, str]) -> Output:
     """The output a ``writeStream`` outputs entry stands for, or a TypeError naming the tag."""
     if isinstance(value, Output):
@@ -171,13 +304,33 @@ def outputOf(value: Any, tag: str, format: str, options: dict[str, str]) -> Outp
             pass
         return FunctionOutput(value)
     raise TypeError(
-        f"outputs[{tag!r}] must be a directory path, sw.toTable('db.name') or a function "
+        f"outputs[{tag!r}] must be a directory path, sw.toTable('db.name'), sw.toDelta(path) "
+        "or a function "
         f"fn(df, batchId), got {type(value).__name__} {value!r}"
     )
 
 
 def _withBatchColumn(schema: StructType) -> StructType:
     return StructType([*schema.fields, StructField(BATCH_COLUMN, LongType())])
+
+
+def _columns(schema: StructType) -> dict[str, str]:
+    """Columns by lower-case name (Delta's are case-insensitive) and type, nullability aside."""
+    return {f.name.lower(): f.dataType.simpleString() for f in schema.fields}
+
+
+def _noTableAt(exc: AnalysisException) -> bool:
+    # No such path, or a directory without a Delta log (Delta then starts its log there).
+    return exc.getCondition() in ("PATH_NOT_FOUND", "DELTA_TABLE_NOT_FOUND")
+
+
+def _normalPath(location: str) -> str:
+    """A checkpoint location as one string for the same place: local paths made absolute."""
+    if "://" in location or location.startswith("file:"):
+        return location.rstrip("/")
+    import os
+
+    return os.path.abspath(location)
 
 
 def _quoted(column: str) -> str:

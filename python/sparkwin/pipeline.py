@@ -187,13 +187,16 @@ class Pipeline:
           with ``options``;
         - ``sw.toTable("db.name")``: a catalog table, created when the query starts if it does
           not exist, partitioned by ``batch_id``, each batch replacing its own partition;
+        - ``sw.toDelta(path)`` or ``sw.toDelta(table="db.name")``: a Delta table, each batch one
+          Delta transaction that Delta skips when the batch is replayed;
         - a function ``fn(df, batchId)``: your own foreachBatch code for that output.
 
         Spark runs a micro-batch again after a restart when it wrote and then failed before
-        its commit; directories and tables replace what that batch wrote, so every output is
-        written exactly once. A function gets the same ``batchId`` again: make it idempotent
-        per batch id. ``paths`` is the old name of ``outputs``; ``foreachOutput(tag, df,
-        batchId)`` instead writes every output with one function. Per-batch counters appear in
+        its commit; directories and tables replace what that batch wrote and Delta skips it, so
+        every output is written exactly once. A function gets the same ``batchId`` again: make
+        it idempotent per batch id. ``paths`` is the old name of ``outputs``;
+        ``foreachOutput(tag, df, batchId)`` instead writes every output with one function.
+        Per-batch counters appear in
         ``query.lastProgress["observedMetrics"]["sparkwin"]`` (with ``channel=``, also the
         valve's ``watermark`` and each channel's ``channels``). Pipelines with processing-time
         timers or idle channels need an interval trigger, e.g.
@@ -234,7 +237,10 @@ class Pipeline:
             unknown = sorted(set(spec) - set(tags))
             if unknown:
                 raise ValueError(f"{name} has unknown outputs {unknown}; this pipeline has {tags}")
-            targets = {t: outputOf(v, t, format, dict(options or {})) for t, v in spec.items()}
+            targets = {
+                t: outputOf(v, t, format, dict(options or {})).forQuery(checkpointLocation, t)
+                for t, v in spec.items()
+            }
         if foreachOutput is not None:
             if not callable(foreachOutput):
                 raise TypeError("foreachOutput must be callable as foreachOutput(tag, df, batchId)")
