@@ -37,6 +37,8 @@ CLUSTER_CONF = {
     "spark.ui.enabled": "false",
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+    "spark.executor.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
 }
 
 
@@ -61,9 +63,10 @@ def biggest(key: Any, window: Any, pdf: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "user": [key[0]],
-            "end": [int(window.end.timestamp() * 1000)],
+            "end": [window.end],
             "top": [int(pdf["amount"].max())],
             "n": [len(pdf)],
+            "module": [sw.__file__],  # where the executor's Python found sparkwin
         }
     )
 
@@ -74,7 +77,7 @@ def tops(df: DataFrame) -> sw.Pipeline:
         sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS))
         .keyBy("user")
         .window(sw.TumblingEventTimeWindows.of(WINDOW_MS))
-        .process(biggest, "user string, end long, top long, n long")
+        .process(biggest, "user string, end timestamp, top long, n long, module string")
     )
 
 
@@ -152,10 +155,12 @@ def main(job: str, args: dict[str, Any]) -> None:
         )
         print(json.dumps({"failures": failures}), flush=True)
     elif job == "process":  # under spark-submit: the session spark-submit's JVM has
-        spark = sw.session(**CLUSTER_CONF)
+        spark = sw.session()
         rows = events(args["count"])
         df = spark.createDataFrame(rows, EVENT_DDL)
         tops(df).toDF().write.mode("overwrite").parquet(args["out"])
+        jars = spark.sparkContext._jsc.sc().listJars().mkString(",")  # what executors fetch
+        print(json.dumps({"master": spark.sparkContext.master, "jars": str(jars)}), flush=True)
     else:
         raise ValueError(f"unknown job {job!r}")
     spark.stop()
