@@ -127,7 +127,7 @@ def session(
     connect = connect or (master or "").startswith("sc://")  # Spark Connect: a remote builder
     builder = SparkSession.builder.appName(appName)
     if connect:
-        builder = builder.remote(master)
+        builder = builder.remote(str(master))
     elif master is not None:
         builder = builder.master(master)
     local = (master or "").startswith("local")
