@@ -15,8 +15,8 @@ import time
 from typing import Any
 
 import pandas as pd
+from kafka_broker import readTopic
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F  # noqa: N812
 
 import sparkwin as sw
 
@@ -81,18 +81,6 @@ def tops(df: DataFrame) -> sw.Pipeline:
     )
 
 
-def kafkaEvents(spark: SparkSession, servers: str, topic: str) -> DataFrame:
-    return (
-        spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", servers)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-        .load()
-        .select(F.from_json(F.col("value").cast("string"), EVENT_DDL).alias("v"))
-        .select("v.*")
-    )
-
-
 def _summary(error: str) -> str:
     """An error's first line and its causes, without the plans Spark prints after them."""
     lines = error.splitlines()
@@ -130,7 +118,7 @@ def main(job: str, args: dict[str, Any]) -> None:
         spark = sw.session(
             master=args["master"], **{"spark.jars.packages": KAFKA_PACKAGE, **CLUSTER_CONF}
         )
-        pipeline = sums(kafkaEvents(spark, args["servers"], args["topic"]))
+        pipeline = sums(readTopic(spark, args["servers"], args["topic"], EVENT_DDL))
         runToEnd(
             spark,
             lambda: pipeline.writeStream(
