@@ -418,6 +418,23 @@ def _closeCachedProducers(spark: Any) -> None:
         pass
 
 
+def readTopic(spark: Any, servers: str, topic: str, schema: str, *columns: str) -> Any:
+    """A stream of the topic from its first offset: each value parsed as JSON of `schema` (a DDL
+    string) into columns, then the record's `columns` (e.g. ``"partition"``).
+    """
+    from pyspark.sql import functions as F  # noqa: N812
+
+    return (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", servers)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .load()
+        .select(*columns, F.from_json(F.col("value").cast("string"), schema).alias("v"))
+        .select("v.*", *columns)
+    )
+
+
 def endOffsets(spark: Any, bootstrapServers: str, topic: str, partitions: Sequence[int]) -> dict:
     """The latest offset of each partition, read with the Admin client."""
     jvm = spark._jvm

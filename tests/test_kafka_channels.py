@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from kafka_broker import createTopic, endOffsets, produce
+from kafka_broker import createTopic, endOffsets, produce, readTopic
 from pyspark.sql import functions as F  # noqa: N812
 from sparkstreams import StreamResult, awaitProgress, canonical, channelHarness, runQuery
 
@@ -55,15 +55,7 @@ def _batches(count: int) -> list[list[tuple[int, dict]]]:
 
 
 def _source(spark, servers: str, topic: str):
-    return (
-        spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", servers)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-        .load()
-        .select("partition", F.from_json(F.col("value").cast("string"), VALUE).alias("v"))
-        .select("v.*", "partition")
-    )
+    return readTopic(spark, servers, topic, VALUE, "partition")
 
 
 def _pipeline(df, idle: int | None = IDLE, channels=None) -> sw.Pipeline:

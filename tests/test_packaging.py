@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import sparkwin
-from sparkwin import _jvm
+from sparkwin import _classpath, _jvm
 from sparkwin._support import LINES, lineFor
 from sparkwin.errors import (
     JarNotFoundError,
@@ -57,21 +57,64 @@ def test_a_wheel_carries_the_jar(tmp_path: Path) -> None:
     assert "sparkwin/py.typed" in names
 
 
-def test_a_session_without_the_jar_says_how_to_fix_it() -> None:
+def test_a_context_started_without_the_jar_gains_it_at_the_first_sparkwin_call() -> None:
+    # As under spark-submit without --jars: the driver's class loader takes the jar (as ADD JAR
+    # does), the context lists it for the executors, and a pipeline runs.
     script = (
         "from pyspark.sql import SparkSession\n"
-        "import sparkwin\n"
+        "import sparkwin as sw\n"
         "spark = SparkSession.builder.master('local[1]').getOrCreate()\n"
-        "try:\n"
-        "    sparkwin.jvm_version(spark)\n"
-        "except sparkwin.errors.JarNotFoundError as e:\n"
-        "    print('ERROR:', e)\n"
+        "print('VERSION', sw.jvm_version(spark))\n"
+        "print('JARS', spark.sparkContext._jsc.sc().listJars().mkString(','))\n"
+        "df = spark.createDataFrame([('a', 1, 5)], 'user string, amount long, ts long')\n"
+        "p = sw.stream(df, 'ts').keyBy('user').window(sw.TumblingEventTimeWindows.of(10))\n"
+        "print('ROWS', p.aggregate(sw.agg.sum('amount')).toDF().count())\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
     ).stdout
-    assert "ERROR: this SparkSession was started without the sparkwin jar" in out
-    assert "sparkwin.configure(SparkSession.builder)" in out
+    assert f"VERSION {sparkwin.__version__}" in out
+    assert Path(sparkwin.jarPath()).name in out.split("JARS", 1)[1]
+    assert "ROWS 1" in out
+
+
+def test_a_driver_that_cannot_take_the_jar_says_how_to_fix_it(spark, monkeypatch) -> None:
+    monkeypatch.setattr(_jvm, "_checked", set())
+    monkeypatch.setattr(_classpath, "ensure", lambda spark, entryClass: False)
+    with pytest.raises(JarNotFoundError, match="started without the sparkwin jar") as error:
+        _jvm.entryPoint(spark)
+    assert "sparkwin.configure(SparkSession.builder)" in str(error.value)
+    assert '--jars "$(python -m sparkwin jar)"' in str(error.value)
+
+
+def test_jars_to_add_restores_what_the_builder_hid_and_adds_ours_once() -> None:
+    listed = ["spark://127.0.0.1:4040/jars/sparkwin.jar", "hdfs://nn/libs/extra.jar"]
+    launched = "/ivy/jars/kafka.jar, /opt/sparkwin.jar,hdfs://nn/libs/extra.jar,/ivy/jars/pool.jar"
+    assert _classpath.jarsToAdd(launched, "/site/sparkwin.jar", listed) == [
+        "/ivy/jars/kafka.jar",
+        "/ivy/jars/pool.jar",
+    ]
+    # A JVM launched without ours, a context without jars: ours is added, once.
+    assert _classpath.jarsToAdd(None, "/site/sparkwin.jar", []) == ["/site/sparkwin.jar"]
+    assert _classpath.jarsToAdd("/site/sparkwin.jar", "/site/sparkwin.jar", []) == [
+        "/site/sparkwin.jar"
+    ]
+    assert _classpath.jarsToAdd("", None, []) == []
+
+
+def test_python_m_sparkwin_jar_prints_the_jar_for_spark_submit() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sparkwin", "jar"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0 and done.stdout.strip() == sparkwin.jarPath()
+    wrong = subprocess.run([sys.executable, "-m", "sparkwin"], capture_output=True, text=True)
+    assert wrong.returncode == 2 and "python -m sparkwin jar" in wrong.stderr
+
+
+def test_the_package_zip_for_executors_has_the_code_and_not_the_jar() -> None:
+    names = zipfile.ZipFile(_classpath._packageZip()).namelist()
+    assert "sparkwin/__init__.py" in names and "sparkwin/contract.json" in names
+    assert not [n for n in names if n.endswith(".jar") or "__pycache__" in n]
 
 
 def test_a_jar_of_another_version_is_refused(spark, monkeypatch) -> None:

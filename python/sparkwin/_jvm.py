@@ -12,6 +12,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from sparkwin import _classpath
 from sparkwin._jar import jarHint
 from sparkwin._support import lineFor
 from sparkwin._version import __version__
@@ -42,16 +43,14 @@ def entryPoint(spark: SparkSession | None = None) -> Any:
     key = id(spark.sparkContext._jsc)
     if key not in _checked:
         lineFor(spark.version, "this SparkSession")
-        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        try:
-            jvm.java.lang.Class.forName(ENTRY_CLASS, True, loader)
-        except Exception as exc:  # Py4JJavaError: ClassNotFoundException
+        # Once per context: the jars the session's options hid, and ours if the JVM lacks it.
+        if not _classpath.ensure(spark, ENTRY_CLASS):
             raise JarNotFoundError(
-                "this SparkSession was started without the sparkwin jar. Stop it "
-                "(spark.stop()) and start it with sparkwin.session(), or build it with "
-                "sparkwin.configure(SparkSession.builder).getOrCreate(), or add "
-                f"spark.jars={jarHint()} to its configuration."
-            ) from exc
+                "this SparkSession was started without the sparkwin jar, and its driver's class "
+                "loader cannot take it at run time. Stop it (spark.stop()) and start it with "
+                "sparkwin.session() or sparkwin.configure(SparkSession.builder).getOrCreate(); "
+                f'under spark-submit, pass --jars "$(python -m sparkwin jar)" ({jarHint()}).'
+            )
         jarVersion = str(jvm.sparkwin.plan.PythonEntryPoint.version())
         if jarVersion != __version__:
             raise VersionMismatchError(

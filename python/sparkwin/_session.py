@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 import pyspark
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from sparkwin import _connect, _delta, _jvm
@@ -43,7 +44,10 @@ _LOCAL_DEFAULTS = {
 def configure(builder: SparkSession.Builder, *, delta: bool = False) -> SparkSession.Builder:
     """Put the sparkwin jar on a builder's classpath and set the state store sparkwin needs.
 
-    Call it before `getOrCreate()`; a JVM that is already running cannot gain the jar. It also
+    Call it before `getOrCreate()`, so the driver loads the jar from its start. The first
+    sparkwin call on the session then gives its context back what the builder's ``spark.jars``
+    hid: the jars spark-submit resolved from ``spark.jars.packages`` or ``--jars`` (executors
+    fetch them before their next task), and adds the jar to a JVM started without it. It also
     registers sparkwin's Spark Connect plugin, so ``builder.remote("local[2]")`` (a Connect
     server PySpark starts in this process) runs sparkwin pipelines too; a remote ``sc://``
     server must have been started with the jar and the plugin itself.
@@ -78,15 +82,32 @@ def configure(builder: SparkSession.Builder, *, delta: bool = False) -> SparkSes
     return builder
 
 
+def _launchedElsewhere() -> bool:
+    """Whether the master is already chosen: a running context, the JVM of ``spark-submit job.py``
+    (PySpark connects to it through ``PYSPARK_GATEWAY_PORT``), or ``--master`` in
+    ``PYSPARK_SUBMIT_ARGS``.
+    """
+    return (
+        SparkContext._active_spark_context is not None
+        or "PYSPARK_GATEWAY_PORT" in os.environ
+        or "--master" in os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+    )
+
+
 def session(
     appName: str = "sparkwin",
-    master: str = "local[2]",
+    master: str | None = None,
     *,
     connect: Any = False,  # a bool; Any keeps session(**{"spark.x": "y"}) well-typed
     delta: Any = False,  # a bool, as connect
     **conf: Any,
 ) -> SparkSession:
     """Get or create a SparkSession with sparkwin's jar and state store configured.
+
+    Without ``master`` the session runs where ``spark-submit --master`` (or
+    ``PYSPARK_SUBMIT_ARGS``, or a running SparkContext) says, else on ``local[2]``. On a cluster,
+    the jars spark-submit or ``spark.jars.packages`` brought stay on the executors, and the
+    sparkwin package is shipped to their Python workers (for ``process()``).
 
     Extra Spark settings go in as keyword arguments with their usual names, e.g.
     ``**{"spark.sql.shuffle.partitions": "8"}``. Every session defaults to RocksDB changelog
@@ -110,17 +131,26 @@ def session(
     """
     if not isinstance(appName, str) or not appName:
         raise TypeError("appName must be a non-empty string")
-    if not isinstance(master, str) or not master:
-        raise TypeError("master must be a non-empty string such as 'local[2]'")
+    if master is not None and (not isinstance(master, str) or not master):
+        raise TypeError(
+            "master must be a non-empty string such as 'local[2]' or 'spark://host:7077', "
+            "or None for spark-submit's"
+        )
     if not isinstance(connect, bool):
         raise TypeError("connect must be a bool")
-    connect = connect or master.startswith("sc://")  # Spark Connect: a remote builder
+    if master is None and (connect or not _launchedElsewhere()):
+        master = "local[2]"
+    connect = connect or (master or "").startswith("sc://")  # Spark Connect: a remote builder
     builder = SparkSession.builder.appName(appName)
-    builder = builder.remote(master) if connect else builder.master(master)
+    if connect:
+        builder = builder.remote(str(master))
+    elif master is not None:
+        builder = builder.master(master)
+    local = (master or "").startswith("local")
     settings: dict[str, Any] = dict(_SESSION_DEFAULTS)
-    if master.startswith("local"):
+    if local:
         settings.update(_LOCAL_DEFAULTS)
-    if master.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
+    if local and "PYSPARK_PYTHON" not in os.environ:
         # Python workers (process functions) need this interpreter's packages, not PATH's
         # python3; PySpark reads the variable, not the conf, when it starts the context.
         os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -130,7 +160,7 @@ def session(
     if connect:
         return _connect.startSession(configure(builder, delta=delta))
     spark = configure(builder, delta=delta).getOrCreate()
-    _jvm.entryPoint(spark)  # checks the jar is loaded and of our version
+    _jvm.entryPoint(spark)  # the jars the options hid, ours on the executors; the version
     return spark
 
 

@@ -1,0 +1,158 @@
+"""The jobs the standalone-cluster tests run as drivers, and the pipelines they share with the
+tests' bounded answers.
+
+Run as a script, it is a driver: ``python cluster_job.py <job> <json arguments>``; it makes its
+session on the cluster with ``sw.session(master=...)`` (or takes spark-submit's), runs the job,
+and exits non-zero on failure. The tests import the same pipelines to compute what a bounded
+DataFrame of the same rows gives.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import pandas as pd
+from kafka_broker import readTopic
+from pyspark.sql import DataFrame, SparkSession
+
+import sparkwin as sw
+
+KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"
+EVENT_DDL = "user string, amount long, ts long"
+BOUND_MS = 1_000
+WINDOW_MS = 10_000
+END_USER = "~end"  # the last event: its watermark closes every other window
+
+# Small executors: the cluster shares two cores with the rest of the machine.
+CLUSTER_CONF = {
+    "spark.executor.memory": "512m",
+    "spark.cores.max": "2",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.sparkwin.keyGroups": "2",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.enabled": "false",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+    "spark.executor.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+}
+
+
+def events(count: int, users: int = 3, start: int = 0) -> list[dict[str, Any]]:
+    """Events in time order, a second apart, then one far later of user `END_USER`."""
+    rows = [{"user": f"u{i % users}", "amount": i, "ts": (start + i) * 1_000} for i in range(count)]
+    return rows + [{"user": END_USER, "amount": 0, "ts": (start + count) * 1_000 + 60_000}]
+
+
+def sums(df: DataFrame) -> sw.Pipeline:
+    """Tumbling windows of 10 s per user: sum and count of the amounts."""
+    return (
+        sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS))
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(WINDOW_MS))
+        .aggregate(sw.agg.sum("amount"), sw.agg.count())
+    )
+
+
+def biggest(key: Any, window: Any, pdf: pd.DataFrame) -> pd.DataFrame:
+    """A pandas window function: the pane's largest amount and its size."""
+    return pd.DataFrame(
+        {
+            "user": [key[0]],
+            "end": [window.end],
+            "top": [int(pdf["amount"].max())],
+            "n": [len(pdf)],
+            "module": [sw.__file__],  # where the executor's Python found sparkwin
+        }
+    )
+
+
+def tops(df: DataFrame) -> sw.Pipeline:
+    """The same windows with a Python function: Python workers on the executors run it."""
+    return (
+        sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS))
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(WINDOW_MS))
+        .process(biggest, "user string, end timestamp, top long, n long, module string")
+    )
+
+
+def _summary(error: str) -> str:
+    """An error's first line and its causes, without the plans Spark prints after them."""
+    lines = error.splitlines()
+    causes = [line for line in lines if "Exception" in line or "Error" in line]
+    return "\n".join(dict.fromkeys(lines[:1] + causes[:12]))
+
+
+def runToEnd(spark: SparkSession, start: Any, attempts: int, timeout: float) -> int:
+    """Run a query (``start()`` starts it from its checkpoint) to the end of its input, starting
+    it again after a failure, `attempts` times at most. Returns the failures seen.
+    """
+    failures = 0
+    deadline = time.monotonic() + timeout
+    while True:
+        query = start()
+        try:
+            query.awaitTermination(max(1.0, deadline - time.monotonic()))
+        except Exception:  # StreamingQueryException: query.exception() has it
+            pass
+        finally:
+            query.stop()
+        error = query.exception()
+        if error is None:
+            if query.lastProgress is None and failures == 0:
+                raise RuntimeError("the query ran no batch")
+            return failures
+        failures += 1
+        print(f"attempt {failures} failed: {_summary(str(error))}", flush=True)
+        if failures >= attempts or time.monotonic() > deadline:
+            raise RuntimeError(f"the query failed {failures} times") from None
+
+
+def main(job: str, args: dict[str, Any]) -> None:
+    if job == "kafka":  # the connector from spark.jars.packages, on the executors
+        spark = sw.session(
+            master=args["master"], **{"spark.jars.packages": KAFKA_PACKAGE, **CLUSTER_CONF}
+        )
+        pipeline = sums(readTopic(spark, args["servers"], args["topic"], EVENT_DDL))
+        runToEnd(
+            spark,
+            lambda: pipeline.writeStream(
+                args["checkpoint"], {"main": args["out"]}, trigger={"availableNow": True}
+            ),
+            attempts=1,
+            timeout=args["timeout"],
+        )
+    elif job == "files":  # a file stream, with executors killed by the test while it runs
+        spark = sw.session(master=args["master"], **CLUSTER_CONF)
+        source = (
+            spark.readStream.schema(EVENT_DDL).option("maxFilesPerTrigger", 1).json(args["source"])
+        )
+        pipeline = sums(source)
+        failures = runToEnd(
+            spark,
+            lambda: pipeline.writeStream(
+                args["checkpoint"], {"main": args["out"]}, trigger={"availableNow": True}
+            ),
+            attempts=3,
+            timeout=args["timeout"],
+        )
+        print(json.dumps({"failures": failures}), flush=True)
+    elif job == "process":  # under spark-submit: the session spark-submit's JVM has
+        spark = sw.session()
+        rows = events(args["count"])
+        df = spark.createDataFrame(rows, EVENT_DDL)
+        tops(df).toDF().write.mode("overwrite").parquet(args["out"])
+        jars = spark.sparkContext._jsc.sc().listJars().mkString(",")  # what executors fetch
+        print(json.dumps({"master": spark.sparkContext.master, "jars": str(jars)}), flush=True)
+    else:
+        raise ValueError(f"unknown job {job!r}")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], json.loads(sys.argv[2]))

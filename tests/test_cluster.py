@@ -1,0 +1,166 @@
+"""sparkwin on a real Spark standalone cluster (a master and a worker on 127.0.0.1).
+
+Each driver runs as a subprocess (tests/cluster_job.py): a Kafka stream whose connector comes
+from ``spark.jars.packages``, a stream whose executor is killed while it runs, and a job
+submitted with ``bin/spark-submit`` that runs a pandas window function on the executors. Each
+is checked against the same pipeline on the same rows as a bounded DataFrame.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+import uuid
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import cluster_job
+import pytest
+from kafka_broker import createTopic, produce
+from sparkstreams import writeBatches
+from standalone_cluster import SPARK_HOME, StandaloneCluster
+
+import sparkwin
+import sparkwin as sw
+
+JOB = str(Path(__file__).resolve().parent / "cluster_job.py")
+SUM_COLUMNS = ["user", "window_start", "window_end", "sum_amount", "count", "pane_timing"]
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One master and one worker (2 cores) for this module's tests."""
+    with StandaloneCluster(cores=2, memory="1g") as running:
+        yield running
+
+
+def _rows(df: Any, columns: list[str]) -> list[tuple]:
+    return sorted(tuple(r) for r in df.select(*columns).collect())
+
+
+def _boundedSums(spark: Any, rows: list[dict[str, Any]]) -> list[tuple]:
+    """The bounded answer: the same pipeline on the same rows, without the closing event."""
+    bounded = cluster_job.sums(spark.createDataFrame(rows, cluster_job.EVENT_DDL)).toDF()
+    return _rows(bounded.where(bounded.user != cluster_job.END_USER), SUM_COLUMNS)
+
+
+def _driver(cluster: StandaloneCluster, job: str, timeout: float, **args: Any) -> str:
+    arguments = json.dumps({"master": cluster.masterUrl, "timeout": timeout - 30, **args})
+    return cluster.runDriver([sys.executable, JOB, job, arguments], timeout=timeout)
+
+
+def test_a_kafka_stream_on_a_cluster_gets_the_connector_from_spark_jars_packages(
+    spark, kafkaBroker, cluster, tmp_path: Path
+) -> None:
+    # The connector comes from spark.jars.packages (Ivy), sparkwin's jar from the session: the
+    # executors need both. A session that hid the package's jars from them failed the first
+    # micro-batch with ClassNotFoundException: ...kafka010.KafkaBatchInputPartition.
+    servers = kafkaBroker.bootstrapServers
+    topic = f"cluster-{uuid.uuid4().hex[:8]}"
+    createTopic(spark, servers, topic, partitions=1)
+    rows = cluster_job.events(40)
+    produce(spark, servers, topic, [(0, None, row) for row in rows])
+    out = tmp_path / "out"
+    _driver(
+        cluster,
+        "kafka",
+        timeout=240,
+        servers=servers,
+        topic=topic,
+        out=str(out),
+        checkpoint=str(tmp_path / "checkpoint"),
+    )
+    assert _rows(spark.read.parquet(str(out)), SUM_COLUMNS) == _boundedSums(spark, rows)
+
+
+def _committed(checkpoint: Path) -> int:
+    commits = checkpoint / "commits"
+    return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.is_dir() else 0
+
+
+def test_a_stream_whose_executor_is_killed_loses_and_repeats_nothing(
+    spark, cluster, tmp_path: Path
+) -> None:
+    # Ten files, read one per micro-batch; the executor is SIGKILLed once two batches have
+    # committed. The worker starts another; the query goes on (or is started again from its
+    # checkpoint), reading the state back from the checkpoint.
+    rows = cluster_job.events(60)
+    files = [rows[i : i + 6] for i in range(0, 60, 6)]
+    files[-1] += rows[60:]  # the closing event
+    writeBatches(tmp_path / "source", files)
+    checkpoint, out = tmp_path / "checkpoint", tmp_path / "out"
+    arguments = {
+        "master": cluster.masterUrl,
+        "timeout": 200,
+        "source": str(tmp_path / "source"),
+        "checkpoint": str(checkpoint),
+        "out": str(out),
+    }
+    driver = cluster.startDriver([sys.executable, JOB, "files", json.dumps(arguments)])
+    killed: list[int] = []
+    try:
+        deadline = time.monotonic() + 150
+        while _committed(checkpoint) < 2:
+            assert driver[0].poll() is None, "the driver ended before its second batch"
+            assert time.monotonic() < deadline, "no second batch within 150 s"
+            time.sleep(0.05)
+        committedAtKill = _committed(checkpoint)
+        for pid in cluster.executorPids():
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+    finally:
+        output = cluster.awaitDriver(driver, timeout=240)
+    assert killed, "found no executor to kill"
+    assert committedAtKill < len(files), "the query was done before the executor was killed"
+    assert _rows(spark.read.parquet(str(out)), SUM_COLUMNS) == _boundedSums(spark, rows), output
+
+
+def test_spark_submit_runs_a_pandas_window_function_on_the_executors(
+    spark, cluster, tmp_path: Path
+) -> None:
+    # No --jars for sparkwin: the session adds its jar to the running driver and to the
+    # executors, and ships the package to their Python workers. A jar given with --jars stays.
+    userJar = tmp_path / "user-lib.jar"
+    with zipfile.ZipFile(userJar, "w") as zf:
+        zf.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+    out = tmp_path / "out"
+    command = [
+        str(SPARK_HOME / "bin" / "spark-submit"),
+        "--master",
+        cluster.masterUrl,
+        "--jars",
+        str(userJar),
+        *[f"--conf={k}={v}" for k, v in cluster_job.CLUSTER_CONF.items()],
+        JOB,
+        "process",
+        json.dumps({"count": 40, "out": str(out)}),
+    ]
+    output = cluster.runDriver(command, timeout=180)
+    report = json.loads([line for line in output.splitlines() if line.startswith("{")][-1])
+    assert report["master"] == cluster.masterUrl
+    names = {jar.rsplit("/", 1)[-1] for jar in report["jars"].split(",")}
+    assert {"user-lib.jar", Path(sparkwin.jarPath()).name} <= names
+
+    got = spark.read.parquet(str(out))
+    # The executors' Python imported the package sparkwin shipped, not the one installed here.
+    modules = {r.module for r in got.select("module").distinct().collect()}
+    assert all(f"sparkwin-{sparkwin.__version__}.zip/sparkwin/" in m for m in modules), modules
+    rows = cluster_job.events(40)
+    bounded = (
+        sw.stream(
+            spark.createDataFrame(rows, cluster_job.EVENT_DDL),
+            "ts",
+            watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(cluster_job.BOUND_MS),
+        )
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(cluster_job.WINDOW_MS))
+        .aggregate(sw.agg.max("amount"), sw.agg.count())
+        .toDF()
+    )
+    assert _rows(got, ["user", "end", "top", "n"]) == _rows(
+        bounded, ["user", "window_end", "max_amount", "count"]
+    )
