@@ -212,7 +212,6 @@ def _writeStream(
     return result
 
 
-@pytest.mark.compat
 @pytest.mark.parametrize("build", [tumbling, processed], ids=lambda b: b.__name__)
 def test_stream_restarted_from_its_checkpoint_equals_the_harness(
     session, spark, tmp_path: Path, build

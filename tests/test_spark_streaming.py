@@ -206,7 +206,6 @@ def test_late_rows_reach_the_side_output_instead_of_being_dropped_by_spark(
     assert [(r["sum_amount"], r["count"]) for r in refired] == [(10, 3)]
 
 
-@pytest.mark.compat
 def test_every_input_row_is_accounted_for(spark, tmp_path: Path) -> None:
     result = runStream(spark, tmp_path, SCHEMA, tumbling, SCRIPT)
     data = [r for batch in SCRIPT for r in batch if r["user"] != "z"]
@@ -294,11 +293,12 @@ def test_key_groups_setting_is_checked(spark, tmp_path: Path, value: str) -> Non
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 
 
-@pytest.mark.compat
 @pytest.mark.parametrize(
     "changelog",
-    [("true", "true"), ("false", "true")],
-    ids=["changelog", "snapshots-then-changelog"],
+    [
+        pytest.param(("true", "true"), id="changelog", marks=pytest.mark.compat),
+        pytest.param(("false", "true"), id="snapshots-then-changelog"),
+    ],
 )
 def test_restarted_query_equals_an_uninterrupted_run(
     spark, tmp_path: Path, changelog: tuple[str, str]
@@ -461,7 +461,6 @@ def test_preaggregated_pipelines_count_their_late_drops(spark, tmp_path: Path) -
     assert dropped == h.numLateRecordsDropped() == 4
 
 
-@pytest.mark.compat
 def test_write_stream_reports_observed_metrics(spark, tmp_path: Path) -> None:
     result = runStream(spark, tmp_path, SCHEMA, tumbling, SCRIPT)
     totals = {

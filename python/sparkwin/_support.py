@@ -29,8 +29,6 @@ class SparkLine:
     # The Delta Lake jar built for this Spark (Delta's compatibility table: Delta 4.4.0 ships one
     # artifact per Spark minor), or None where no Delta release runs.
     delta: str | None
-    # Spark's real-time mode (`trigger(realTime=...)`), which admits transformWithState from 4.3.
-    realTime: bool
 
     @property
     def name(self) -> str:
@@ -38,10 +36,10 @@ class SparkLine:
 
 
 LINES: tuple[SparkLine, ...] = (
-    SparkLine((4, 0), "4.0.5", "io.delta:delta-spark_4.0_2.13:4.4.0", realTime=False),
-    SparkLine((4, 1), "4.1.4", "io.delta:delta-spark_4.1_2.13:4.4.0", realTime=False),
-    SparkLine((4, 2), "4.2.1", "io.delta:delta-spark_4.2_2.13:4.4.0", realTime=False),
-    SparkLine((4, 3), "4.3.0", None, realTime=True),
+    SparkLine((4, 0), "4.0.5", "io.delta:delta-spark_4.0_2.13:4.4.0"),
+    SparkLine((4, 1), "4.1.4", "io.delta:delta-spark_4.1_2.13:4.4.0"),
+    SparkLine((4, 2), "4.2.1", "io.delta:delta-spark_4.2_2.13:4.4.0"),
+    SparkLine((4, 3), "4.3.0", None),
 )
 
 
