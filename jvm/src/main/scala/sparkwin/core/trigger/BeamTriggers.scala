@@ -44,6 +44,7 @@ object AfterPane {
   * Under `Repeatedly` each pane waits for its own first element.
   */
 final case class AfterProcessingTime(delay: Long) extends BeamTrigger {
+  override def ownClocks: TimerClocks = TimerClocks.Processing
   import AfterProcessingTime.FireAt
   require(delay >= 0, s"delay must not be negative, got $delay")
   override def states: Seq[StateDescriptor] = Seq(FireAt)
@@ -83,6 +84,7 @@ object AfterProcessingTime {
   * implicitly; without late firings the on-time firing finishes the trigger.
   */
 final case class AfterWatermark(early: Option[Trigger], late: Option[Trigger]) extends BeamTrigger {
+  override def ownClocks: TimerClocks = TimerClocks.Event
   import AfterWatermark.LatePhase
   override def states: Seq[StateDescriptor] = Seq(LatePhase)
   override def children: Seq[Trigger] = early.toSeq ++ late.toSeq

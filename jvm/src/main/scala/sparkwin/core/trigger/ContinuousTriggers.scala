@@ -10,6 +10,7 @@ import sparkwin.core.window.Window
   * window's end. It keeps contents between firings: wrap it in [[PurgingTrigger]] for deltas.
   */
 final case class ContinuousEventTimeTrigger(interval: Long) extends Trigger {
+  override def ownClocks: TimerClocks = TimerClocks.Event
   require(interval > 0, s"interval must be positive, got $interval")
   import ContinuousEventTimeTrigger.NextFire
   override def states: Seq[StateDescriptor] = Seq(NextFire)
@@ -56,6 +57,7 @@ final case class ContinuousEventTimeTrigger(interval: Long) extends Trigger {
   * from the first element's arrival; never later than the window's end.
   */
 final case class ContinuousProcessingTimeTrigger(interval: Long) extends Trigger {
+  override def ownClocks: TimerClocks = TimerClocks.Processing
   require(interval > 0, s"interval must be positive, got $interval")
   import ContinuousEventTimeTrigger.NextFire
   override def states: Seq[StateDescriptor] = Seq(NextFire)

@@ -64,6 +64,7 @@ final case class ProcessingTimeoutTrigger(
   import ProcessingTimeoutTrigger.Timeout
   require(timeout > 0, s"timeout must be positive, got $timeout")
   override def states: Seq[StateDescriptor] = Seq(Timeout)
+  override def ownClocks: TimerClocks = TimerClocks.Processing
   override def children: Seq[Trigger] = nested :: Nil
   override def childNames: Seq[String] = Seq("nested")
 

@@ -7,6 +7,8 @@ import sparkwin.core.window.Window
   * within allowed lateness (the default for event-time windows).
   */
 case object EventTimeTrigger extends Trigger {
+  override def ownClocks: TimerClocks = TimerClocks.Event
+
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult =
     if (window.maxTimestamp <= ctx.currentWatermark) TriggerResult.FIRE
     else { ctx.registerEventTimeTimer(window.maxTimestamp); TriggerResult.CONTINUE }
@@ -32,6 +34,8 @@ case object EventTimeTrigger extends Trigger {
 
 /** Fires when processing time reaches the window's end (default for processing-time windows). */
 case object ProcessingTimeTrigger extends Trigger {
+  override def ownClocks: TimerClocks = TimerClocks.Processing
+
   def onElement(record: Record, ts: Long, window: Window, ctx: TriggerContext): TriggerResult = {
     ctx.registerProcessingTimeTimer(window.maxTimestamp)
     TriggerResult.CONTINUE

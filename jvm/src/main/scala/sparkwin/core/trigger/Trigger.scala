@@ -21,6 +21,15 @@ object TriggerResult {
   val FIRE_AND_FINISH: TriggerResult = TriggerResult(fire = true, purge = false, finish = true)
 }
 
+/** Which clocks a trigger's own timers run on. */
+final case class TimerClocks(event: Boolean, processing: Boolean)
+
+object TimerClocks {
+  val None: TimerClocks = TimerClocks(event = false, processing = false)
+  val Event: TimerClocks = TimerClocks(event = true, processing = false)
+  val Processing: TimerClocks = TimerClocks(event = false, processing = true)
+}
+
 /** A named piece of a trigger's per-window state, like Flink's state descriptors. A trigger
   * declares its descriptors ([[Trigger.states]]) and reads and writes them through its context;
   * the state is saved by its full name (the trigger's place in the tree, then this name) and
@@ -81,6 +90,18 @@ abstract class Trigger {
   def onElement(record: Record, timestamp: Long, window: Window, ctx: TriggerContext): TriggerResult
   def onEventTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult
   def onProcessingTime(time: Long, window: Window, ctx: TriggerContext): TriggerResult
+
+  /** The clocks this trigger's own timers run on (its children declare theirs). Runtimes ask
+    * the tree ([[usesEventTime]], [[usesProcessingTime]]) which clocks a pipeline needs, so a
+    * trigger that registers a timer must say on which clock.
+    */
+  def ownClocks: TimerClocks = TimerClocks.None
+
+  /** Whether a trigger of this tree sets event-time timers. */
+  final def usesEventTime: Boolean = ownClocks.event || children.exists(_.usesEventTime)
+
+  /** Whether a trigger of this tree sets processing-time timers. */
+  final def usesProcessingTime: Boolean = ownClocks.processing || children.exists(_.usesProcessingTime)
 
   /** Whether the trigger can run on merging (session) windows. */
   def canMerge: Boolean = false

@@ -11,7 +11,6 @@ import org.apache.spark.sql.types.{LongType, Metadata, StringType, StructType}
 import sparkwin.runtime.local.LocalBackend
 import sparkwin.runtime.Driver
 import sparkwin.core.{EventTime, RecordError}
-import sparkwin.core.trigger._
 import sparkwin.core.window.{GlobalWindows, StormSize, StormWindows}
 
 /** Runs a plan on a DataFrame: `transformWithState` for streams, the same engine per key in
@@ -47,26 +46,14 @@ object SparkRuntime {
   private def flinkTimerDomains(plan: Plan): TimerDomains = {
     val spec = plan.spec
     val assignerProcessing = !spec.assigner.isEventTime && spec.assigner != GlobalWindows
-    val processing = assignerProcessing || usesProcessingTime(spec.trigger)
-    val event = spec.assigner.isEventTime || usesEventTime(spec.trigger)
+    val processing = assignerProcessing || spec.trigger.usesProcessingTime
+    val event = spec.assigner.isEventTime || spec.trigger.usesEventTime
     (event, processing) match {
       case (true, true) => TimerDomains.Both
       case (true, false) => TimerDomains.EventOnly
       case (false, true) => TimerDomains.ProcessingOnly
       case (false, false) => TimerDomains.Neither
     }
-  }
-
-  private def usesProcessingTime(t: Trigger): Boolean = t match {
-    case ProcessingTimeTrigger | _: ContinuousProcessingTimeTrigger | _: ProcessingTimeoutTrigger |
-        _: AfterProcessingTime =>
-      true
-    case other => other.children.exists(usesProcessingTime)
-  }
-
-  private def usesEventTime(t: Trigger): Boolean = t match {
-    case EventTimeTrigger | _: ContinuousEventTimeTrigger | _: AfterWatermark => true
-    case other => other.children.exists(usesEventTime)
   }
 
   /** Input columns without watermark metadata: a watermark the user set on the timestamp
