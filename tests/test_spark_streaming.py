@@ -235,7 +235,7 @@ def test_state_store_holds_no_window_state_after_windows_expire(spark, tmp_path:
     # and its key group's record (2 key groups, one key with state, a timer at the window's end,
     # and that key's wake-up).
     # The state holds bytes: keys as Spark's UnsafeRow of the key columns, and the record (the
-    # map's empty key) in sparkwin's layout 1 (WindowProcessor, GroupRecord).
+    # map's empty key) in sparkwin's layout 1 (KeyGroupProcessor, GroupRecord).
     entries = {bytes(r["user_map_key"]["value"]): r for r in stateOf("sparkwin")}
     assert len(entries) == 2 and b"" in entries
     groupEntry = entries.pop(b"")

@@ -189,7 +189,7 @@ object SparkRuntime {
       if (hasChannels(plan)) withChannelSummaries(input, plan, combined, groupCount)
       else keyGrouped(if (combined) combinedInput(input, plan) else input, plan, groupCount)
     groups.transformWithState(
-      new WindowProcessor(plan.json, layout.java8Time, timerDomains(plan), combined, groupCount),
+      new KeyGroupProcessor(plan.json, layout.java8Time, timerDomains(plan), combined, groupCount),
       timeMode(plan),
       OutputMode.Append()
     )(Encoders.row(layout.unionSchema))

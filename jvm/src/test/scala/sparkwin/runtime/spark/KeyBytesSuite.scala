@@ -88,7 +88,7 @@ class KeyBytesSuite extends munit.FunSuite {
   }
 
   test("threads encoding at once each get their own encoders") {
-    // One KeyBytes per task thread, as WindowProcessor makes them; the encoders behind them
+    // One KeyBytes per task thread, as KeyGroupProcessor makes them; the encoders behind them
     // are cached, and must not be shared across threads.
     val failures = new java.util.concurrent.atomic.AtomicInteger
     val threads = (0 until 4).map { t =>

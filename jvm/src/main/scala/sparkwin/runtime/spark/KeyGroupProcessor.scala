@@ -48,7 +48,7 @@ object TimerDomains {
   * It holds the plan as JSON and decodes it on the executor, so nothing of the engine needs to
   * be serialisable.
   */
-final class WindowProcessor(
+final class KeyGroupProcessor(
     planJson: String,
     java8Time: Boolean,
     domains: TimerDomains,
@@ -154,7 +154,7 @@ final class WindowProcessor(
       firing: Boolean
   ): Iterator[Row] = {
     val clock = timerClock(timers)
-    val stored = Option(keyStates.getValue(WindowProcessor.GroupRecordKey)).map(GroupRecord.decode)
+    val stored = Option(keyStates.getValue(KeyGroupProcessor.GroupRecordKey)).map(GroupRecord.decode)
     stored.foreach { g =>
       val groups = g.keyGroups
       if (groups != keyGroups)
@@ -197,7 +197,7 @@ final class WindowProcessor(
     syncGroup(stored, clock, clocks, watermarks, firing)
     if (inherits && clocks.after != clocks.before)
       keyStates.updateValue(
-        WindowProcessor.PreviousWatermarkKey,
+        KeyGroupProcessor.PreviousWatermarkKey,
         { val b = new Array[Byte](8); Bytes.putLong(b, 0, clocks.after); b }
       )
     // Counters that no output row shows travel as a metrics row (observed, then dropped).
@@ -230,7 +230,8 @@ final class WindowProcessor(
 
   /** The watermark this group last saw (a pipeline that inherits its watermark keeps it). */
   private def previousWatermark(): Long =
-    Option(keyStates.getValue(WindowProcessor.PreviousWatermarkKey)).fold(Long.MinValue)(Bytes.getLong(_, 0))
+    Option(keyStates.getValue(KeyGroupProcessor.PreviousWatermarkKey))
+      .fold(Long.MinValue)(Bytes.getLong(_, 0))
 
   private def isDue(w: Wakeup, clock: Long, clocks: Clocks): Boolean =
     if (channels) w.at <= clocks.after || w.processingAt <= clocks.now
@@ -351,7 +352,7 @@ final class WindowProcessor(
       bytes.toByteArray
     }
     if (liveKeys == 0 && wanted == Long.MinValue && wakeups.isEmpty && channelBytes.isEmpty) {
-      if (stored.isDefined) keyStates.removeKey(WindowProcessor.GroupRecordKey)
+      if (stored.isDefined) keyStates.removeKey(KeyGroupProcessor.GroupRecordKey)
     } else if (
       stored.isEmpty || wakeupsChanged || wanted != current || liveKeys != stored.get.liveKeys ||
       !sameBytes(stored.flatMap(_.channels), channelBytes)
@@ -359,7 +360,7 @@ final class WindowProcessor(
       val table = new ArrayBuffer[Wakeup](wakeups.size)
       wakeups.forEach((_, w) => table += w)
       keyStates.updateValue(
-        WindowProcessor.GroupRecordKey,
+        KeyGroupProcessor.GroupRecordKey,
         GroupRecord.encode(GroupRecord(keyGroups, wanted, liveKeys, table.toSeq, channelBytes))
       )
     }
@@ -372,7 +373,7 @@ final class WindowProcessor(
   }
 }
 
-object WindowProcessor {
+object KeyGroupProcessor {
 
   /** Where the group's record lives in `sparkwin`: no key's bytes are empty (a key row has at
     * least one field, so its `UnsafeRow` at least a null bitmap and a word).
