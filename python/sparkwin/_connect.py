@@ -27,13 +27,11 @@ from typing import Any
 
 from sparkwin._conf import withItem
 from sparkwin._contract import CHANNEL_METRICS, OBSERVE_NAME
-from sparkwin._jar import jarHint
+from sparkwin._jar import checkJarVersion, jarHint
 from sparkwin._support import lineFor
-from sparkwin._version import __version__
 from sparkwin.errors import (
     ConnectUnsupportedError,
     JarNotFoundError,
-    VersionMismatchError,
     fromJvm,
 )
 
@@ -164,12 +162,11 @@ def check(spark: Any) -> None:
                 f"{RELATION_CLASSES_CONF}={PLUGIN_CLASS}."
             ) from None
         raise
-    if jarVersion != __version__:
-        raise VersionMismatchError(
-            f"the sparkwin jar on the Spark Connect server is version {jarVersion} but the "
-            f"Python package is {__version__}; install the same sparkwin on both sides and "
-            "restart the server"
-        )
+    checkJarVersion(
+        jarVersion,
+        "on the Spark Connect server",
+        "install the same sparkwin on both sides and restart the server",
+    )
     _checked.add(sessionId)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sparkwin._version import __version__
-from sparkwin.errors import JarNotFoundError
+from sparkwin.errors import JarNotFoundError, VersionMismatchError
 
 
 def jarPath() -> str:
@@ -34,3 +34,13 @@ def jarHint() -> str:
         return jarPath()
     except JarNotFoundError:
         return "<path to sparkwin-core jar>"
+
+
+def checkJarVersion(found: str, where: str, fix: str) -> None:
+    """Refuses a jar of another version than this package (VersionMismatchError), for both
+    transports: ``where`` says whose jar (``"on the JVM"``), ``fix`` what to do."""
+    if found != __version__:
+        raise VersionMismatchError(
+            f"the sparkwin jar {where} is version {found} but the Python package is "
+            f"{__version__}; {fix}"
+        )

@@ -13,10 +13,9 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from sparkwin import _classpath
-from sparkwin._jar import jarHint
+from sparkwin._jar import checkJarVersion, jarHint
 from sparkwin._support import lineFor
-from sparkwin._version import __version__
-from sparkwin.errors import JarNotFoundError, VersionMismatchError, fromJvm
+from sparkwin.errors import JarNotFoundError, fromJvm
 
 ENTRY_CLASS = "sparkwin.plan.PythonEntryPoint"
 _checked: set[int] = set()
@@ -51,13 +50,11 @@ def entryPoint(spark: SparkSession | None = None) -> Any:
                 "sparkwin.session() or sparkwin.configure(SparkSession.builder).getOrCreate(); "
                 f'under spark-submit, pass --jars "$(python -m sparkwin jar)" ({jarHint()}).'
             )
-        jarVersion = str(jvm.sparkwin.plan.PythonEntryPoint.version())
-        if jarVersion != __version__:
-            raise VersionMismatchError(
-                f"the sparkwin jar on the JVM is version {jarVersion} but the Python package "
-                f"is {__version__}; reinstall sparkwin and restart the SparkSession so both "
-                "come from the same build"
-            )
+        checkJarVersion(
+            str(jvm.sparkwin.plan.PythonEntryPoint.version()),
+            "on the JVM",
+            "reinstall sparkwin and restart the SparkSession so both come from the same build",
+        )
         _checked.add(key)
     return jvm.sparkwin.plan.PythonEntryPoint
 
