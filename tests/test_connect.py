@@ -22,7 +22,7 @@ from pyspark.sql.types import TimestampType
 from sparkstreams import StreamResult, canonical, channelHarness, replayInHarness, writeBatches
 
 import sparkwin as sw
-from sparkwin import _connect, _connect_plan
+from sparkwin import _connect, _connect_plan, _jar
 from sparkwin.errors import (
     ConnectUnsupportedError,
     JarNotFoundError,
@@ -354,7 +354,7 @@ def test_a_server_without_the_plugin_is_named(connectSpark, monkeypatch) -> None
 
 
 def test_a_jar_of_another_version_on_the_server_is_refused(connectSpark, monkeypatch) -> None:
-    monkeypatch.setattr(_connect, "__version__", "0.0.0-other")
+    monkeypatch.setattr(_jar, "__version__", "0.0.0-other")  # the package's, as the check sees it
     monkeypatch.setattr(_connect, "_checked", set())
     with pytest.raises(VersionMismatchError, match="jar on the Spark Connect server is version"):
         sw.jvm_version(connectSpark)

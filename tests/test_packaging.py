@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import sparkwin
-from sparkwin import _classpath, _jvm
+from sparkwin import _classpath, _jar, _jvm
 from sparkwin._support import LINES, lineFor
 from sparkwin.errors import (
     JarNotFoundError,
@@ -118,7 +118,7 @@ def test_the_package_zip_for_executors_has_the_code_and_not_the_jar() -> None:
 
 
 def test_a_jar_of_another_version_is_refused(spark, monkeypatch) -> None:
-    monkeypatch.setattr(_jvm, "__version__", "0.0.0-other")
+    monkeypatch.setattr(_jar, "__version__", "0.0.0-other")  # the package's, as the check sees it
     monkeypatch.setattr(_jvm, "_checked", set())
     with pytest.raises(VersionMismatchError, match="jar on the JVM is version"):
         _jvm.entryPoint(spark)
