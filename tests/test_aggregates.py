@@ -55,7 +55,11 @@ AGGREGATES: list[tuple[sw.agg.Aggregate, tuple, str]] = [
     (sw.agg.minBy("page", "seq"), ("min_by", "page", "seq"), "equal"),
     (sw.agg.maxBy("price", "seq"), ("max_by", "price", "seq"), "equal"),
     (sw.agg.approxCountDistinct("page"), ("approx_count_distinct", "page"), "equal"),
-    (sw.agg.approxCountDistinct("amount", rsd=0.01), ("approx_count_distinct", "amount", 0.01), "equal"),
+    (
+        sw.agg.approxCountDistinct("amount", rsd=0.01),
+        ("approx_count_distinct", "amount", 0.01),
+        "equal",
+    ),
     (sw.agg.percentileApprox("amount", 0.5), ("percentile_approx", "amount", 0.5), "equal"),
     (
         sw.agg.percentileApprox("price", [0.1, 0.5, 0.99], accuracy=5000),
@@ -155,15 +159,21 @@ def test_a_sample_of_one_is_null_with_and_without_ansi(spark) -> None:
                 _source(df)
                 .keyBy("user")
                 .window(sw.TumblingEventTimeWindows.of(60_000))
-                .aggregate(sw.agg.stddev("amount"), sw.agg.varSamp("amount"), sw.agg.varPop("amount"))
+                .aggregate(
+                    sw.agg.stddev("amount"), sw.agg.varSamp("amount"), sw.agg.varPop("amount")
+                )
             )
             (ours,) = pipeline.toDF().collect()
-            (theirs,) = df.agg(F.stddev("amount"), F.var_samp("amount"), F.var_pop("amount")).collect()
+            (theirs,) = df.agg(
+                F.stddev("amount"), F.var_samp("amount"), F.var_pop("amount")
+            ).collect()
         finally:
             spark.conf.unset("spark.sql.ansi.enabled")
-        assert (ours["stddev_amount"], ours["var_samp_amount"], ours["var_pop_amount"]) == tuple(
-            theirs
-        ) == (None, None, 0.0)
+        assert (
+            (ours["stddev_amount"], ours["var_samp_amount"], ours["var_pop_amount"])
+            == tuple(theirs)
+            == (None, None, 0.0)
+        )
 
 
 TYPES_DDL = (
@@ -264,8 +274,19 @@ def test_a_preaggregated_stream_equals_sparks_batch_aggregation(spark, tmp_path:
     rows = sorted(_rows(2000, seed=11), key=lambda r: r[6])
     events = _streamed(rows)
     batches = [events[i : i + 400] for i in range(0, len(events), 400)]
-    batches.append([{"user": "z", "amount": 0, "price": 0.0, "flag": None, "page": None,
-                     "seq": -2, "ts": int((BASE + timedelta(hours=1)).timestamp() * 1000)}])
+    batches.append(
+        [
+            {
+                "user": "z",
+                "amount": 0,
+                "price": 0.0,
+                "flag": None,
+                "page": None,
+                "seq": -2,
+                "ts": int((BASE + timedelta(hours=1)).timestamp() * 1000),
+            }
+        ]
+    )
 
     def build(df: DataFrame) -> sw.Pipeline:
         return (
@@ -341,25 +362,57 @@ def test_a_preaggregated_stream_equals_sparks_batch_aggregation(spark, tmp_path:
 def test_each_new_aggregate_has_its_alias_repr_and_plan_entry(aggregate, alias, text, entry):
     assert aggregate.outputAlias == alias
     assert repr(aggregate) == text
-    assert aggregate.jsonValue() == {"fn": aggregate.fn, "column": aggregate.column, **entry,
-                                     "alias": alias}
+    assert aggregate.jsonValue() == {
+        "fn": aggregate.fn,
+        "column": aggregate.column,
+        **entry,
+        "alias": alias,
+    }
     assert hash(aggregate) == hash(aggregate)
 
 
 @pytest.mark.parametrize(
     ("make", "error", "words"),
     [
-        (lambda: sw.agg.approxCountDistinct("u", rsd=0.5), ValueError, r"rsd must be from 0.0022 to 0.39, got 0.5; rsd=0.0022"),
+        (
+            lambda: sw.agg.approxCountDistinct("u", rsd=0.5),
+            ValueError,
+            r"rsd must be from 0.0022 to 0.39, got 0.5; rsd=0.0022",
+        ),
         (lambda: sw.agg.approxCountDistinct("u", rsd=0), ValueError, "rsd must be from"),
         (lambda: sw.agg.approxCountDistinct("u", rsd="0.1"), TypeError, "rsd must be a number"),
-        (lambda: sw.agg.percentileApprox("x", 1.5), ValueError, r"percentage must be from 0.0 to 1.0, got 1.5; give a fraction"),
+        (
+            lambda: sw.agg.percentileApprox("x", 1.5),
+            ValueError,
+            r"percentage must be from 0.0 to 1.0, got 1.5; give a fraction",
+        ),
         (lambda: sw.agg.percentileApprox("x", [0.5, -0.1]), ValueError, "percentage must be from"),
-        (lambda: sw.agg.percentileApprox("x", []), ValueError, "percentage must not be an empty list"),
-        (lambda: sw.agg.percentileApprox("x", 0.5, accuracy=0), ValueError, "accuracy must be from 1"),
-        (lambda: sw.agg.percentileApprox("x", 0.5, accuracy=1.5), TypeError, "accuracy must be an int"),
-        (lambda: sw.agg.minBy("x", 3), TypeError, r"agg.minBy\(column, ord\): ord must be a column name"),
+        (
+            lambda: sw.agg.percentileApprox("x", []),
+            ValueError,
+            "percentage must not be an empty list",
+        ),
+        (
+            lambda: sw.agg.percentileApprox("x", 0.5, accuracy=0),
+            ValueError,
+            "accuracy must be from 1",
+        ),
+        (
+            lambda: sw.agg.percentileApprox("x", 0.5, accuracy=1.5),
+            TypeError,
+            "accuracy must be an int",
+        ),
+        (
+            lambda: sw.agg.minBy("x", 3),
+            TypeError,
+            r"agg.minBy\(column, ord\): ord must be a column name",
+        ),
         (lambda: sw.agg.maxBy(None, "ts"), TypeError, r"agg.maxBy\(column, ord\): column must be"),
-        (lambda: sw.agg.countIf(""), ValueError, r"agg.countIf\(column\): column must be a non-empty"),
+        (
+            lambda: sw.agg.countIf(""),
+            ValueError,
+            r"agg.countIf\(column\): column must be a non-empty",
+        ),
     ],
 )
 def test_bad_arguments_are_refused_naming_the_parameter(make, error, words) -> None:
@@ -376,16 +429,30 @@ def windowed(spark):
 @pytest.mark.parametrize(
     ("aggregate", "words"),
     [
-        (sw.agg.stddev("page"), r"agg.stddev\(column\): column 'page' is string, but agg.stddev needs a numeric column .*; cast it"),
+        (
+            sw.agg.stddev("page"),
+            r"agg.stddev\(column\): column 'page' is string, but agg.stddev needs a numeric "
+            r"column .*; cast it",
+        ),
         (sw.agg.varPop("flag"), "needs a numeric column"),
         (sw.agg.percentileApprox("ts", 0.5), "needs a numeric column"),
-        (sw.agg.countIf("amount"), r"agg.countIf\(column\): column 'amount' is bigint, but agg.countIf needs a boolean column; add the condition"),
+        (
+            sw.agg.countIf("amount"),
+            r"agg.countIf\(column\): column 'amount' is bigint, but agg.countIf needs a boolean "
+            r"column; add the condition",
+        ),
         (sw.agg.approxCountDistinct("tags"), "needs an atomic column"),
-        (sw.agg.minBy("page", "tags"), r"agg.minBy\(ord\): ord 'tags' is array<string>, but agg.minBy needs an orderable column .* for ord"),
+        (
+            sw.agg.minBy("page", "tags"),
+            r"agg.minBy\(ord\): ord 'tags' is array<string>, but agg.minBy needs an orderable "
+            r"column .* for ord",
+        ),
     ],
     ids=repr,
 )
-def test_a_column_of_the_wrong_type_is_refused_by_python_and_the_jar(spark, windowed, aggregate, words):
+def test_a_column_of_the_wrong_type_is_refused_by_python_and_the_jar(
+    spark, windowed, aggregate, words
+):
     with pytest.raises(TypeError, match=words):
         windowed.aggregate(aggregate)
     # Another client's plan with the same aggregate: the jar applies the same contract rule.
@@ -399,12 +466,37 @@ def test_a_column_of_the_wrong_type_is_refused_by_python_and_the_jar(spark, wind
 @pytest.mark.parametrize(
     ("entry", "path"),
     [
-        ({"fn": "approxCountDistinct", "column": "page", "rsd": 0.5, "alias": "a"}, "rsd must be a number from 0.0022 to 0.39"),
-        ({"fn": "percentileApprox", "column": "amount", "percentages": [1.5], "array": False, "accuracy": 100, "alias": "p"}, "percentages[0] must be a number from 0"),
-        ({"fn": "percentileApprox", "column": "amount", "percentages": [0.5], "array": False, "accuracy": 0, "alias": "p"}, "accuracy must be >0"),
+        (
+            {"fn": "approxCountDistinct", "column": "page", "rsd": 0.5, "alias": "a"},
+            "rsd must be a number from 0.0022 to 0.39",
+        ),
+        (
+            {
+                "fn": "percentileApprox",
+                "column": "amount",
+                "percentages": [1.5],
+                "array": False,
+                "accuracy": 100,
+                "alias": "p",
+            },
+            "percentages[0] must be a number from 0",
+        ),
+        (
+            {
+                "fn": "percentileApprox",
+                "column": "amount",
+                "percentages": [0.5],
+                "array": False,
+                "accuracy": 0,
+                "alias": "p",
+            },
+            "accuracy must be >0",
+        ),
     ],
 )
-def test_out_of_range_arguments_are_refused_by_both_sides_of_the_contract(spark, windowed, entry, path):
+def test_out_of_range_arguments_are_refused_by_both_sides_of_the_contract(
+    spark, windowed, entry, path
+):
     plan = windowed.aggregate(sw.agg.count()).plan
     plan["function"]["aggregates"] = [entry]
     with pytest.raises(PlanSchemaError, match=path.replace("[", r"\[").replace("]", r"\]")):

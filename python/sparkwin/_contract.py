@@ -149,9 +149,15 @@ def _value(value: Any, spec: str, path: str) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise PlanSchemaError(f"{path} must be a number, got {value!r}")
     elif (rangeMatch := _RANGE.fullmatch(spec)) is not None:
-        low, high = float(rangeMatch.group(1)), float(rangeMatch.group(2))
-        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-            raise PlanSchemaError(f"{path} must be a number from {low:g} to {high:g}, got {value!r}")
+        least, most = float(rangeMatch.group(1)), float(rangeMatch.group(2))
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not least <= value <= most
+        ):
+            raise PlanSchemaError(
+                f"{path} must be a number from {least:g} to {most:g}, got {value!r}"
+            )
     elif spec == "bool":
         if not isinstance(value, bool):
             raise PlanSchemaError(f"{path} must be true or false, got {value!r}")

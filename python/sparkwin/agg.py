@@ -428,8 +428,9 @@ def countIf(column: str) -> Aggregate:
 def _by(fn: str, column: str, ord: str) -> Aggregate:
     signature = "column, ord"
     _columnName(fn, "column", column, signature)
-    return _make(fn, column, options=(("ord", _columnName(fn, "ord", ord, signature)),),
-                 signature=signature)
+    return _make(
+        fn, column, options=(("ord", _columnName(fn, "ord", ord, signature)),), signature=signature
+    )
 
 
 def minBy(column: str, ord: str) -> Aggregate:
@@ -476,7 +477,10 @@ def approxCountDistinct(column: str, rsd: float = 0.05) -> Aggregate:
     """
     low, high = _RSD_RANGE
     value = _number(
-        "approxCountDistinct", "rsd", rsd, _RSD_RANGE,
+        "approxCountDistinct",
+        "rsd",
+        rsd,
+        _RSD_RANGE,
         f"rsd={low} keeps 2^18 registers a window, rsd={high} 2^4 (Spark's default is 0.05)",
     )
     return _make("approxCountDistinct", column, options=(("rsd", value),))

@@ -301,7 +301,10 @@ object PlanDecoder {
     fn match {
       case "stddev" | "stddevSamp" | "stddevPop" | "variance" | "varSamp" | "varPop" =>
         val sample = !fn.endsWith("Pop")
-        (Aggregate.Variance(alias, input, sample, sqrt = fn.startsWith("stddev")), StructField(alias, DoubleType))
+        (
+          Aggregate.Variance(alias, input, sample, sqrt = fn.startsWith("stddev")),
+          StructField(alias, DoubleType)
+        )
       case "countIf" => (Aggregate.CountIf(alias, input), StructField(alias, LongType, nullable = false))
       case "minBy" | "maxBy" =>
         val tieByValue = Contract.aggregateInputs("min").forall(_._2.contains(Contract.typeName(inType)))

@@ -120,7 +120,8 @@ object SparkHash {
       v match {
         case s: String => XxHash64.hashBytes(s.getBytes(java.nio.charset.StandardCharsets.UTF_8), Seed)
         case b: Array[Byte] => XxHash64.hashBytes(b, Seed)
-        case other => XxHash64.hashBytes(other.toString.getBytes(java.nio.charset.StandardCharsets.UTF_8), Seed)
+        case other =>
+          XxHash64.hashBytes(other.toString.getBytes(java.nio.charset.StandardCharsets.UTF_8), Seed)
       }
   }
 

@@ -30,7 +30,9 @@ final class QuantileSummary(val eps: Double) {
   def add(v: Double): Unit = {
     if (buffered == buffer.length) {
       if (buffered >= QuantileSummary.BufferSize) flush()
-      else buffer = java.util.Arrays.copyOf(buffer, math.max(16, math.min(2 * buffered, QuantileSummary.BufferSize)))
+      else
+        buffer =
+          java.util.Arrays.copyOf(buffer, math.max(16, math.min(2 * buffered, QuantileSummary.BufferSize)))
     }
     buffer(buffered) = v
     buffered += 1

@@ -114,7 +114,8 @@ class MergeableAggregatesSuite extends munit.FunSuite {
     val acc = new VarianceAcc(4, sample = true, sqrt = false)
     val parts = Seq(Seq(1e9 + 4, 1e9 + 7), Seq(1e9 + 13), Seq(1e9 + 16))
     val accs = parts.map { p =>
-      val a = new VarianceAcc(4, sample = true, sqrt = false); p.foreach(v => a.add(row(0, null, v, ""), 0L)); a
+      val a = new VarianceAcc(4, sample = true, sqrt = false); p.foreach(v => a.add(row(0, null, v, ""), 0L));
+      a
     }
     accs.foreach(acc.merge)
     assertEqualsDouble(acc.result.asInstanceOf[Double], 30.0, 1e-6)
@@ -226,7 +227,11 @@ class MergeableAggregatesSuite extends munit.FunSuite {
     assert(Selection.combinable(sliding))
     assert(Selection.sessionFastPath(sessions))
     val unordered = Aggregate.ExtremeBy("m", 5, 1, wantMax = true, tieByValue = false)
-    assert(!Selection.combinable(aggregateSpec(TumblingWindows(1000, 0, isEventTime = true), Seq(unordered), false)))
+    assert(
+      !Selection.combinable(
+        aggregateSpec(TumblingWindows(1000, 0, isEventTime = true), Seq(unordered), false)
+      )
+    )
   }
 
   /** Every window's results through the operator, by (key, start, end). */
