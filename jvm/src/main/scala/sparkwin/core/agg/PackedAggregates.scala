@@ -3,7 +3,7 @@ package sparkwin.core.agg
 import sparkwin.core.Record
 
 /** Aggregates that fold into longs, for operators that keep state in primitive arrays: count,
-  * countIf, integral and fractional sum, and avg, two slots each (a value, and a seen flag or a count;
+  * integral and fractional sum, and avg, two slots each (a value, and a seen flag or a count;
   * doubles as their bits). An integral sum's second slot is `carry << 1 | seen`, with
   * [[LongSumAcc]]'s count of wraps (0 and 1 as before 0.4.0, which did not count them). A row is `slots` consecutive longs from a base index; all zeros is
   * the empty row. Results are those of the aggregates' own accumulators.
@@ -22,7 +22,6 @@ final class PackedAggregates(aggregates: Array[Aggregate]) {
       (kinds(j): @annotation.switch) match {
         case CountRows => values(at) += 1
         case CountValues => if (!record.isNullAt(columns(j))) values(at) += 1
-        case CountTrue => if (record.get(columns(j)) == java.lang.Boolean.TRUE) values(at) += 1
         case LongSum =>
           val v = record.get(columns(j))
           if (v != null) longPlus(values, at, v.asInstanceOf[java.lang.Number].longValue, 1L)
@@ -50,7 +49,7 @@ final class PackedAggregates(aggregates: Array[Aggregate]) {
       val at = intoBase + 2 * j
       val src = fromBase + 2 * j
       (kinds(j): @annotation.switch) match {
-        case CountRows | CountValues | CountTrue => into(at) += from(src)
+        case CountRows | CountValues => into(at) += from(src)
         case LongSum => if (from(src + 1) != 0) longPlus(into, at, from(src), from(src + 1))
         case DoubleSum =>
           if (from(src + 1) != 0) {
@@ -75,7 +74,6 @@ final class PackedAggregates(aggregates: Array[Aggregate]) {
       val at = base + 2 * j
       (kinds(j): @annotation.switch) match {
         case CountRows | CountValues => into(j).asInstanceOf[CountAcc].n = values(at)
-        case CountTrue => into(j).asInstanceOf[CountIfAcc].n = values(at)
         case LongSum =>
           val a = into(j).asInstanceOf[LongSumAcc]
           a.sum = values(at)
@@ -101,7 +99,7 @@ final class PackedAggregates(aggregates: Array[Aggregate]) {
     while (j < kinds.length) {
       val at = base + 2 * j
       out(j) = (kinds(j): @annotation.switch) match {
-        case CountRows | CountValues | CountTrue => values(at)
+        case CountRows | CountValues => values(at)
         case LongSum =>
           val flag = values(at + 1)
           if (flag == 0) null else if ((flag >> 1) != 0) new SumOverflow(values(at)) else values(at)
@@ -121,21 +119,19 @@ object PackedAggregates {
   private final val LongSum = 2
   private final val DoubleSum = 3
   private final val Avg = 4
-  private final val CountTrue = 5
 
   private def kindOf(a: Aggregate): Int = a match {
     case Aggregate.Count(_, c) => if (c < 0) CountRows else CountValues
     case Aggregate.Sum(_, _, NumericKind.Integral, _) => LongSum
     case Aggregate.Sum(_, _, NumericKind.Fractional, _) => DoubleSum
     case _: Aggregate.Avg => Avg
-    case _: Aggregate.CountIf => CountTrue
     case other => throw new IllegalArgumentException(s"$other does not pack into longs")
   }
 
   /** Whether every one of `aggregates` packs (none at all does not: nothing to pack). */
   def packs(aggregates: Seq[Aggregate]): Boolean =
     aggregates.nonEmpty && aggregates.forall {
-      case _: Aggregate.Count | _: Aggregate.Avg | _: Aggregate.CountIf => true
+      case _: Aggregate.Count | _: Aggregate.Avg => true
       case Aggregate.Sum(_, _, kind, _) => kind != NumericKind.Decimal
       case _ => false
     }

@@ -146,10 +146,6 @@ class MergeableAggregatesSuite extends munit.FunSuite {
     val acc = new CountIfAcc(3)
     Seq[Any](true, false, null, true).foreach(f => acc.add(row(0, f, 0, ""), 0L))
     assertEquals(acc.result, 2L)
-    val packed = new PackedAggregates(Array(Aggregate.CountIf("n", 3)))
-    val slots = new Array[Long](packed.slots)
-    Seq[Any](true, false, null, true, true).foreach(f => packed.add(slots, 0, row(0, f, 0, "")))
-    assertEquals(packed.results(slots, 0).toSeq, Seq[Any](3L))
   }
 
   test("xxHash64 gives the reference values of the algorithm") {
