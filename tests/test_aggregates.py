@@ -547,3 +547,20 @@ def test_the_output_schema_has_sparks_result_types(windowed) -> None:
     assert fields["approx_count_distinct_page"].dataType.simpleString() == "bigint"
     assert fields["percentile_approx_amount"].dataType.simpleString() == "bigint"
     assert fields["ps"].dataType.simpleString() == "array<double>"
+
+
+def test_spark_connect_clients_get_the_same_aggregates(spark, connectSpark) -> None:
+    rows = _rows(300, seed=21)
+
+    def results(session: Any) -> list:
+        pipeline = (
+            _source(session.createDataFrame(rows, DDL))
+            .keyBy("user")
+            .window(sw.TumblingEventTimeWindows.of(120_000))
+            .aggregate(*[a for a, _, _ in AGGREGATES])
+        )
+        names = ["user", "window_start"] + [a.outputAlias for a, _, _ in AGGREGATES]
+        return sorted(tuple(r) for r in pipeline.toDF().selectExpr(*names).collect())
+
+    classic = results(spark)
+    assert classic and results(connectSpark) == classic
