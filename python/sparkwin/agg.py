@@ -90,7 +90,9 @@ _INT_MAX = 2**31 - 1
 @dataclass(frozen=True, repr=False)
 class Aggregate:
     """One aggregate of a window: `fn` over `column` (None only for ``count()``), written to the
-    output column `alias`. Build it with the functions of `sparkwin.agg`.
+    output column `alias`, with the plan's further fields in `options` (``ord`` of minBy/maxBy,
+    ``rsd``, ``percentages``, ``array``, ``accuracy``). Build it with the functions of
+    `sparkwin.agg`.
     """
 
     fn: str
@@ -427,7 +429,6 @@ def countIf(column: str) -> Aggregate:
 
 def _by(fn: str, column: str, ord: str) -> Aggregate:
     signature = "column, ord"
-    _columnName(fn, "column", column, signature)
     return _make(
         fn, column, options=(("ord", _columnName(fn, "ord", ord, signature)),), signature=signature
     )

@@ -55,11 +55,7 @@ class MergeableAggregatesSuite extends munit.FunSuite {
   }
 
   /** Results with doubles rounded to 9 significant digits (merges reorder additions). */
-  private def shown(accs: Array[Accumulator]): Seq[Any] = Accumulator.results(accs).toSeq.map {
-    case d: Double => BigDecimal(d).round(new java.math.MathContext(9)).toDouble
-    case s: Seq[_] => s.map { case d: Double => BigDecimal(d).round(new java.math.MathContext(9)).toDouble }
-    case other => other
-  }
+  private def shown(accs: Array[Accumulator]): Seq[Any] = roundedResults(Accumulator.results(accs).toSeq)
 
   test("random splits merged in random orders give what one pass gives") {
     val rnd = new Random(20261125L)
@@ -239,10 +235,13 @@ class MergeableAggregatesSuite extends munit.FunSuite {
     out.take().map(o => ((o.key, o.start, o.end), o.values.toSeq)).toMap
   }
 
-  private def roundedResults(values: Seq[Any]): Seq[Any] = values.map {
-    case d: Double => BigDecimal(d).round(new java.math.MathContext(9)).toDouble
-    case s: Seq[_] => s.map { case d: Double => BigDecimal(d).round(new java.math.MathContext(9)).toDouble }
-    case other => other
+  private def roundedResults(values: Seq[Any]): Seq[Any] = {
+    def rounded(d: Double) = BigDecimal(d).round(new java.math.MathContext(9)).toDouble
+    values.map {
+      case d: Double => rounded(d)
+      case s: Seq[_] => s.map { case d: Double => rounded(d) }
+      case other => other
+    }
   }
 
   private def streamRows(rnd: Random): Seq[ArrayRecord] =
