@@ -65,10 +65,27 @@ def listLimit(section: str, kind: str, field: str) -> tuple[int, int | None]:
     return _bounds(match.group(2))
 
 
+def numberRange(section: str, kind: str, field: str) -> tuple[float, float]:
+    """The (low, high) bounds, both included, of a number field of the plan (``double(lo..hi)``,
+    or a list of them).
+
+    Example::
+
+        numberRange("aggregate", "percentileApprox", "percentages")  # (0.0, 1.0)
+    """
+    spec = CONTRACT["plan"]["sections"][section]["kinds"][kind][field].rstrip("?")
+    listMatch = _LIST.fullmatch(spec)
+    match = _RANGE.fullmatch(listMatch.group(1) if listMatch else spec)
+    if match is None:
+        raise KeyError(f"{section}.{kind}.{field} is not a number range")
+    return float(match.group(1)), float(match.group(2))
+
+
 # ---------------------------------------------------------------------------------------------
 # Plan validation: the same schema the jar checks plans against.
 
 _LIST = re.compile(r"(.+)\[(\d*(?:\.\.\d*)?)\]")
+_RANGE = re.compile(r"double\((.+?)\.\.(.+)\)")
 
 
 def _bounds(text: str) -> tuple[int, int | None]:
@@ -131,6 +148,16 @@ def _value(value: Any, spec: str, path: str) -> None:
     elif spec == "double":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise PlanSchemaError(f"{path} must be a number, got {value!r}")
+    elif (rangeMatch := _RANGE.fullmatch(spec)) is not None:
+        least, most = float(rangeMatch.group(1)), float(rangeMatch.group(2))
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not least <= value <= most
+        ):
+            raise PlanSchemaError(
+                f"{path} must be a number from {least:g} to {most:g}, got {value!r}"
+            )
     elif spec == "bool":
         if not isinstance(value, bool):
             raise PlanSchemaError(f"{path} must be true or false, got {value!r}")

@@ -6,7 +6,13 @@ This module only describes aggregates and their type rules; the columns are chec
 the input schema by `sparkwin.stream` when the plan is built. No Python runs per event.
 
 Default aliases are ``count`` for `count()` and ``<fn>_<column>`` otherwise, with the function
-in snake case: ``sum_amount``, ``count_user``, ``collect_list_x``.
+in snake case: ``sum_amount``, ``count_user``, ``collect_list_x``, ``stddev_samp_x``,
+``approx_count_distinct_user``, ``min_by_page`` (``minBy("page", "ts")``).
+
+Every aggregate is mergeable: windows built from slices, merged sessions and Spark's map-side
+pre-aggregation give what one pass over the window's elements gives (floating-point sums and
+variances up to the last bits of a double; percentiles within their rank bound). The column
+types each one takes are the contract's (``contract.json``), which the JVM applies too.
 
 Example::
 
@@ -17,30 +23,36 @@ Example::
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pyspark.sql.types import (
-    BooleanType,
-    DataType,
-    DateType,
-    NumericType,
-    StringType,
-    TimestampNTZType,
-    TimestampType,
-)
+from pyspark.sql.types import DataType
+
+from sparkwin._contract import CONTRACT, numberRange
 
 __all__ = [
     "Aggregate",
+    "approxCountDistinct",
     "avg",
     "collectList",
     "collectSet",
     "count",
+    "countIf",
     "first",
     "last",
     "max",
+    "maxBy",
     "min",
+    "minBy",
+    "percentileApprox",
+    "stddev",
+    "stddevPop",
+    "stddevSamp",
     "sum",
+    "varPop",
+    "varSamp",
+    "variance",
 ]
 
 # Plan name -> snake-case prefix of the default alias.
@@ -54,21 +66,40 @@ _SNAKE = {
     "last": "last",
     "collectList": "collect_list",
     "collectSet": "collect_set",
+    "stddev": "stddev",
+    "stddevSamp": "stddev_samp",
+    "stddevPop": "stddev_pop",
+    "variance": "variance",
+    "varSamp": "var_samp",
+    "varPop": "var_pop",
+    "countIf": "count_if",
+    "minBy": "min_by",
+    "maxBy": "max_by",
+    "approxCountDistinct": "approx_count_distinct",
+    "percentileApprox": "percentile_approx",
 }
-_NUMERIC_FNS = frozenset({"sum", "avg"})
-_ORDERABLE_FNS = frozenset({"min", "max"})
-_ORDERABLE_TYPES = (NumericType, StringType, TimestampType, TimestampNTZType, DateType, BooleanType)
+# The column types each aggregate's column parameters take: the contract's, which the JVM's
+# decoder applies to the same plans.
+_INPUT_TYPES: dict[str, dict[str, Any]] = CONTRACT["plan"]["inputTypes"]
+_AGGREGATE_INPUTS: dict[str, dict[str, str]] = CONTRACT["plan"]["aggregateInputs"]
+_RSD_RANGE = numberRange("aggregate", "approxCountDistinct", "rsd")
+_PERCENTAGE_RANGE = numberRange("aggregate", "percentileApprox", "percentages")
+_INT_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True, repr=False)
 class Aggregate:
     """One aggregate of a window: `fn` over `column` (None only for ``count()``), written to the
-    output column `alias`. Build it with the functions of `sparkwin.agg`.
+    output column `alias`, with the plan's further fields in `options` (``ord`` of minBy/maxBy,
+    ``rsd``, ``percentages``, ``array``, ``accuracy``). Build it with the functions of
+    `sparkwin.agg`.
     """
 
     fn: str
     column: str | None
     outputAlias: str
+    # Further plan fields, in plan order: ("ord", "ts"), ("rsd", 0.05), ...
+    options: tuple[tuple[str, Any], ...] = ()
 
     def alias(self, name: str) -> Aggregate:
         """A copy that writes its result to the output column `name`.
@@ -93,34 +124,66 @@ class Aggregate:
         """
         return _defaultAlias(self.fn, self.column)
 
-    def acceptsType(self, dataType: DataType) -> bool:
-        """Whether the aggregate can take a column of `dataType`: sum and avg need numbers,
-        min and max an orderable type (numeric, string, timestamp, date, boolean), the others
-        anything.
+    @property
+    def inputs(self) -> tuple[tuple[str, str], ...]:
+        """The (parameter, column name) pairs the aggregate reads: ``column``, and ``ord`` for
+        `minBy` / `maxBy`.
+
+        Example::
+
+            sw.agg.minBy("page", "ts").inputs  # (('column', 'page'), ('ord', 'ts'))
+        """
+        pairs: list[tuple[str, str]] = []
+        if self.column is not None:
+            pairs.append(("column", self.column))
+        pairs.extend((k, v) for k, v in self.options if k == "ord")
+        return tuple(pairs)
+
+    def acceptsType(self, dataType: DataType, param: str = "column") -> bool:
+        """Whether the aggregate's parameter `param` can take a column of `dataType`: sum, avg,
+        the variances and percentileApprox need numbers, min, max and the ``ord`` of
+        minBy/maxBy an orderable type (numeric, string, timestamp, date, boolean), countIf a
+        boolean, approxCountDistinct an atomic type; the others anything.
 
         Example::
 
             sw.agg.sum("name").acceptsType(StringType())  # False
         """
-        if self.fn in _NUMERIC_FNS:
-            return isinstance(dataType, NumericType)
-        if self.fn in _ORDERABLE_FNS:
-            return isinstance(dataType, _ORDERABLE_TYPES)
-        return True
+        category = _AGGREGATE_INPUTS.get(self.fn, {}).get(param)
+        if category is None:
+            return True
+        return dataType.typeName() in _INPUT_TYPES[category]["types"]
 
     @property
     def typeRequirement(self) -> str:
-        """The types the aggregate accepts, in words, for error messages.
+        """The types the aggregate's ``column`` accepts, in words, for error messages.
 
         Example::
 
             sw.agg.avg("x").typeRequirement  # 'a numeric column (byte, short, ...)'
         """
-        if self.fn in _NUMERIC_FNS:
-            return "a numeric column (byte, short, int, long, float, double or decimal)"
-        if self.fn in _ORDERABLE_FNS:
-            return "an orderable column (numeric, string, timestamp, date or boolean)"
-        return "a column of any type"
+        return self.typeRequirementOf("column")
+
+    def typeRequirementOf(self, param: str) -> str:
+        """The types the aggregate's parameter `param` accepts, in words.
+
+        Example::
+
+            sw.agg.maxBy("page", "ts").typeRequirementOf("ord")  # 'an orderable column (...)'
+        """
+        category = _AGGREGATE_INPUTS.get(self.fn, {}).get(param)
+        return "a column of any type" if category is None else _INPUT_TYPES[category]["words"]
+
+    def typeFix(self, param: str) -> str:
+        """How to give `param` a column it takes, as ``"; ..."`` for an error message (or "").
+
+        Example::
+
+            sw.agg.countIf("x").typeFix("column")  # "; add the condition as a column first, ..."
+        """
+        category = _AGGREGATE_INPUTS.get(self.fn, {}).get(param)
+        fix = None if category is None else _INPUT_TYPES[category].get("fix")
+        return f"; {fix}" if fix else ""
 
     def jsonValue(self) -> dict[str, Any]:
         """This aggregate's entry in the plan's FUNCTION.
@@ -130,11 +193,19 @@ class Aggregate:
             sw.agg.sum("amount").jsonValue()
             # {'fn': 'sum', 'column': 'amount', 'alias': 'sum_amount'}
         """
-        return {"fn": self.fn, "column": self.column, "alias": self.outputAlias}
+        options = {k: list(v) if isinstance(v, tuple) else v for k, v in self.options}
+        return {"fn": self.fn, "column": self.column, **options, "alias": self.outputAlias}
 
     def __repr__(self) -> str:
-        arg = "" if self.column is None else repr(self.column)
-        text = f"agg.{self.fn}({arg})"
+        args = [] if self.column is None else [repr(self.column)]
+        for name, value in self.options:
+            if name == "ord":
+                args.append(repr(value))
+            elif name == "percentages":
+                args.append(repr(list(value) if dict(self.options)["array"] else value[0]))
+            elif (name == "rsd" and value != 0.05) or (name == "accuracy" and value != 10000):
+                args.append(f"{name}={value!r}")
+        text = f"agg.{self.fn}({', '.join(args)})"
         if self.outputAlias != self.defaultAlias:
             text += f".alias({self.outputAlias!r})"
         return text
@@ -144,17 +215,38 @@ def _defaultAlias(fn: str, column: str | None) -> str:
     return _SNAKE[fn] if column is None else f"{_SNAKE[fn]}_{column}"
 
 
-def _make(fn: str, column: object, *, optional: bool = False) -> Aggregate:
+def _columnName(fn: str, param: str, value: object, signature: str = "column") -> str:
+    if not isinstance(value, str):
+        raise TypeError(
+            f"agg.{fn}({signature}): {param} must be a column name (str), got "
+            f"{type(value).__name__} {value!r}"
+        )
+    if not value:
+        raise ValueError(f"agg.{fn}({signature}): {param} must be a non-empty column name")
+    return value
+
+
+def _make(
+    fn: str,
+    column: object,
+    *,
+    optional: bool = False,
+    options: tuple[tuple[str, Any], ...] = (),
+    signature: str = "column",
+) -> Aggregate:
     if column is None and optional:
         return Aggregate(fn, None, _defaultAlias(fn, None))
-    if not isinstance(column, str):
-        raise TypeError(
-            f"agg.{fn}(column): column must be a column name (str), got "
-            f"{type(column).__name__} {column!r}"
-        )
-    if not column:
-        raise ValueError(f"agg.{fn}(column): column must be a non-empty column name")
-    return Aggregate(fn, column, _defaultAlias(fn, column))
+    name = _columnName(fn, "column", column, signature)
+    return Aggregate(fn, name, _defaultAlias(fn, name), options)
+
+
+def _number(fn: str, param: str, value: object, bounds: tuple[float, float], fix: str) -> float:
+    low, high = bounds
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"agg.{fn}: {param} must be a number, got {type(value).__name__} {value!r}")
+    if not (math.isfinite(value) and low <= value <= high):
+        raise ValueError(f"agg.{fn}: {param} must be from {low} to {high}, got {value!r}; {fix}")
+    return float(value)
 
 
 def count(column: str | None = None) -> Aggregate:
@@ -252,3 +344,183 @@ def collectSet(column: str) -> Aggregate:
         windowed.aggregate(sw.agg.collectSet("page"))  # collect_set_page
     """
     return _make("collectSet", column)
+
+
+def stddev(column: str) -> Aggregate:
+    """The sample standard deviation of a numeric column, as a double (Spark's ``stddev``, the
+    same as `stddevSamp`): null for a window of fewer than two non-null values, as Spark 4's.
+
+    Computed from (count, mean, M2) updated as Welford's algorithm and merged as Chan et al.'s
+    parallel formula, Spark's own, so sliced, merged and pre-aggregated windows agree with one
+    pass to a double's last bits.
+
+    Example::
+
+        windowed.aggregate(sw.agg.stddev("amount"))  # stddev_amount
+    """
+    return _make("stddev", column)
+
+
+def stddevSamp(column: str) -> Aggregate:
+    """The sample standard deviation of a numeric column (Spark's ``stddev_samp``): null for
+    fewer than two non-null values.
+
+    Example::
+
+        windowed.aggregate(sw.agg.stddevSamp("amount"))  # stddev_samp_amount
+    """
+    return _make("stddevSamp", column)
+
+
+def stddevPop(column: str) -> Aggregate:
+    """The population standard deviation of a numeric column (Spark's ``stddev_pop``): 0.0 for
+    one value, null for none.
+
+    Example::
+
+        windowed.aggregate(sw.agg.stddevPop("amount"))  # stddev_pop_amount
+    """
+    return _make("stddevPop", column)
+
+
+def variance(column: str) -> Aggregate:
+    """The sample variance of a numeric column (Spark's ``variance``, the same as `varSamp`):
+    null for fewer than two non-null values.
+
+    Example::
+
+        windowed.aggregate(sw.agg.variance("amount"))  # variance_amount
+    """
+    return _make("variance", column)
+
+
+def varSamp(column: str) -> Aggregate:
+    """The sample variance of a numeric column (Spark's ``var_samp``): null for fewer than two
+    non-null values.
+
+    Example::
+
+        windowed.aggregate(sw.agg.varSamp("amount"))  # var_samp_amount
+    """
+    return _make("varSamp", column)
+
+
+def varPop(column: str) -> Aggregate:
+    """The population variance of a numeric column (Spark's ``var_pop``): 0.0 for one value,
+    null for none.
+
+    Example::
+
+        windowed.aggregate(sw.agg.varPop("amount"))  # var_pop_amount
+    """
+    return _make("varPop", column)
+
+
+def countIf(column: str) -> Aggregate:
+    """The number of rows whose boolean column is true (Spark's ``count_if``); null and false
+    do not count.
+
+    Example::
+
+        windowed.aggregate(sw.agg.countIf("is_error"))  # count_if_is_error
+    """
+    return _make("countIf", column)
+
+
+def _by(fn: str, column: str, ord: str) -> Aggregate:
+    signature = "column, ord"
+    return _make(
+        fn, column, options=(("ord", _columnName(fn, "ord", ord, signature)),), signature=signature
+    )
+
+
+def minBy(column: str, ord: str) -> Aggregate:
+    """The value of `column` in the row with the smallest `ord` (Spark's ``min_by``). Rows with a
+    null `ord` are skipped; the value may be null. `ord` must be orderable (numeric, string,
+    timestamp, date, boolean).
+
+    Ties: among rows with the same smallest `ord`, the smallest value of `column` (null first)
+    wins, so the answer does not depend on arrival order or how partials merged (Spark returns
+    any one of them). For a `column` of a type that does not order (array, map, struct) it is
+    the first one seen, and such a pipeline is not pre-aggregated.
+
+    Example::
+
+        windowed.aggregate(sw.agg.minBy("page", "ts"))  # min_by_page: the first page visited
+    """
+    return _by("minBy", column, ord)
+
+
+def maxBy(column: str, ord: str) -> Aggregate:
+    """The value of `column` in the row with the largest `ord` (Spark's ``max_by``); rows with a
+    null `ord` are skipped. Ties as in `minBy`: the smallest value of `column` wins.
+
+    Example::
+
+        windowed.aggregate(sw.agg.maxBy("price", "ts"))  # max_by_price: the latest price
+    """
+    return _by("maxBy", column, ord)
+
+
+def approxCountDistinct(column: str, rsd: float = 0.05) -> Aggregate:
+    """The approximate number of distinct non-null values (Spark's ``approx_count_distinct``):
+    HyperLogLog++ with `rsd` the largest relative standard deviation allowed, Spark's precision
+    for it (``p = ceil(2 * log2(1.106 / rsd))``, 2^p registers) and Spark's hash of the value
+    (xxHash64, seed 42). Where Spark uses linear counting (small counts) or the raw estimate
+    (counts above 5 * 2^p), the answer is Spark's exactly; in between, where Spark subtracts a
+    bias from the HLL++ paper's tables, sparkwin uses Ertl's improved estimator, within the
+    sketch's error of Spark's. `rsd` runs from 0.0022 (p = 18) to 0.39 (p = 4); the column must
+    be atomic (numeric, string, boolean, date, timestamp, binary). 0 for a window of nulls.
+
+    Example::
+
+        windowed.aggregate(sw.agg.approxCountDistinct("user", rsd=0.01))
+    """
+    low, high = _RSD_RANGE
+    value = _number(
+        "approxCountDistinct",
+        "rsd",
+        rsd,
+        _RSD_RANGE,
+        f"rsd={low} keeps 2^18 registers a window, rsd={high} 2^4 (Spark's default is 0.05)",
+    )
+    return _make("approxCountDistinct", column, options=(("rsd", value),))
+
+
+def percentileApprox(
+    column: str, percentage: float | list[float] | tuple[float, ...], accuracy: int = 10000
+) -> Aggregate:
+    """The approximate percentile of a numeric column (Spark's ``percentile_approx``): the
+    smallest value such that about `percentage` of the values are at most it, in the column's
+    type. Its rank is within ``count / accuracy`` of the exact one's (Spark's documented
+    bound), whatever slices, sessions or partials merged into the window; with fewer than
+    `accuracy` values it is exact, and then Spark's too. A list of percentages gives an array.
+
+    `percentage` must be in [0, 1]; `accuracy` a positive int (memory grows with it).
+
+    Example::
+
+        windowed.aggregate(sw.agg.percentileApprox("latency", 0.99))  # percentile_approx_latency
+        windowed.aggregate(sw.agg.percentileApprox("latency", [0.5, 0.9, 0.99], accuracy=1000))
+    """
+    fn = "percentileApprox"
+    fix = "give a fraction, e.g. 0.99 for the 99th percentile"
+    if isinstance(percentage, list | tuple):
+        if not percentage:
+            raise ValueError(f"agg.{fn}: percentage must not be an empty list; {fix}")
+        values = tuple(_number(fn, "percentage", p, _PERCENTAGE_RANGE, fix) for p in percentage)
+        array = True
+    else:
+        values = (_number(fn, "percentage", percentage, _PERCENTAGE_RANGE, fix),)
+        array = False
+    if isinstance(accuracy, bool) or not isinstance(accuracy, int):
+        raise TypeError(
+            f"agg.{fn}: accuracy must be an int, got {type(accuracy).__name__} {accuracy!r}"
+        )
+    if not 0 < accuracy <= _INT_MAX:
+        raise ValueError(
+            f"agg.{fn}: accuracy must be from 1 to {_INT_MAX}, got {accuracy}; 1/accuracy is the "
+            "relative rank error (Spark's default is 10000)"
+        )
+    options = (("percentages", values), ("array", array), ("accuracy", accuracy))
+    return _make(fn, column, options=options)

@@ -802,13 +802,15 @@ class WindowedStream:
                     f"aggregates[{i}] must be an aggregate such as sw.agg.sum('amount'), got "
                     f"{type(a).__name__} {a!r}"
                 )
-            what = f"agg.{a.fn}(column)"
-            if a.column is not None:
-                field = _field(schema, a.column, what)
-                if not a.acceptsType(field.dataType):
+            for param, column in a.inputs:
+                what = f"agg.{a.fn}({param})"
+                field = _field(schema, column, what)
+                if not a.acceptsType(field.dataType, param):
                     raise TypeError(
-                        f"{what}: column {a.column!r} is {field.dataType.simpleString()}, but "
-                        f"agg.{a.fn} needs {a.typeRequirement}"
+                        f"{what}: {param} {column!r} is {field.dataType.simpleString()}, but "
+                        f"agg.{a.fn} needs {a.typeRequirementOf(param)}"
+                        + (f" for {param}" if param != "column" else "")
+                        + a.typeFix(param)
                     )
             alias = a.outputAlias
             if alias in OUTPUT_COLUMNS:

@@ -115,7 +115,8 @@ object Selection {
     }
 
   /** Event-time sessions with a fixed gap, the default trigger, no evictor, no allowed lateness
-    * and aggregates blind to the order merged sessions fold in (count, sum, avg, min, max).
+    * and aggregates blind to the order merged sessions fold in (all but first, last, collected
+    * lists and sets, and min_by/max_by of values that do not order).
     */
   def sessionFastPath(spec: OperatorSpec): Boolean = {
     val fixedGapSessions = spec.assigner match {
@@ -150,12 +151,18 @@ object Selection {
     java.math.BigInteger.valueOf(size).gcd(java.math.BigInteger.valueOf(slide)).longValue
 
   // Grouping or merging reorders elements, so only aggregates blind to order qualify
-  // (first/last break ties by arrival; collected lists and sets keep arrival order).
+  // (first/last break ties by arrival; collected lists and sets keep arrival order). Variance
+  // and percentiles merge to the same answer up to a double's last bits or within the summary's
+  // bound; min_by/max_by break ties by value.
   private def orderBlind(spec: OperatorSpec): Boolean = spec.function match {
     case WindowFunction.Aggregates(aggs) =>
       aggs.forall {
         case _: Aggregate.Count | _: Aggregate.Sum | _: Aggregate.Avg | _: Aggregate.Min | _: Aggregate.Max =>
           true
+        case _: Aggregate.Variance | _: Aggregate.CountIf | _: Aggregate.ApproxCountDistinct |
+            _: Aggregate.PercentileApprox =>
+          true
+        case b: Aggregate.ExtremeBy => b.tieByValue
         case _ => false
       }
     case _ => false

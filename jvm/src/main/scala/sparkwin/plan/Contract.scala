@@ -59,10 +59,24 @@ object Contract {
 
   private def strings(n: JsonNode): Seq[String] = n.elements().asScala.map(_.asText).toSeq
 
+  /** The column types an aggregate's column parameters take: parameter -> (types, words). */
+  def aggregateInputs(fn: String): Seq[(String, Set[String], String)] =
+    Option(plan.get("aggregateInputs").get(fn)).toSeq.flatMap { params =>
+      params.fields().asScala.map { e =>
+        val category = plan.get("inputTypes").get(e.getValue.asText)
+        (e.getKey, strings(category.get("types")).toSet, category.get("words").asText)
+      }
+    }
+
+  /** Spark's name of a type as the contract's type lists spell it: `decimal`, not `decimal(10,2)`. */
+  def typeName(t: org.apache.spark.sql.types.DataType): String =
+    t.typeName.takeWhile(c => c != '(' && c != ' ')
+
   // ---------------------------------------------------------------------------------------
   // Plan validation: the same schema Python's builder is held to.
 
   private val ListSpec = """(.+)\[(\d*(?:\.\.\d*)?)\]""".r
+  private val RangeSpec = """double\((.+?)\.\.(.+)\)""".r
 
   /** Throws a [[PlanException]] naming the path if `json` does not follow the contract. */
   def validate(json: JsonNode): Unit = obj(json, plan.get("root"), "plan", None)
@@ -94,6 +108,9 @@ object Contract {
         if (spec == "long>=0" && value.asLong < 0) fail(s"$path must be >=0, got $value")
         if (spec == "long>0" && value.asLong <= 0) fail(s"$path must be >0, got $value")
       case "double" => if (!value.isNumber) fail(s"$path must be a number, got $value")
+      case RangeSpec(low, high) =>
+        if (!value.isNumber || value.asDouble < low.toDouble || value.asDouble > high.toDouble)
+          fail(s"$path must be a number from $low to $high, got $value")
       case "bool" => if (!value.isBoolean) fail(s"$path must be true or false, got $value")
       case "string" | "column" =>
         if (!value.isTextual || value.asText.isEmpty) fail(s"$path must be a non-empty string, got $value")

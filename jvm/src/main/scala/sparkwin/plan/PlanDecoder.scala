@@ -5,7 +5,7 @@ import scala.jdk.CollectionConverters._
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.spark.sql.types._
 
-import sparkwin.core.agg.{Aggregate, NumericKind}
+import sparkwin.core.agg.{Aggregate, NumberType, NumericKind, SparkHash}
 import sparkwin.operator.{AccumulationMode, OperatorSpec, WindowFunction}
 import sparkwin.core.evictor.{CountEvictor, DeltaEvictor, Evictor, TimeEvictor}
 import sparkwin.core.time.{ChannelWatermarks, WatermarkStrategy}
@@ -291,7 +291,58 @@ object PlanDecoder {
       case _: DecimalType => NumericKind.Decimal
       case other => throw new PlanException(s"aggregate $alias: $fn needs a numeric column, got $other")
     }
+    // The contract's type rules, the same Python's builder applies with the parameter's name.
+    for ((param, types, words) <- Contract.aggregateInputs(fn)) {
+      val t = columns.field(columns.index(str(n, param), s"aggregate $alias")).dataType
+      if (!types.contains(Contract.typeName(t)))
+        throw new PlanException(s"aggregate $alias: $fn needs $words for $param, got ${t.simpleString}")
+    }
+    def ord = columns.index(str(n, "ord"), s"aggregate $alias")
     fn match {
+      case "stddev" | "stddevSamp" | "stddevPop" | "variance" | "varSamp" | "varPop" =>
+        val sample = !fn.endsWith("Pop")
+        (
+          Aggregate.Variance(alias, input, sample, sqrt = fn.startsWith("stddev")),
+          StructField(alias, DoubleType)
+        )
+      case "countIf" => (Aggregate.CountIf(alias, input), StructField(alias, LongType, nullable = false))
+      case "minBy" | "maxBy" =>
+        val tieByValue = Contract.aggregateInputs("min").forall(_._2.contains(Contract.typeName(inType)))
+        (Aggregate.ExtremeBy(alias, input, ord, fn == "maxBy", tieByValue), StructField(alias, inType))
+      case "approxCountDistinct" =>
+        val hash = inType match {
+          case ByteType | ShortType | IntegerType | BooleanType => SparkHash.AsInt
+          case DateType => SparkHash.AsDate
+          case LongType => SparkHash.AsLong
+          case TimestampType | TimestampNTZType => SparkHash.AsTimestamp
+          case FloatType => SparkHash.AsFloat
+          case DoubleType => SparkHash.AsDouble
+          case d: DecimalType => SparkHash.AsDecimal(d.precision, d.scale)
+          case _ => SparkHash.AsBytes // string, binary (the contract admits no other)
+        }
+        (
+          Aggregate.ApproxCountDistinct(alias, input, n.get("rsd").asDouble, hash),
+          StructField(alias, LongType, nullable = false)
+        )
+      case "percentileApprox" =>
+        val resultType = inType match {
+          case ByteType => NumberType.ByteNumber
+          case ShortType => NumberType.ShortNumber
+          case IntegerType => NumberType.IntNumber
+          case LongType => NumberType.LongNumber
+          case FloatType => NumberType.FloatNumber
+          case d: DecimalType => NumberType.DecimalNumber(d.scale)
+          case _ => NumberType.DoubleNumber
+        }
+        val percentages = n.get("percentages").elements().asScala.map(_.asDouble).toIndexedSeq
+        val array = bool(n, "array")
+        if (!array && percentages.size != 1)
+          throw new PlanException(s"aggregate $alias: one percentage, or array true for several")
+        val out = if (array) ArrayType(inType, containsNull = false) else inType
+        (
+          Aggregate.PercentileApprox(alias, input, percentages, long(n, "accuracy"), array, resultType),
+          StructField(alias, out)
+        )
       case "count" =>
         (Aggregate.Count(alias, col.getOrElse(-1)), StructField(alias, LongType, nullable = false))
       case "sum" =>

@@ -10,6 +10,9 @@ sealed trait Aggregate {
 
   /** The input column it reads (negative: none, as count() over rows). */
   def column: Int
+
+  /** Every input column it reads: `column`, and `ord` for min_by/max_by. */
+  def columns: Seq[Int] = if (column < 0) Nil else column :: Nil
   def newAccumulator(): Accumulator
 }
 
@@ -103,6 +106,50 @@ object Aggregate {
   }
   final case class CollectSet(alias: String, column: Int) extends Aggregate {
     def newAccumulator(): Accumulator = new CollectAcc(column, distinct = true)
+  }
+
+  /** `stddev`, `stddevSamp`, `stddevPop`, `variance`, `varSamp`, `varPop`: one accumulator of
+    * (count, mean, M2), a sample (n - 1) or population (n) variance, its square root or not.
+    */
+  final case class Variance(alias: String, column: Int, sample: Boolean, sqrt: Boolean) extends Aggregate {
+    def newAccumulator(): Accumulator = new VarianceAcc(column, sample, sqrt)
+  }
+
+  /** `countIf`: rows whose boolean column is true. */
+  final case class CountIf(alias: String, column: Int) extends Aggregate {
+    def newAccumulator(): Accumulator = new CountIfAcc(column)
+  }
+
+  /** `minBy` / `maxBy`: the value of `column` at the smallest / largest `ord`. `tieByValue`:
+    * the column's values order, so ties on `ord` go to the smallest value, whatever the order.
+    */
+  final case class ExtremeBy(alias: String, column: Int, ord: Int, wantMax: Boolean, tieByValue: Boolean)
+      extends Aggregate {
+    override def columns: Seq[Int] = Seq(column, ord)
+    def newAccumulator(): Accumulator = new ExtremeByAcc(column, ord, wantMax, tieByValue)
+  }
+
+  /** `approxCountDistinct`: HyperLogLog++ with Spark's precision for `rsd` and Spark's hash of
+    * a value of the column's type (`hash`).
+    */
+  final case class ApproxCountDistinct(alias: String, column: Int, rsd: Double, hash: SparkHash.Kind)
+      extends Aggregate {
+    val precision: Int = HyperLogLog.precisionFor(rsd)
+    def newAccumulator(): Accumulator = new HyperLogLogAcc(column, precision, hash)
+  }
+
+  /** `percentileApprox`: a quantile summary of rank error at most `1 / accuracy` of the count;
+    * one value per percentage, as a `resultType` value, in an array when `array`.
+    */
+  final case class PercentileApprox(
+      alias: String,
+      column: Int,
+      percentages: IndexedSeq[Double],
+      accuracy: Long,
+      array: Boolean,
+      resultType: NumberType
+  ) extends Aggregate {
+    def newAccumulator(): Accumulator = new PercentileAcc(column, this)
   }
 
   /** Orders the values min/max compare: numbers numerically, strings, timestamps, booleans. */

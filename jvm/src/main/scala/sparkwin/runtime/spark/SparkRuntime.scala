@@ -88,7 +88,7 @@ object SparkRuntime {
   private def combinerColumns(plan: Plan): Seq[Column] = {
     val schema = plan.inputSchema
     val ts = col(s"`${plan.timestampName}`")
-    val read = plan.keyColumns.toSet ++ plan.spec.aggregates.map(_.column).filter(_ >= 0)
+    val read = plan.keyColumns.toSet ++ plan.spec.aggregates.flatMap(_.columns)
     val modern = ts >= lit(java.sql.Timestamp.from(java.time.Instant.parse("1900-01-01T00:00:00Z")))
     val columns = schema.fields.toSeq.zipWithIndex.map { case (f, i) =>
       val c = col(s"`${f.name}`")
