@@ -67,13 +67,13 @@ CHANNELS = 8
 PUBLISHED = {"q5": 22_140, "q7": 12_330, "q8": 146_140, "q11": 39_700, "q12": 75_670}
 
 
-def nativeBids(events: DataFrame) -> DataFrame:
-    return queries.bids(events).withWatermark("ts", f"{BOUND_MS + 1} milliseconds")
+def nativeBids(events: DataFrame, *columns: str) -> DataFrame:
+    return queries.bids(events, *columns).withWatermark("ts", f"{BOUND_MS + 1} milliseconds")
 
 
 def nativeQ5(events: DataFrame) -> DataFrame:
     counts = (
-        nativeBids(events)
+        nativeBids(events, "auction", "ts")
         .groupBy(F.window("ts", "10 seconds", "2 seconds").alias("w"), "auction")
         .agg(F.count(F.lit(1)).alias("num"))
     )
@@ -88,7 +88,7 @@ def nativeQ5(events: DataFrame) -> DataFrame:
 
 def nativeQ7(events: DataFrame) -> DataFrame:
     return (
-        nativeBids(events)
+        nativeBids(events, "price", "ts")
         .groupBy(F.window("ts", "10 seconds").alias("w"))
         .agg(F.max("price").alias("max_price"))
         .select(
@@ -114,7 +114,7 @@ def nativeQ8(events: DataFrame) -> DataFrame:
 
 def nativeQ11(events: DataFrame) -> DataFrame:
     return (
-        nativeBids(events)
+        nativeBids(events, "bidder", "ts")
         .groupBy(F.session_window("ts", "10 seconds").alias("w"), "bidder")
         .agg(F.count(F.lit(1)).alias("value"))
         .select(F.col("bidder").alias("key"), F.col("w.start").alias("window_start"), "value")
@@ -380,6 +380,11 @@ def report(cases: list[dict], jsonPath: str | None) -> None:
             f"{c['events_per_s']:>10,} {c['events_per_s_per_core']:>9,} {ratio:>8}   "
             f"{PUBLISHED.get(c['query'], 0):,}"
         )
+    print("\nresults (rows, sum, sum of start s x value, sum of keys), equal in every system:")
+    for query in dict.fromkeys(c["query"] for c in cases):
+        systems = [c["system"] for c in cases if c["query"] == query]
+        fp = next(c["fingerprint"] for c in cases if c["query"] == query)
+        print(f"  {query:4} {fp} ({', '.join(systems)})")
     machine = {
         "cores": os.cpu_count(),
         "python": platform.python_version(),

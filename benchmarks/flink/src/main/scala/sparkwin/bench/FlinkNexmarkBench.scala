@@ -123,7 +123,9 @@ object FlinkNexmarkBench {
   object Fingerprint {
     val Names = Array("rows", "sum", "weighted", "keys")
     def register(ctx: org.apache.flink.api.common.functions.RuntimeContext): Array[LongCounter] =
-      Names.map { n => val c = new LongCounter; ctx.addAccumulator(n, c); c }
+      Names.map { n =>
+        val c = new LongCounter; ctx.addAccumulator(n, c); c
+      }
   }
 
   /** A sliding window's count with its key and end. */
@@ -155,7 +157,8 @@ object FlinkNexmarkBench {
       if (b(0) > a(0)) b else if (b(0) < a(0)) a else { a(1) += b(1); a(2) += b(2); a }
   }
 
-  final class HottestFingerprint extends ProcessWindowFunction[Array[Long], java.lang.Long, java.lang.Long, TimeWindow] {
+  final class HottestFingerprint
+      extends ProcessWindowFunction[Array[Long], java.lang.Long, java.lang.Long, TimeWindow] {
     private var fp: Array[LongCounter] = _
     override def open(ctx: OpenContext): Unit = fp = Fingerprint.register(getRuntimeContext)
     override def process(
@@ -204,7 +207,8 @@ object FlinkNexmarkBench {
     }
   }
 
-  final class SessionFingerprint extends ProcessWindowFunction[java.lang.Long, java.lang.Long, String, TimeWindow] {
+  final class SessionFingerprint
+      extends ProcessWindowFunction[java.lang.Long, java.lang.Long, String, TimeWindow] {
     private var fp: Array[LongCounter] = _
     override def open(ctx: OpenContext): Unit = fp = Fingerprint.register(getRuntimeContext)
     override def process(
