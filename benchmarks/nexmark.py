@@ -29,9 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,8 +47,7 @@ sys.path.insert(0, str(ROOT))
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402, N812
 
-import sparkwin as sw  # noqa: E402
-from benchmarks.run import engineClasspath, wrapped  # noqa: E402
+from benchmarks.run import benchSession, engineClasspath, machine, runJava, timedStream, wrapped  # noqa: E402
 from examples.nexmark import generator, queries  # noqa: E402
 
 QUERIES = ("q5", "q7", "q8", "q11")
@@ -202,15 +199,7 @@ def runSpark(
 
     checkpoint = tempfile.mkdtemp(prefix=f"checkpoint-{system}-{query}-")
     try:
-        started = time.perf_counter()
-        stream = (
-            results.writeStream.foreachBatch(fingerprint)
-            .option("checkpointLocation", checkpoint)
-            .start()
-        )
-        stream.processAllAvailable()
-        seconds = time.perf_counter() - started
-        stream.stop()
+        seconds, _ = timedStream(results, fingerprint, checkpoint)
     finally:
         shutil.rmtree(checkpoint, ignore_errors=True)
     return {"seconds": seconds, "fingerprint": [wrapped(t) for t in totals]}
@@ -244,41 +233,9 @@ def writeFlinkInput(events: pa.Table, directory: str) -> None:
 
 def runFlink(directory: str, flinkQueries: list[str]) -> dict[str, dict]:
     classpath = os.environ.get("SPARKWIN_FLINK_CLASSPATH") or engineClasspath("flinkBench")
-    out = subprocess.run(
-        [
-            "java",
-            "-Xmx6g",
-            "-XX:+UseParallelGC",
-            "-cp",
-            classpath,
-            "sparkwin.bench.FlinkNexmarkBench",
-            directory,
-            str(BOUND_MS),
-            str(os.cpu_count()),
-            *flinkQueries,
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return {
-        r["query"]: r
-        for r in map(json.loads, filter(lambda s: s.startswith("{"), out.splitlines()))
-    }
-
-
-def session() -> SparkSession:
-    spark = sw.session(
-        "sparkwin-nexmark",
-        master="local[2]",
-        **{
-            "spark.sql.shuffle.partitions": "4",
-            "spark.sql.session.timeZone": "UTC",
-            "spark.driver.memory": "4g",
-        },
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    main = "sparkwin.bench.FlinkNexmarkBench"
+    lines = runJava(classpath, main, directory, str(BOUND_MS), str(os.cpu_count()), *flinkQueries)
+    return {r["query"]: r for r in lines}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -323,7 +280,7 @@ def run(n: int, systems: list[str], chosen: list[str], warmup: int, scratch: str
     os.sync()
     sparkSystems = [s for s in systems if s in BUILDERS]
     if sparkSystems:
-        spark = session()
+        spark = benchSession("sparkwin-nexmark")
         if warmup:
             small = generator.NexmarkConfig(events=warmup, seed=7, rate=RATE, granuleMs=GRANULE_MS)
             warm = os.path.join(scratch, "warmup")
@@ -385,17 +342,12 @@ def report(cases: list[dict], jsonPath: str | None) -> None:
         systems = [c["system"] for c in cases if c["query"] == query]
         fp = next(c["fingerprint"] for c in cases if c["query"] == query)
         print(f"  {query:4} {fp} ({', '.join(systems)})")
-    machine = {
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "spark": __import__("pyspark").__version__,
-        "platform": platform.platform(),
-    }
-    print(f"\nmachine: {machine}")
+    ran = machine()
+    print(f"\nmachine: {ran}")
     if jsonPath:
         with open(jsonPath, "w") as f:
             json.dump(
-                {"machine": machine, "published_flink_per_core": PUBLISHED, "cases": cases},
+                {"machine": ran, "published_flink_per_core": PUBLISHED, "cases": cases},
                 f,
                 indent=2,
             )

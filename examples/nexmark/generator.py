@@ -84,12 +84,13 @@ SCHEMA = pa.schema(
         ("channel", pa.string()),
     ]
 )
-SCHEMA_DDL = (
-    "event_type string, event_number long, ts timestamp, person_id long, name string, "
-    "email string, city string, state string, auction_id long, seller long, category long, "
-    "initial_bid long, reserve long, expires timestamp, auction long, bidder long, price long, "
-    "channel string"
-)
+# The same columns for Spark (`spark.readStream.schema(SCHEMA_DDL)`).
+_SPARK_TYPES = {
+    pa.string(): "string",
+    pa.int64(): "long",
+    pa.timestamp("ms", tz="UTC"): "timestamp",
+}
+SCHEMA_DDL = ", ".join(f"{f.name} {_SPARK_TYPES[f.type]}" for f in SCHEMA)
 
 
 @dataclass(frozen=True)

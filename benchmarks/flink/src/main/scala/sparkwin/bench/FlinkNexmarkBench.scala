@@ -126,6 +126,27 @@ object FlinkNexmarkBench {
       Names.map { n =>
         val c = new LongCounter; ctx.addAccumulator(n, c); c
       }
+
+    /** `rows` results of `value` each, in a window starting at `startMs`, whose keys sum to
+      * `keys`.
+      */
+    def add(fp: Array[LongCounter], value: Long, rows: Long, keys: Long, startMs: Long): Unit =
+      if (rows > 0) {
+        fp(0).add(rows); fp(1).add(value * rows)
+        fp(2).add(Math.floorDiv(startMs, 1000L) * value * rows); fp(3).add(keys)
+      }
+  }
+
+  /** An arg-max that keeps ties: (largest value, how many have it, the sum of their keys). */
+  object Ties {
+    def empty: Array[Long] = Array(-1L, 0L, 0L)
+    def offer(acc: Array[Long], value: Long, key: Long): Array[Long] = {
+      if (value > acc(0)) { acc(0) = value; acc(1) = 1; acc(2) = key }
+      else if (value == acc(0)) { acc(1) += 1; acc(2) += key }
+      acc
+    }
+    def merge(a: Array[Long], b: Array[Long]): Array[Long] =
+      if (b(0) > a(0)) b else if (b(0) < a(0)) a else { a(1) += b(1); a(2) += b(2); a }
   }
 
   /** A sliding window's count with its key and end. */
@@ -145,16 +166,10 @@ object FlinkNexmarkBench {
 
   /** The largest count, how many keys reach it and the sum of their ids. */
   final class MostBids extends AggregateFunction[Counted, Array[Long], Array[Long]] {
-    def createAccumulator(): Array[Long] = Array(-1L, 0L, 0L)
-    def add(v: Counted, acc: Array[Long]): Array[Long] = {
-      val n = v.f1.longValue
-      if (n > acc(0)) { acc(0) = n; acc(1) = 1; acc(2) = keyId(v.f0) }
-      else if (n == acc(0)) { acc(1) += 1; acc(2) += keyId(v.f0) }
-      acc
-    }
+    def createAccumulator(): Array[Long] = Ties.empty
+    def add(v: Counted, acc: Array[Long]): Array[Long] = Ties.offer(acc, v.f1.longValue, keyId(v.f0))
     def getResult(acc: Array[Long]): Array[Long] = acc
-    def merge(a: Array[Long], b: Array[Long]): Array[Long] =
-      if (b(0) > a(0)) b else if (b(0) < a(0)) a else { a(1) += b(1); a(2) += b(2); a }
+    def merge(a: Array[Long], b: Array[Long]): Array[Long] = Ties.merge(a, b)
   }
 
   final class HottestFingerprint
@@ -168,27 +183,18 @@ object FlinkNexmarkBench {
         out: Collector[java.lang.Long]
     ): Unit = {
       val Array(most, rows, keys) = values.iterator().next()
-      if (rows > 0) {
-        fp(0).add(rows); fp(1).add(most * rows)
-        fp(2).add(Math.floorDiv(end.longValue - 10000L, 1000L) * most * rows); fp(3).add(keys)
-      }
+      Fingerprint.add(fp, most, rows, keys, end.longValue - 10000L) // the sliding window's start
     }
   }
 
   /** The highest price, how many bids have it and the sum of their auctions. */
   final class HighestBid extends AggregateFunction[In, Array[Long], Array[Long]] {
-    def createAccumulator(): Array[Long] = Array(-1L, 0L, 0L)
-    def add(v: In, acc: Array[Long]): Array[Long] = if (v.f0 == "flush") acc
-    else {
-      val price = v.f1.longValue >>> AuctionBits
-      val auction = v.f1.longValue & ((1L << AuctionBits) - 1)
-      if (price > acc(0)) { acc(0) = price; acc(1) = 1; acc(2) = auction }
-      else if (price == acc(0)) { acc(1) += 1; acc(2) += auction }
-      acc
-    }
+    def createAccumulator(): Array[Long] = Ties.empty
+    def add(v: In, acc: Array[Long]): Array[Long] =
+      if (v.f0 == "flush") acc
+      else Ties.offer(acc, v.f1.longValue >>> AuctionBits, v.f1.longValue & ((1L << AuctionBits) - 1))
     def getResult(acc: Array[Long]): Array[Long] = acc
-    def merge(a: Array[Long], b: Array[Long]): Array[Long] =
-      if (b(0) > a(0)) b else if (b(0) < a(0)) a else { a(1) += b(1); a(2) += b(2); a }
+    def merge(a: Array[Long], b: Array[Long]): Array[Long] = Ties.merge(a, b)
   }
 
   final class HighestFingerprint extends ProcessAllWindowFunction[Array[Long], java.lang.Long, TimeWindow] {
@@ -200,10 +206,7 @@ object FlinkNexmarkBench {
         out: Collector[java.lang.Long]
     ): Unit = {
       val Array(highest, rows, auctions) = values.iterator().next()
-      if (rows > 0) {
-        fp(0).add(rows); fp(1).add(highest * rows)
-        fp(2).add(Math.floorDiv(ctx.window.getStart, 1000L) * highest * rows); fp(3).add(auctions)
-      }
+      Fingerprint.add(fp, highest, rows, auctions, ctx.window.getStart)
     }
   }
 
@@ -217,9 +220,7 @@ object FlinkNexmarkBench {
         values: java.lang.Iterable[java.lang.Long],
         out: Collector[java.lang.Long]
     ): Unit = if (key != "flush") {
-      val n = values.iterator().next().longValue
-      fp(0).add(1L); fp(1).add(n)
-      fp(2).add(Math.floorDiv(ctx.window.getStart, 1000L) * n); fp(3).add(keyId(key))
+      Fingerprint.add(fp, values.iterator().next().longValue, 1L, keyId(key), ctx.window.getStart)
     }
   }
 }
