@@ -45,6 +45,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -53,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402, N812
+from pyspark.sql.streaming import StreamingQuery  # noqa: E402
 
 import sparkwin as sw  # noqa: E402
 from benchmarks import pandas_windows  # noqa: E402
@@ -264,15 +266,7 @@ def run_spark(
         prefix=f"checkpoint-{system}-", dir=os.path.dirname(events.directory)
     )
     before = {st["stageId"] for st in completed_stages(spark)} if measure else set()
-    started = time.perf_counter()
-    query = (
-        results.writeStream.foreachBatch(fingerprint)
-        .option("checkpointLocation", checkpoint)
-        .start()
-    )
-    query.processAllAvailable()
-    seconds = time.perf_counter() - started
-    query.stop()
+    seconds, query = timedStream(results, fingerprint, checkpoint)
     result = {
         "seconds": seconds,
         "windows": print_["windows"],
@@ -291,6 +285,23 @@ def run_spark(
         partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
         result["breakdown"] = breakdown(query, stages, partitions)
     return result
+
+
+def timedStream(
+    results: DataFrame, batchFunction: Callable[[DataFrame, int], None], checkpoint: str
+) -> tuple[float, StreamingQuery]:
+    """Streams `results` into `batchFunction` until every file is processed; the seconds that
+    took and the stopped query (its progress)."""
+    started = time.perf_counter()
+    query = (
+        results.writeStream.foreachBatch(batchFunction)
+        .option("checkpointLocation", checkpoint)
+        .start()
+    )
+    query.processAllAvailable()
+    seconds = time.perf_counter() - started
+    query.stop()
+    return seconds, query
 
 
 def engineClasspath(project: str = "bench") -> str:
@@ -329,30 +340,61 @@ def run_engine(
     # Only systems with per-channel watermarks run the lagging workload (the others see one
     # channel).
     workloads = [w for w in workloads if jvm.channels or not w.channels]
+    lines = runJava(
+        classpath,
+        jvm.main,
+        *jvm.args,
+        events.binary,
+        str(BOUND_MS),
+        *jvm.after_bound,
+        *[jvm_workload(w) for w in workloads],
+    )
+    results = {r["workload"]: r for r in lines}
+    return {w.name: results[jvm_workload(w)] for w in workloads}
+
+
+def runJava(classpath: str, main: str, *args: str) -> list[dict]:
+    """Runs a benchmark's JVM main with the benches' heap and collector; the JSON lines it
+    printed."""
     out = subprocess.run(
-        [
-            "java",
-            "-Xmx6g",
-            "-XX:+UseParallelGC",
-            "-cp",
-            classpath,
-            jvm.main,
-            *jvm.args,
-            events.binary,
-            str(BOUND_MS),
-            *jvm.after_bound,
-            *[jvm_workload(w) for w in workloads],
-        ],
+        ["java", "-Xmx6g", "-XX:+UseParallelGC", "-cp", classpath, main, *args],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    results = {}
-    for line in out.splitlines():
-        if line.startswith("{"):
-            r = json.loads(line)
-            results[r["workload"]] = r
-    return {w.name: results[jvm_workload(w)] for w in workloads}
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def benchSession(appName: str, **conf: str) -> SparkSession:
+    """The Spark session every benchmark's Spark systems share: local[2], 4 shuffle partitions,
+    UTC, a 4 GiB driver heap, `conf` on top."""
+    spark = sw.session(
+        appName,
+        master="local[2]",
+        **{
+            "spark.sql.shuffle.partitions": "4",
+            "spark.sql.session.timeZone": "UTC",
+            # Spark's 1 GiB default heap made collections a tenth of the stateful stages'
+            # time at 10M events; every system gets the same heap.
+            "spark.driver.memory": "4g",
+            **conf,
+        },
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def machine() -> dict:
+    """What a run ran on, for its JSON."""
+    return {
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "spark": __import__("pyspark").__version__,
+        "java": subprocess.run(
+            ["java", "-version"], capture_output=True, text=True
+        ).stderr.splitlines()[0],
+        "platform": platform.platform(),
+    }
 
 
 def print_breakdown(cases: list[dict]) -> None:
@@ -470,20 +512,11 @@ def run(
             )
     spark_systems = [s for s in systems if s not in JVM_SYSTEMS]
     if spark_systems:
-        spark = sw.session(
+        spark = benchSession(
             "sparkwin-bench",
-            master="local[2]",
-            **{
-                "spark.sql.shuffle.partitions": "4",
-                "spark.sql.session.timeZone": "UTC",
-                # Spark's 1 GiB default heap made collections a tenth of the stateful stages'
-                # time at 10M events; every system gets the same heap.
-                "spark.driver.memory": "4g",
-                **({"spark.ui.enabled": "true"} if args.breakdown else {}),
-                **dict(args.conf),
-            },
+            **({"spark.ui.enabled": "true"} if args.breakdown else {}),
+            **dict(args.conf),
         )
-        spark.sparkContext.setLogLevel("ERROR")
         # Untimed warm-up of every (workload, system): the first query in a JVM pays for class
         # loading, JIT and state-store start-up, whichever system runs first. The warm-up has
         # --quick's shape (1M events, 100k a micro-batch): after 200k in batches of 50k, a second
@@ -551,19 +584,11 @@ def run(
         )
     if args.breakdown:
         print_breakdown(cases)
-    machine = {
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "spark": __import__("pyspark").__version__,
-        "java": subprocess.run(
-            ["java", "-version"], capture_output=True, text=True
-        ).stderr.splitlines()[0],
-        "platform": platform.platform(),
-    }
-    print(f"\nmachine: {machine}")
+    ran = machine()
+    print(f"\nmachine: {ran}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": machine, "cases": cases}, f, indent=2)
+            json.dump({"machine": ran, "cases": cases}, f, indent=2)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,376 @@
+"""Nexmark's windowed queries on sparkwin, Spark's own windows and a Flink job, on the same
+generated events in the same run, results checked equal before any timing is printed.
+
+    python benchmarks/nexmark.py [--quick] [--events N] [--json PATH]
+                                 [--systems sparkwin,native,flink,floor]
+                                 [--queries q5,q7,q8,q11]
+
+Events come from examples/nexmark/generator.py (10M by default, `--quick` 1M; 10,000 events a
+second of event time, up to 2 s out of order; the watermark bound is Nexmark's 4 s). The Spark
+systems stream them as parquet files (one per micro-batch, 20 files at 10M and 10 below, then
+flush events a day later that close every window) on local[2] with run.py's settings, each after
+an untimed warm-up run on 500k other events:
+- `sparkwin`: the pipelines of examples/nexmark/queries.py.
+- `native`: the same queries with Spark's `window()` / `session_window()` (q5 chains two
+  aggregations through `window_time`, as Spark allows since 3.4).
+- `flink`: q5, q7 and q11 as DataStream jobs on a local MiniCluster (sbt project `flinkBench`,
+  `FlinkNexmarkBench`; SPARKWIN_FLINK_CLASSPATH skips asking sbt), parallelism = cores, reading
+  the bids (Nexmark's other events have no part in these queries) in 8 channels.
+- `floor`: not a query: the bids' key, time and price read from the same files by a stateless
+  query that keeps no row, once; what any Spark system pays before windowing (run.py's floor).
+
+q7's arg-max (the bids at the window's highest price) is, on Spark, a join of each micro-batch's
+fired windows with the bids of their time range (plain Spark, the same code for both Spark
+systems); the Flink job finds them incrementally in its window. Every system's results are
+folded into one fingerprint: (rows, sum of values, sum of window start in seconds times value,
+sum of keys): q5 (auction, bids) at the window's most, q7 (auction, price) of the highest bids,
+q8 (person, auctions opened), q11 (bidder, bids per session).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import timedelta as td
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pyspark.sql import DataFrame, SparkSession  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402, N812
+
+from benchmarks.run import benchSession, engineClasspath, machine, runJava, timedStream, wrapped  # noqa: E402
+from examples.nexmark import generator, queries  # noqa: E402
+
+QUERIES = ("q5", "q7", "q8", "q11")
+FLINK_QUERIES = ("q5", "q7", "q11")
+SYSTEMS = ("sparkwin", "native", "flink", "floor")
+BOUND = td(seconds=4)
+BOUND_MS = 4000
+DISORDER_MS = 2000
+RATE = 10_000
+GRANULE_MS = 7  # no two bids exactly a session gap apart (generator.py)
+AUCTION_BITS = 22  # q7's Flink records carry price << 22 | auction
+CHANNELS = 8
+# The nexmark project's Flink 1.13 run (its README): 100M events, 8 slots on 8-core workers.
+PUBLISHED = {"q5": 22_140, "q7": 12_330, "q8": 146_140, "q11": 39_700, "q12": 75_670}
+
+
+def nativeBids(events: DataFrame, *columns: str) -> DataFrame:
+    return queries.bids(events, *columns).withWatermark("ts", f"{BOUND_MS + 1} milliseconds")
+
+
+def nativeQ5(events: DataFrame) -> DataFrame:
+    counts = (
+        nativeBids(events, "auction", "ts")
+        .groupBy(F.window("ts", "10 seconds", "2 seconds").alias("w"), "auction")
+        .agg(F.count(F.lit(1)).alias("num"))
+    )
+    perWindow = counts.groupBy(F.window(F.window_time("w"), "2 seconds").alias("w")).agg(
+        F.max("num").alias("max_num"), F.collect_list(F.struct("num", "auction")).alias("entries")
+    )
+    return perWindow.select(
+        (F.col("w.end") - F.expr("INTERVAL 10 SECONDS")).alias("window_start"),
+        F.explode(F.filter("entries", lambda e: e["num"] == F.col("max_num"))).alias("e"),
+    ).select(F.col("e.auction").alias("key"), "window_start", F.col("e.num").alias("value"))
+
+
+def nativeQ7(events: DataFrame) -> DataFrame:
+    return (
+        nativeBids(events, "price", "ts")
+        .groupBy(F.window("ts", "10 seconds").alias("w"))
+        .agg(F.max("price").alias("max_price"))
+        .select(
+            F.col("w.start").alias("window_start"), F.col("w.end").alias("window_end"), "max_price"
+        )
+    )
+
+
+def nativeQ8(events: DataFrame) -> DataFrame:
+    return (
+        queries.sellersAndPersons(events)
+        .withWatermark("ts", f"{BOUND_MS + 1} milliseconds")
+        .groupBy(F.window("ts", "10 seconds").alias("w"), "person")
+        .agg(F.count("name").alias("joined"), F.count("auction_id").alias("auctions"))
+        .where((F.col("joined") > 0) & (F.col("auctions") > 0))
+        .select(
+            F.col("person").alias("key"),
+            F.col("w.start").alias("window_start"),
+            F.col("auctions").alias("value"),
+        )
+    )
+
+
+def nativeQ11(events: DataFrame) -> DataFrame:
+    return (
+        nativeBids(events, "bidder", "ts")
+        .groupBy(F.session_window("ts", "10 seconds").alias("w"), "bidder")
+        .agg(F.count(F.lit(1)).alias("value"))
+        .select(F.col("bidder").alias("key"), F.col("w.start").alias("window_start"), "value")
+    )
+
+
+def sparkwinQ5(events: DataFrame) -> DataFrame:
+    return queries.q5HotItems(events, BOUND).select(
+        F.col("auction").alias("key"), "window_start", F.col("num").alias("value")
+    )
+
+
+def sparkwinQ7(events: DataFrame) -> DataFrame:
+    return queries.q7HighestPrice(events, BOUND).toDF()
+
+
+def sparkwinQ8(events: DataFrame) -> DataFrame:
+    return queries.q8NewUsers(events, BOUND).select(
+        F.col("person").alias("key"), "window_start", F.col("auctions").alias("value")
+    )
+
+
+def sparkwinQ11(events: DataFrame) -> DataFrame:
+    return queries.q11UserSessions(events, BOUND).select(
+        F.col("bidder").alias("key"), "window_start", F.col("bid_count").alias("value")
+    )
+
+
+def floorPass(events: DataFrame) -> DataFrame:
+    """Reads every bid's key, time and price and keeps none: what any Spark system pays for
+    these files before it windows anything (run.py's `floor`)."""
+    out = queries.bids(events, "bidder", "ts", "price").select(
+        F.col("bidder").alias("key"),
+        F.col("ts").alias("window_start"),
+        F.col("price").alias("value"),
+    )
+    # On computed values, so no parquet statistics can skip the files' rows.
+    return out.where(F.unix_millis("window_start") + F.col("value") < 0)
+
+
+BUILDERS: dict[str, dict[str, Callable[[DataFrame], DataFrame]]] = {
+    "sparkwin": {"q5": sparkwinQ5, "q7": sparkwinQ7, "q8": sparkwinQ8, "q11": sparkwinQ11},
+    "native": {"q5": nativeQ5, "q7": nativeQ7, "q8": nativeQ8, "q11": nativeQ11},
+    "floor": {"floor": floorPass},  # not a query: run once, not checked
+}
+
+
+def highestBids(spark: SparkSession, directory: str, highest: DataFrame) -> DataFrame:
+    """q7's arg-max for one micro-batch of fired windows: their bids at the highest price, read
+    from the files of their time range (the files are in event order, so parquet's statistics
+    skip the rest)."""
+    low, high = highest.agg(
+        F.min(F.unix_millis("window_start")), F.max(F.unix_millis("window_end"))
+    ).collect()[0]
+    if low is None:
+        return highest.select(F.lit(0).alias("key"), "window_start", F.lit(0).alias("value"))
+    bidsInRange = queries.bids(spark.read.parquet(directory)).where(
+        (F.col("ts") >= F.timestamp_millis(F.lit(low)))
+        & (F.col("ts") < F.timestamp_millis(F.lit(high)))
+    )
+    return queries.q7HighestBids(highest, bidsInRange).select(
+        F.col("auction").alias("key"), "window_start", F.col("price").alias("value")
+    )
+
+
+def runSpark(
+    spark: SparkSession, directory: str, cutoff: int, query: str, system: str
+) -> dict[str, object]:
+    """Streams the files through one system's query; seconds and the fingerprint."""
+    source = (
+        spark.readStream.schema(generator.SCHEMA_DDL)
+        .option("maxFilesPerTrigger", 1)
+        .parquet(directory)
+    )
+    results = BUILDERS[system][query](source)
+    totals = [0, 0, 0, 0]
+
+    def fingerprint(batch: DataFrame, _: int) -> None:
+        if query == "q7":
+            batch = highestBids(spark, directory, batch)
+        # The flush events' windows (a day after the data) are left out.
+        real = batch.where(F.unix_millis("window_start") < cutoff)
+        row = real.agg(
+            F.count(F.lit(1)),
+            F.coalesce(F.sum("value"), F.lit(0)),
+            F.coalesce(
+                F.sum(
+                    (F.floor(F.unix_millis("window_start") / 1000) * F.col("value")).cast(
+                        "decimal(38,0)"
+                    )
+                ),
+                F.lit(0),
+            ),
+            F.coalesce(F.sum("key"), F.lit(0)),
+        ).collect()[0]
+        for i in range(4):
+            totals[i] += int(row[i])
+
+    checkpoint = tempfile.mkdtemp(prefix=f"checkpoint-{system}-{query}-")
+    try:
+        seconds, _ = timedStream(results, fingerprint, checkpoint)
+    finally:
+        shutil.rmtree(checkpoint, ignore_errors=True)
+    return {"seconds": seconds, "fingerprint": [wrapped(t) for t in totals]}
+
+
+def writeFlinkInput(events: pa.Table, directory: str) -> None:
+    """Each Flink query's bids in run.py's binary layout (<i4 key, <i8 ts, <i8 amount>), in
+    arrival order, then one flush record per channel on a key of its own, a day later."""
+    bidRows = events.filter(pc.equal(events["event_type"], "bid"))
+    ts = bidRows["ts"].cast(pa.int64()).to_numpy()
+    auction = bidRows["auction"].to_numpy()
+    bidder = bidRows["bidder"].to_numpy()
+    price = bidRows["price"].to_numpy()
+    flushTs = int(ts.max()) + generator.FLUSH_AFTER_MS
+    if (auction >= 1 << AUCTION_BITS).any():
+        raise ValueError("too many auctions for q7's packed records")
+    columns = {
+        "q5": (auction, np.ones_like(auction)),
+        "q7": (np.zeros_like(auction), (price << AUCTION_BITS) | auction),
+        "q11": (bidder, np.ones_like(bidder)),
+    }
+    record = np.dtype([("key", "<i4"), ("ts", "<i8"), ("amount", "<i8")])
+    for query, (key, amount) in columns.items():
+        rows = np.empty(len(ts) + CHANNELS, dtype=record)
+        rows["key"][: len(ts)], rows["ts"][: len(ts)], rows["amount"][: len(ts)] = key, ts, amount
+        rows["key"][len(ts) :] = int(key.max()) + 1
+        rows["ts"][len(ts) :] = flushTs
+        rows["amount"][len(ts) :] = 0
+        rows.tofile(os.path.join(directory, f"{query}.bin"))
+
+
+def runFlink(directory: str, flinkQueries: list[str]) -> dict[str, dict]:
+    classpath = os.environ.get("SPARKWIN_FLINK_CLASSPATH") or engineClasspath("flinkBench")
+    main = "sparkwin.bench.FlinkNexmarkBench"
+    lines = runJava(classpath, main, directory, str(BOUND_MS), str(os.cpu_count()), *flinkQueries)
+    return {r["query"]: r for r in lines}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1M events instead of 10M")
+    parser.add_argument("--events", type=int, default=None)
+    parser.add_argument("--json", default=None, help="write the cases to this file")
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--queries", default=",".join(QUERIES))
+    parser.add_argument("--warmup", type=int, default=500_000, help="warm-up events (0: none)")
+    args = parser.parse_args(argv)
+    n = args.events or (1_000_000 if args.quick else 10_000_000)
+    systems = [s for s in args.systems.split(",") if s]
+    chosen = [q for q in args.queries.split(",") if q]
+    scratch = tempfile.mkdtemp(prefix="sparkwin-nexmark-")
+    try:
+        cases = run(n, systems, chosen, args.warmup, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    report(cases, args.json)
+
+
+def run(n: int, systems: list[str], chosen: list[str], warmup: int, scratch: str) -> list[dict]:
+    started = time.perf_counter()
+    config = generator.NexmarkConfig(
+        events=n, seed=42, rate=RATE, disorderMs=DISORDER_MS, granuleMs=GRANULE_MS
+    )
+    events = generator.generate(config)
+    generated = time.perf_counter() - started
+    print(f"generated {n:,} events in {generated:.1f} s", file=sys.stderr)
+    directory = os.path.join(scratch, "events")
+    generator.writeParquet(events, directory, 20 if n >= 5_000_000 else 10, flush=True)
+    last = int(pc.max(events["ts"].cast(pa.int64())).as_py())
+    cutoff = last + 3_600_000  # every real window starts before; the flush ones a day later
+    cases: list[dict] = []
+    if "flink" in systems:
+        flinkQueries = [q for q in chosen if q in FLINK_QUERIES]
+        writeFlinkInput(events, scratch)
+        for query, r in runFlink(scratch, flinkQueries).items():
+            cases.append(case(query, "flink", n, r["seconds"], r["fingerprint"]))
+    del events
+    os.sync()
+    sparkSystems = [s for s in systems if s in BUILDERS]
+    if sparkSystems:
+        spark = benchSession("sparkwin-nexmark")
+        if warmup:
+            small = generator.NexmarkConfig(events=warmup, seed=7, rate=RATE, granuleMs=GRANULE_MS)
+            warm = os.path.join(scratch, "warmup")
+            generator.writeParquet(generator.generate(small), warm, 5, flush=True)
+            for query in chosen:
+                for system in [s for s in sparkSystems if query in BUILDERS[s]]:
+                    runSpark(spark, warm, cutoff=2**62, query=query, system=system)
+        runs = [(q, s) for q in chosen for s in sparkSystems if q in BUILDERS[s]]
+        runs += [("floor", "floor")] if "floor" in sparkSystems else []
+        for query, system in runs:
+            r = runSpark(spark, directory, cutoff, query, system)
+            seconds, fp = r["seconds"], r["fingerprint"]
+            assert isinstance(seconds, float) and isinstance(fp, list)
+            cases.append(case(query, system, n, seconds, fp))
+            print(f"  {query:5} {system:9} {seconds:8.1f} s", file=sys.stderr)
+        spark.stop()
+    check(cases)
+    return cases
+
+
+def case(query: str, system: str, n: int, seconds: float, fingerprint: list[int]) -> dict:
+    return {
+        "query": query,
+        "system": system,
+        "events": n,
+        "seconds": seconds,
+        "fingerprint": list(fingerprint),
+        "events_per_s": round(n / seconds),
+        "events_per_s_per_core": round(n / seconds / (os.cpu_count() or 1)),
+    }
+
+
+def check(cases: list[dict]) -> None:
+    """Same results everywhere, or no timings; and no query may come back empty."""
+    for query in {c["query"] for c in cases} - {"floor"}:
+        prints = {c["system"]: tuple(c["fingerprint"]) for c in cases if c["query"] == query}
+        if len(set(prints.values())) > 1:
+            raise SystemExit(f"results differ for {query}: {prints}")
+        if any(p[0] == 0 for p in prints.values()):
+            raise SystemExit(f"{query} gave no rows: {prints}")
+
+
+def report(cases: list[dict], jsonPath: str | None) -> None:
+    for c in cases:
+        native = next(
+            (x for x in cases if x["query"] == c["query"] and x["system"] == "native"), None
+        )
+        c["ratio_to_native"] = round(native["seconds"] / c["seconds"], 2) if native else None
+    header = ("query", "system", "events", "seconds", "events/s", "per core", "x native")
+    print("\n{:6} {:9} {:>11} {:>8} {:>10} {:>9} {:>8}   published Flink per core".format(*header))
+    for c in cases:
+        ratio = f"{c['ratio_to_native']:.2f}" if c["ratio_to_native"] is not None else "-"
+        print(
+            f"{c['query']:6} {c['system']:9} {c['events']:>11,} {c['seconds']:>8.2f} "
+            f"{c['events_per_s']:>10,} {c['events_per_s_per_core']:>9,} {ratio:>8}   "
+            f"{PUBLISHED[c['query']]:,}"
+            if c["query"] in PUBLISHED
+            else "-"
+        )
+    print("\nresults (rows, sum, sum of start s x value, sum of keys), equal in every system:")
+    for query in dict.fromkeys(c["query"] for c in cases if c["query"] != "floor"):
+        systems = [c["system"] for c in cases if c["query"] == query]
+        fp = next(c["fingerprint"] for c in cases if c["query"] == query)
+        print(f"  {query:4} {fp} ({', '.join(systems)})")
+    ran = machine()
+    print(f"\nmachine: {ran}")
+    if jsonPath:
+        with open(jsonPath, "w") as f:
+            json.dump(
+                {"machine": ran, "published_flink_per_core": PUBLISHED, "cases": cases},
+                f,
+                indent=2,
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""Nexmark's windowed queries as sparkwin pipelines.
+
+Each query takes the events as one DataFrame (`generator.SCHEMA`: a flat table, one row per
+person, auction or bid, batch or streaming) and gives its result as a DataFrame. Window sizes
+are those of the Nexmark project's Flink SQL queries (the original paper used minutes to hours:
+see examples/nexmark/README.md). Where sparkwin has no operator for a step (q5's and q7's
+"the rows with the largest value", q8's join) the step is plain Spark on a window result, and
+the docstring says so.
+
+    q5   hot items: bids per auction in sliding 10 s windows every 2 s, then the auctions
+         with the most bids in each window (a chained pipeline)
+    q7   highest bid in each 10 s tumbling window
+    q8   new users: persons who opened an auction in the 10 s tumbling window they joined in
+    q11  user sessions: bids per bidder session (10 s gap); `q11Beam` is Beam's variant
+    q12  processing-time windows: bids per bidder in 10 s of processing time
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta as td
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F  # noqa: N812
+
+import sparkwin as sw
+from sparkwin.pipeline import Pipeline
+
+# The Nexmark project's Flink tables: `WATERMARK FOR dateTime AS dateTime - INTERVAL '4' SECOND`.
+BOUND = td(seconds=4)
+
+
+def watermark(bound: td = BOUND) -> sw.WatermarkStrategy:
+    return sw.WatermarkStrategy.forBoundedOutOfOrderness(bound)
+
+
+BID_COLUMNS = ("auction", "bidder", "price", "channel", "ts")
+
+
+def bids(events: DataFrame, *columns: str) -> DataFrame:
+    """The bids, with `columns` (default: all of a bid's). A pipeline that reads few columns is
+    given only those: Spark then shuffles only what the windows need."""
+    return events.where(F.col("event_type") == "bid").select(*(columns or BID_COLUMNS))
+
+
+def q5HotItems(events: DataFrame, bound: td = BOUND) -> DataFrame:
+    """The auctions with the most bids in each sliding window (10 s, every 2 s).
+
+    First pipeline: bids per auction and window. Second, chained on its results (it inherits
+    the watermark): each first-stage window ends on a 2 s boundary and its result's event time
+    (`window_time`, end - 1 ms) falls in the 2 s tumbling window that ends with it, so that
+    window gathers every auction's count of one sliding window. sparkwin has no arg-max, so the
+    second stage keeps the largest count and the (count, auction) pairs, and plain Spark keeps
+    the pairs that reach the largest count (ties all kept, as Nexmark's SQL keeps them).
+    """
+    perAuction = (
+        sw.stream(bids(events, "auction", "ts"), "ts", watermark=watermark(bound))
+        .keyBy("auction")
+        .window(sw.SlidingEventTimeWindows.of(td(seconds=10), td(seconds=2)))
+        .aggregate(sw.agg.count().alias("num"))
+    )
+    entries = perAuction.toDF().select(
+        "window_time", "num", F.struct("num", "auction").alias("entry")
+    )
+    perWindow = (
+        sw.stream(entries, "window_time")
+        .windowAll(sw.TumblingEventTimeWindows.of(td(seconds=2)))
+        .aggregate(sw.agg.max("num").alias("max_num"), sw.agg.collectList("entry").alias("entries"))
+    )
+    hottest = F.filter("entries", lambda e: e["num"] == F.col("max_num"))
+    return (
+        perWindow.toDF()
+        .select(
+            (F.col("window_end") - F.expr("INTERVAL 10 SECONDS")).alias("window_start"),
+            "window_end",
+            F.explode(hottest).alias("e"),
+        )
+        .select("e.auction", "e.num", "window_start", "window_end")
+    )
+
+
+def q7HighestPrice(events: DataFrame, bound: td = BOUND) -> Pipeline:
+    """The highest price bid in each 10 s tumbling window (over all bids: `windowAll`)."""
+    return (
+        sw.stream(bids(events, "price", "ts"), "ts", watermark=watermark(bound))
+        .windowAll(sw.TumblingEventTimeWindows.of(td(seconds=10)))
+        .aggregate(sw.agg.max("price").alias("max_price"))
+    )
+
+
+def q7HighestBids(highest: DataFrame, bidsInRange: DataFrame) -> DataFrame:
+    """q7's answer: the bids whose price is their window's highest (plain Spark: sparkwin has
+    no arg-max, so the window result is joined back to the bids, as Nexmark's SQL joins it).
+    `highest` is `q7HighestPrice`'s result (a batch DataFrame, or one micro-batch of it) and
+    `bidsInRange` bids covering its windows."""
+    matched = bidsInRange.join(
+        F.broadcast(highest.select("window_start", "window_end", "max_price")),
+        (F.col("price") == F.col("max_price"))
+        & (F.col("ts") >= F.col("window_start"))
+        & (F.col("ts") < F.col("window_end")),
+    )
+    return matched.select("auction", "price", "bidder", "ts", "window_start", "window_end")
+
+
+def q7(events: DataFrame, bound: td = BOUND) -> DataFrame:
+    """q7 on a bounded DataFrame: the highest bids of each 10 s window."""
+    return q7HighestBids(q7HighestPrice(events, bound).toDF(), bids(events))
+
+
+def sellersAndPersons(events: DataFrame) -> DataFrame:
+    """New persons and new auctions, both keyed by the person: a person's id, an auction's
+    seller."""
+    return events.where(F.col("event_type").isin("person", "auction")).select(
+        F.coalesce("person_id", "seller").alias("person"), "name", "auction_id", "ts"
+    )
+
+
+def q8NewUsers(events: DataFrame, bound: td = BOUND) -> DataFrame:
+    """Persons who joined and opened an auction in the same 10 s tumbling window.
+
+    Nexmark joins a window of persons with a window of auctions on id = seller. sparkwin has no
+    join, so both kinds go into one pipeline keyed by the person (a co-group): each window
+    counts the person's own event and their auctions, and plain Spark keeps the windows that
+    have both. `auctions` is how many they opened there.
+    """
+    perPerson = (
+        sw.stream(sellersAndPersons(events), "ts", watermark=watermark(bound))
+        .keyBy("person")
+        .window(sw.TumblingEventTimeWindows.of(td(seconds=10)))
+        .aggregate(
+            sw.agg.max("name").alias("name"),
+            sw.agg.count("name").alias("joined"),
+            sw.agg.count("auction_id").alias("auctions"),
+        )
+    )
+    return (
+        perPerson.toDF()
+        .where((F.col("joined") > 0) & (F.col("auctions") > 0))
+        .select("person", "name", "window_start", "window_end", "auctions")
+    )
+
+
+def q11UserSessions(events: DataFrame, bound: td = BOUND) -> DataFrame:
+    """Bids per bidder session: a session ends after 10 s without a bid by that bidder."""
+    return (
+        sw.stream(bids(events, "bidder", "ts"), "ts", watermark=watermark(bound))
+        .keyBy("bidder")
+        .window(sw.EventTimeSessionWindows.withGap(td(seconds=10)))
+        .aggregate(sw.agg.count().alias("bid_count"))
+        .toDF()
+        .select("bidder", "bid_count", "window_start", "window_end")
+    )
+
+
+def q11Beam(
+    events: DataFrame, every: int = 100, lateness: td = td(seconds=5), bound: td = BOUND
+) -> DataFrame:
+    """Beam's Query11: the same sessions, firing a pane every `every` bids of a session
+    (`Repeatedly.forever(AfterPane.elementCountAtLeast(every))`), discarding what fired, and
+    keeping sessions `lateness` past their end for late bids. Each row counts one pane."""
+    return (
+        sw.stream(bids(events, "bidder", "ts"), "ts", watermark=watermark(bound))
+        .keyBy("bidder")
+        .window(sw.EventTimeSessionWindows.withGap(td(seconds=10)))
+        .trigger(sw.Repeatedly.forever(sw.AfterPane.elementCountAtLeast(every)))
+        .accumulationMode("discarding")
+        .allowedLateness(lateness)
+        .aggregate(sw.agg.count().alias("bid_count"))
+        .toDF()
+        .select("bidder", "bid_count", "window_start", "window_end", "pane_index")
+    )
+
+
+def q12ProcessingTime(events: DataFrame) -> DataFrame:
+    """Bids per bidder in 10 s tumbling windows of processing time (when the bids are read,
+    whatever their event time). On a stream it needs an interval trigger, e.g.
+    ``writeStream(..., trigger={"processingTime": "1 second"})``."""
+    return (
+        sw.stream(bids(events, "bidder", "ts"), "ts")
+        .keyBy("bidder")
+        .window(sw.TumblingProcessingTimeWindows.of(td(seconds=10)))
+        .aggregate(sw.agg.count().alias("bid_count"))
+        .toDF()
+        .select("bidder", "bid_count", "window_start", "window_end")
+    )
