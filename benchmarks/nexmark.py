@@ -349,12 +349,10 @@ def report(cases: list[dict], jsonPath: str | None) -> None:
     print("\n{:6} {:9} {:>11} {:>8} {:>10} {:>9} {:>8}   published Flink per core".format(*header))
     for c in cases:
         ratio = f"{c['ratio_to_native']:.2f}" if c["ratio_to_native"] is not None else "-"
+        published = f"{PUBLISHED[c['query']]:,}" if c["query"] in PUBLISHED else "-"
         print(
             f"{c['query']:6} {c['system']:9} {c['events']:>11,} {c['seconds']:>8.2f} "
-            f"{c['events_per_s']:>10,} {c['events_per_s_per_core']:>9,} {ratio:>8}   "
-            f"{PUBLISHED[c['query']]:,}"
-            if c["query"] in PUBLISHED
-            else "-"
+            f"{c['events_per_s']:>10,} {c['events_per_s_per_core']:>9,} {ratio:>8}   {published}"
         )
     print("\nresults (rows, sum, sum of start s x value, sum of keys), equal in every system:")
     for query in dict.fromkeys(c["query"] for c in cases if c["query"] != "floor"):
