@@ -5,11 +5,9 @@ docs/DESIGN.md ("Channels on a live stream"), and to what Spark's own windows dr
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from pyspark.sql import functions as F  # noqa: N812
-from sparkstreams import canonical, channelHarness, runStream, writeBatches
+from sparkstreams import canonical, channelHarness, dataRows, runStream, writeBatches
 
 import sparkwin as sw
 
@@ -144,7 +142,7 @@ def test_an_idle_channel_stops_holding_back_and_windows_fire_without_new_data(sp
     # The newest window of partitions 0-1 fired only by the all-idle flush to partition 3's
     # watermark (199 s); partition 3's own window is still ahead of it.
     assert fired == {("v", 0), ("u", 0), ("u", 60_000), ("u", 120_000)}
-    metrics = [(p["numInputRows"], p["observedMetrics"]["sparkwin"]) for p in result.progress]
+    metrics = [(dataRows(p), p["observedMetrics"]["sparkwin"]) for p in result.progress]
     assert any(m["panesFired"] for n, m in metrics if not n)
     # Batches in which no key group ran report no channels; the last one that did, all idle.
     last = [m for _, m in metrics if m["channels"] is not None][-1]
@@ -268,9 +266,31 @@ def test_bad_channel_arguments_are_named_in_python(spark, tmp_path):
         sw.stream(marked, "ts", channel="part", watermark=sw.WatermarkStrategy.forPunctuated("m"))
 
 
-def test_idleness_needs_an_interval_trigger(spark, tmp_path):
-    stream = spark.readStream.schema(SCHEMA).json(str(tmp_path))
-    pipeline = _pipeline(stream, idle=1_000)
-    with pytest.raises(ValueError, match="channels that go idle"):
-        pipeline.writeStream(str(tmp_path / "ck"), {"main": str(tmp_path / "out")})
-    assert Path(tmp_path).exists()
+@pytest.mark.parametrize(
+    "trigger", [None, {"processingTime": "200 milliseconds"}], ids=["default", "interval"]
+)
+def test_an_idle_query_goes_quiet_once_idleness_has_fired_what_it_holds(spark, tmp_path, trigger):
+    """Channels that go idle act as processing time passes, but a query must not run a batch
+    per interval for it: sparkwin's clock starts a micro-batch only when a channel's idle
+    deadline comes. Partition 2 delivers once, far behind; once it is idle the valve moves and
+    once all are, it flushes. After that nothing is due and no batch runs at all, with or
+    without an interval trigger (processAllAvailable() returns)."""
+    rows = [{"user": "u", "amount": 1, "ts": 10_000 * i, "part": i % 2} for i in range(14)]
+    rows.append({"user": "v", "amount": 5, "ts": 0, "part": 2})
+    linger = 4.0
+    result = runStream(
+        spark,
+        tmp_path,
+        SCHEMA,
+        lambda df: _pipeline(df, idle=1_000),
+        [rows],
+        trigger=trigger,
+        linger=linger,
+    )
+    fired = sorted((r["user"], r["window_start"], r["count"]) for r in result.outputs["main"])
+    assert fired == [("u", 0, 6), ("u", MIN, 6), ("v", 0, 1)]
+    # One batch reads the data, one more marks the channels idle and fires; then quiet. An
+    # interval trigger alone would have run a batch every 200 ms of the lingering seconds.
+    assert len(result.progress) == 2, [dataRows(p) for p in result.progress]
+    assert dataRows(result.progress[0]) == len(rows) and dataRows(result.progress[1]) == 0
+    assert result.progress[-1]["observedMetrics"]["sparkwin"]["panesFired"] == 3

@@ -19,7 +19,14 @@ import pandas as pd
 import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql.types import TimestampType
-from sparkstreams import StreamResult, canonical, channelHarness, replayInHarness, writeBatches
+from sparkstreams import (
+    StreamResult,
+    canonical,
+    channelHarness,
+    dataRows,
+    replayInHarness,
+    writeBatches,
+)
 
 import sparkwin as sw
 from sparkwin import _connect, _connect_plan, _jar
@@ -204,7 +211,7 @@ def _writeStream(
         result.progress += query.recentProgress
     # The properties, not p["numInputRows"]: Connect's progress (parsed from JSON) leaves that
     # key None and sums its sources only in the property.
-    result.rowsByBatch = {p.batchId: p.numInputRows for p in result.progress}
+    result.rowsByBatch = {p.batchId: dataRows(p) for p in result.progress}
     result.checkpoint = workdir / "checkpoint"
     for tag, path in paths.items():
         if os.path.isdir(path):

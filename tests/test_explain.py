@@ -28,8 +28,14 @@ def test_a_live_stream_with_channels_says_where_its_watermarks_come_from(spark, 
         "over the channels (at micro-batch boundaries, kept in the checkpoint)"
     )
     assert d["operator"].startswith("sliced/keyed")
-    # Channels go idle as processing time passes: Spark's processing-time mode.
-    assert d["timeMode"] == "ProcessingTime" and d["timerDomains"] == "EventOnly"
+    # Channels go idle as processing time passes: sparkwin's clock wakes the key groups, and
+    # Spark's timers are not used (event time is the groups' own).
+    assert d["timeMode"] == "None" and d["timerDomains"] == "EventOnly" and d["clock"]
+    windows = sw.stream(stream, "ts", watermark=_bounded()).keyBy("user")
+    ticking = windows.window(sw.TumblingProcessingTimeWindows.of(1_000)).aggregate(sw.agg.count())
+    assert ticking.describe()["timeMode"] == "None" and ticking.describe()["clock"]
+    counting = windows.window(sw.TumblingEventTimeWindows.of(1_000)).aggregate(sw.agg.count())
+    assert counting.describe()["timeMode"] == "EventTime" and not counting.describe()["clock"]
     assert set(d["outputs"]) == {"main", "late", "errors"}
     assert d["outputs"]["late"] == stream.schema.simpleString()
     assert "sum_amount:bigint" in d["outputs"]["main"]
@@ -66,6 +72,8 @@ def test_the_operator_follows_the_assigner_and_the_trigger(spark):
         .aggregate(sw.agg.count())
     )
     assert ticking.describe()["timerDomains"] == "ProcessingOnly"
+    # A bounded input's processing time stands still: no clock.
+    assert not ticking.describe()["clock"]
 
 
 def test_explain_prints_every_part(spark, capsys):

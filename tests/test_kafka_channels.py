@@ -22,7 +22,14 @@ from pathlib import Path
 import pytest
 from kafka_broker import createTopic, endOffsets, produce, readTopic
 from pyspark.sql import functions as F  # noqa: N812
-from sparkstreams import StreamResult, awaitProgress, canonical, channelHarness, runQuery
+from sparkstreams import (
+    StreamResult,
+    awaitProgress,
+    canonical,
+    channelHarness,
+    dataRows,
+    runQuery,
+)
 
 import sparkwin as sw
 
@@ -98,7 +105,7 @@ def _readBatches(result: StreamResult, batches, topic: str) -> list[list[dict]]:
             counts[p] = counts.get(p, 0) + 1
     out = []
     for progress in result.progress:
-        if not progress["numInputRows"]:
+        if not dataRows(progress):
             continue
         source = progress["sources"][0]
         start, end = (_offsets(source["startOffset"], topic), _offsets(source["endOffset"], topic))

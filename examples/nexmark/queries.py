@@ -172,8 +172,8 @@ def q11Beam(
 
 def q12ProcessingTime(events: DataFrame) -> DataFrame:
     """Bids per bidder in 10 s tumbling windows of processing time (when the bids are read,
-    whatever their event time). On a stream it needs an interval trigger, e.g.
-    ``writeStream(..., trigger={"processingTime": "1 second"})``."""
+    whatever their event time). On a stream sparkwin's clock fires each window when its end
+    comes, with or without an interval trigger."""
     return (
         sw.stream(bids(events, "bidder", "ts"), "ts")
         .keyBy("bidder")

@@ -71,6 +71,7 @@ def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
     }
     out["timerDomains"] = raw["timerDomains"]
     out["timeMode"] = raw["timeMode"]
+    out["clock"] = raw["clock"]
     out["algorithm"] = raw["algorithm"]
     return out
 

@@ -33,6 +33,7 @@ def describe(pipeline: Any) -> dict[str, Any]:
         "operator": jvm["algorithm"],
         "timeMode": jvm["timeMode"],
         "timerDomains": jvm["timerDomains"],
+        "clock": bool(jvm["clock"]) and streaming,
         "outputs": outputs,
     }
 
@@ -45,7 +46,8 @@ def render(described: dict[str, Any]) -> str:
         f"  watermarks: {described['watermarks']}",
         f"  operator:   {described['operator']}",
         f"  timers:     TimeMode.{described['timeMode']} (engine timers: "
-        f"{described['timerDomains']})",
+        f"{described['timerDomains']})"
+        + (", processing time from sparkwin's clock source" if described["clock"] else ""),
         "  outputs:",
     ]
     width = max(len(tag) for tag in described["outputs"])

@@ -199,9 +199,8 @@ class Pipeline:
         Per-batch counters appear in
         ``query.lastProgress["observedMetrics"]["sparkwin"]`` (with ``channel=``, also the
         valve's ``watermark`` and each channel's ``channels``). Pipelines with processing-time
-        timers or idle channels need an interval trigger, e.g.
-        ``trigger={"processingTime": "1 second"}``; Spark then runs a micro-batch every
-        interval (the clock they need), so ``query.processAllAvailable()`` does not return.
+        timers or idle channels read sparkwin's clock as a second source: it starts a
+        micro-batch when a timer or idle deadline is due, and none otherwise.
 
         Example::
 
@@ -255,20 +254,6 @@ class Pipeline:
                     f"trigger must be a one-entry dict with a key in {list(_TRIGGER_KEYS)}, "
                     "e.g. {'processingTime': '1 second'}"
                 )
-        described = _runtime.describe(self.df.sparkSession, self.planJson())
-        if described["timeMode"] == "ProcessingTime" and (
-            trigger is None or "processingTime" not in trigger
-        ):
-            why = (
-                "channels that go idle as processing time passes"
-                if described["timerDomains"] not in ("ProcessingOnly", "Both")
-                else "processing-time timers"
-            )
-            raise ValueError(
-                f"this pipeline uses {why}, which Spark measures only between micro-batches of "
-                "an interval trigger: pass trigger={'processingTime': '1 second'} or another "
-                "interval"
-            )
         if any(not isinstance(o, PathOutput | FunctionOutput) for o in targets.values()):
             schemas = self.schemas()
             for t, o in targets.items():

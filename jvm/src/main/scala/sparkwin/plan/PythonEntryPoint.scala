@@ -3,6 +3,7 @@ package sparkwin.plan
 import sparkwin.plan._
 import sparkwin.runtime.spark._
 import sparkwin.runtime.harness.Harness
+import sparkwin.runtime.TimePolicy
 
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.{DataFrame, Dataset, Row}
@@ -41,7 +42,9 @@ object PythonEntryPoint {
     node.set("pane", mapper.readTree(layout.paneSchema.json))
     node.set("errors", mapper.readTree(layout.errorsSchema.json))
     node.set("union", mapper.readTree(layout.unionSchema.json))
-    node.put("timerDomains", SparkRuntime.timerDomains(plan).toString)
+    val time = TimePolicy.of(plan)
+    node.put("timerDomains", time.domains.toString)
+    node.put("clock", time.needsClock)
     val mode = SparkRuntime.timeMode(plan)
     node.put(
       "timeMode",

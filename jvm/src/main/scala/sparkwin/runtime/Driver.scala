@@ -137,23 +137,18 @@ class Driver(
   /** Fires processing-time timers due by `time`. */
   final def advanceProcessingTime(time: Long): Unit = operator.advanceProcessingTime(time)
 
-  /** The current key (loaded by the runtime) meets the clocks of this moment: due timers fire
-    * before its new elements, as when a watermark precedes the elements that follow it (Spark
-    * streaming, once per key and micro-batch). `pollProcessingTime`: also fire its due
-    * processing-time timers.
+  /** The current key (loaded by a micro-batch runtime) meets this batch's clocks, as `policy`
+    * says: due timers fire before its new elements, as when a watermark precedes the elements
+    * that follow it (once per key and micro-batch). When the batch splits (channels, chained
+    * pipelines) the key starts from `watermark`, the one its rows meet, without firing what it
+    * already fired; the runtime moves it on after the rows.
     */
-  final def catchUp(processingTime: Long, watermark: Long, pollProcessingTime: Boolean): Unit = {
-    operator.setProcessingTime(processingTime)
-    if (pollProcessingTime) operator.advanceProcessingTime(processingTime)
-    if (watermark != Long.MinValue) operator.advanceWatermark(watermark)
+  final def enterKey(processingTime: Long, watermark: Long, policy: TimePolicy): Unit = {
+    if (policy.splitsBatch) operator.restoreClocks(watermark, processingTime)
+    else operator.setProcessingTime(processingTime)
+    if (policy.processingTimers) operator.advanceProcessingTime(processingTime)
+    if (!policy.splitsBatch && watermark != Long.MinValue) operator.advanceWatermark(watermark)
   }
-
-  /** The current key (loaded by the runtime) starts from the clocks it last lived at: a
-    * watermark before the elements that follow it, and this moment's processing time (Spark
-    * streaming with channels: the group's previous batch watermark), set without firing.
-    */
-  final def restoreClocks(watermark: Long, processingTime: Long): Unit =
-    operator.restoreClocks(watermark, processingTime)
 
   // ---------------------------------------------------------------------------------------
 

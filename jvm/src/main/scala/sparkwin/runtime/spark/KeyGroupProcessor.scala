@@ -10,20 +10,7 @@ import org.apache.spark.sql.types._
 import sparkwin.core.time.ChannelWatermarks
 import sparkwin.operator.store.Bytes
 import sparkwin.plan._
-import sparkwin.runtime.Driver
-
-/** How a pipeline uses Spark's one timer domain per processor (see DESIGN.md, "Timers on
-  * Spark"): event-time timers only, processing-time timers only, or both, in which case
-  * processing time drives Spark's timers and keys with pending event-time timers are polled
-  * every micro-batch.
-  */
-sealed trait TimerDomains extends Serializable
-object TimerDomains {
-  case object EventOnly extends TimerDomains
-  case object ProcessingOnly extends TimerDomains
-  case object Both extends TimerDomains
-  case object Neither extends TimerDomains
-}
+import sparkwin.runtime.{Driver, SparkTimers, TimePolicy}
 
 /** The engine inside Spark's `transformWithState`, one call per key group.
   *
@@ -37,7 +24,10 @@ object TimerDomains {
   *     was written with, the group's one Spark timer (at the earliest wake-up), how many of
   *     its keys hold state, the wake-up table (each key with pending engine timers and when it
   *     must wake) and, with channels, the group's copy of the channel watermarks.
-  * A call processes every key with rows, and every key whose wake-up is due.
+  * A call processes every key with rows, and every key whose wake-up is due. When a key wakes is
+  * the plan's [[TimePolicy]]'s to say: Spark's event-time timer for the group, and the clock
+  * source's ticks ([[ClockSource]]) for processing time, to which every call reports the group's
+  * next processing-time wake-up ([[WakeReports]]).
   *
   * Event time comes from Spark's watermark, or, for pipelines with channels (`channel=`), from
   * the group's own [[ChannelWatermarks]]: every micro-batch brings every group the same
@@ -51,9 +41,9 @@ object TimerDomains {
 final class KeyGroupProcessor(
     planJson: String,
     java8Time: Boolean,
-    domains: TimerDomains,
     combined: Boolean,
-    keyGroups: Int
+    keyGroups: Int,
+    wakes: Option[WakeReports]
 ) extends StatefulProcessor[Int, Row, Row] {
 
   @transient private var keyStates: MapState[Array[Byte], Array[Byte]] = _
@@ -62,16 +52,13 @@ final class KeyGroupProcessor(
   @transient private var driver: Driver = _
   @transient private var collector: RowCollector = _
   @transient private var plan: Plan = _
+  @transient private var policy: TimePolicy = _
   @transient private var channels: Boolean = _
-  // A pipeline on a sparkwin result's window_time (chained windows): its rows meet the previous
-  // batch's watermark, as Flink's downstream operator gets results before the watermark.
-  @transient private var inherits: Boolean = _
   @transient private var payloadWidth: Int = _ // the input's (or a partial row's) columns
   @transient private var keyWidth: Int = _ // key columns; a pre-aggregated row leads with them
   @transient private var keyOf: Row => Row = _
   @transient private var reported: Array[Long] = _
   @transient private var partialCodec: Combiner.PartialCodec = _
-  @transient private var timersOn: Boolean = _ // Spark's timers are there for this pipeline
   // This call's: keys with state, the wake-up table by key bytes, and whether it changed. The
   // table stays bytes: only the keys a call wakes are decoded (with a million keys, decoding
   // and hashing every entry as a Row each batch was a seventh of the stateful stage).
@@ -81,8 +68,8 @@ final class KeyGroupProcessor(
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     plan = PlanDecoder.cached(planJson)
-    channels = SparkRuntime.hasChannels(plan)
-    inherits = !channels && plan.inheritsWatermark
+    policy = TimePolicy.of(plan)
+    channels = policy.channels
     val keySchema = plan.keys.schema
     // One variable, bytes on both sides: Spark builds every state variable's encoders in
     // every task (KeyBytes).
@@ -101,7 +88,6 @@ final class KeyGroupProcessor(
     keyOf = keyExtractor()
     partialCodec = new Combiner.PartialCodec(plan.spec)
     reported = OutputLayout.metricValues(driver.metrics)
-    timersOn = SparkRuntime.timeMode(plan) != TimeMode.None()
   }
 
   /** The pipeline's key of an input row ([[Keys]]); a pre-aggregated row from [[Combiner]]
@@ -124,25 +110,25 @@ final class KeyGroupProcessor(
     val byKey = new java.util.LinkedHashMap[Row, ArrayBuffer[Row]]()
     val delivered = new java.util.TreeMap[String, java.lang.Long]()
     val summaryAt = payloadWidth + 1
+    var tick = Long.MinValue // a clock tick's time, when this call is one (SparkRuntime.withTicks)
     rows.foreach { row =>
-      if (channels && !row.isNullAt(summaryAt)) ChannelSummaries.read(row.getStruct(summaryAt), delivered)
+      val last = row.length - 1
+      if (wakes.isDefined && !row.isNullAt(last)) tick = math.max(tick, row.getLong(last))
+      else if (channels && !row.isNullAt(summaryAt))
+        ChannelSummaries.read(row.getStruct(summaryAt), delivered)
       else byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row
     }
-    run(timers, byKey, delivered, firing = false)
+    run(timers, byKey, delivered, firing = false, tick)
   }
 
   override def handleExpiredTimer(key: Int, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] =
-    run(timers, new java.util.LinkedHashMap(), new java.util.TreeMap(), firing = true)
+    run(timers, new java.util.LinkedHashMap(), new java.util.TreeMap(), firing = true, Long.MinValue)
 
-  /** The clock Spark's timers run on, for this pipeline. */
-  private def timerClock(timers: TimerValues): Long =
-    if (channels) timers.getCurrentProcessingTimeInMs()
-    else
-      domains match {
-        case TimerDomains.EventOnly => timers.getCurrentWatermarkInMs()
-        case TimerDomains.ProcessingOnly | TimerDomains.Both => timers.getCurrentProcessingTimeInMs()
-        case TimerDomains.Neither => Long.MinValue
-      }
+  /** Processing time in this call: the tick's when it is one, else the micro-batch's. */
+  private def processingTime(timers: TimerValues, tick: Long): Long = {
+    val batch = timers.getCurrentProcessingTimeInMs()
+    math.max(tick, if (batch >= 0) batch else System.currentTimeMillis())
+  }
 
   /** The watermarks of one call: what a key's rows meet, and what follows them. */
   private final case class Clocks(now: Long, before: Long, after: Long)
@@ -151,9 +137,10 @@ final class KeyGroupProcessor(
       timers: TimerValues,
       byKey: java.util.LinkedHashMap[Row, ArrayBuffer[Row]],
       delivered: java.util.TreeMap[String, java.lang.Long],
-      firing: Boolean
+      firing: Boolean,
+      tick: Long
   ): Iterator[Row] = {
-    val clock = timerClock(timers)
+    val sparkWatermark = timers.getCurrentWatermarkInMs()
     val stored = Option(keyStates.getValue(KeyGroupProcessor.GroupRecordKey)).map(GroupRecord.decode)
     stored.foreach { g =>
       val groups = g.keyGroups
@@ -168,7 +155,7 @@ final class KeyGroupProcessor(
     wakeups = new java.util.LinkedHashMap[KeyId, Wakeup]()
     wakeupsChanged = false
     stored.foreach(_.wakeups.foreach(w => wakeups.put(new KeyId(w.key), w)))
-    val now = timers.getCurrentProcessingTimeInMs()
+    val now = processingTime(timers, tick)
     val watermarks = if (channels) Some(channelWatermarks(stored)) else None
     val clocks = watermarks match {
       case Some(cw) =>
@@ -177,9 +164,8 @@ final class KeyGroupProcessor(
         Clocks(now, before, cw.boundary(now, delivered.asScala.map { case (c, t) => (c, t.longValue) }))
       case None =>
         // Spark's watermark starts at 0 before any data; the engine's "no watermark yet" is -inf.
-        val wm = timers.getCurrentWatermarkInMs()
-        val engine = if (wm > 0) wm else Long.MinValue
-        if (inherits) Clocks(now, math.min(previousWatermark(), engine), engine)
+        val engine = if (sparkWatermark > 0) sparkWatermark else Long.MinValue
+        if (policy.inheritsWatermark) Clocks(now, math.min(previousWatermark(), engine), engine)
         else Clocks(now, engine, engine)
     }
     // Keys to wake: those with rows, then those whose wake-up is due.
@@ -191,20 +177,24 @@ final class KeyGroupProcessor(
       ids.add(id)
     }
     val due = new ArrayBuffer[KeyId]()
-    wakeups.forEach((id, w) => if (!ids.contains(id) && isDue(w, clock, clocks)) due += id)
+    wakeups.forEach((id, w) =>
+      if (!ids.contains(id) && policy.isDue(w.at, w.processingAt, clocks.after, now)) due += id
+    )
     withRows.foreach { case (k, id, rows) => processKey(k, id, rows, clocks) }
     due.foreach(id => processKey(keyBytes.decode(id.bytes), id, ArrayBuffer.empty, clocks))
-    syncGroup(stored, clock, clocks, watermarks, firing)
-    if (inherits && clocks.after != clocks.before)
+    syncGroup(stored, sparkWatermark, watermarks, firing, tick)
+    if (policy.inheritsWatermark && clocks.after != clocks.before)
       keyStates.updateValue(
         KeyGroupProcessor.PreviousWatermarkKey,
         { val b = new Array[Byte](8); Bytes.putLong(b, 0, clocks.after); b }
       )
     // Counters that no output row shows travel as a metrics row (observed, then dropped).
     val counters = OutputLayout.metricValues(driver.metrics)
-    if (!java.util.Arrays.equals(counters, reported) || watermarks.isDefined) {
+    // The channels once any is known (a tick may come before the first data: nothing to say).
+    val valve = watermarks.map(cw => (cw.watermark, cw.channels)).filter(_._2.nonEmpty)
+    if (!java.util.Arrays.equals(counters, reported) || valve.isDefined) {
       val delta = counters.indices.map(i => counters(i) - reported(i)).toArray
-      collector.addMetrics(delta, watermarks.map(cw => (cw.watermark, cw.channels)))
+      collector.addMetrics(delta, valve)
       reported = counters
     }
     collector.drain()
@@ -233,28 +223,19 @@ final class KeyGroupProcessor(
     Option(keyStates.getValue(KeyGroupProcessor.PreviousWatermarkKey))
       .fold(Long.MinValue)(Bytes.getLong(_, 0))
 
-  private def isDue(w: Wakeup, clock: Long, clocks: Clocks): Boolean =
-    if (channels) w.at <= clocks.after || w.processingAt <= clocks.now
-    else w.at <= clock
-
   /** One key: load, set its clocks, its rows, save, and note its next wake-up. */
   private def processKey(key: Row, keyId: KeyId, rows: ArrayBuffer[Row], clocks: Clocks): Unit = {
     val id = keyId.bytes
     val loaded = keyStates.getValue(id)
     backend.load(key, loaded)
-    val pollProcessing = domains == TimerDomains.ProcessingOnly || domains == TimerDomains.Both
-    val split = channels || inherits // rows meet `before`, then the watermark moves to `after`
-    if (split) {
-      driver.restoreClocks(clocks.before, clocks.now)
-      if (pollProcessing) driver.advanceProcessingTime(clocks.now)
-    } else driver.catchUp(clocks.now, clocks.before, pollProcessing)
+    driver.enterKey(clocks.now, clocks.before, policy)
     if (combined) rows.foreach(partial(key, _))
     else rows.foreach(element)
-    if (split) driver.advanceWatermark(clocks.after)
+    if (policy.splitsBatch) driver.advanceWatermark(clocks.after)
     backend.save(bytes => keyStates.updateValue(id, bytes), () => keyStates.removeKey(id))
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
-    val next = wakeup(clocks.now)
+    val next = wakeup()
     val before = wakeups.get(keyId)
     if (next == null) { if (before != null) { wakeups.remove(keyId); wakeupsChanged = true } }
     else if (before == null || before.at != next.at || before.processingAt != next.processingAt) {
@@ -269,28 +250,12 @@ final class KeyGroupProcessor(
     else driver.processRecord(record)
   }
 
-  /** When the current key must next be woken (null: never). Without channels a wake-up is on
-    * Spark's timer clock; with channels, in event time and in processing time.
-    */
-  private def wakeup(processingTime: Long): Wakeup =
-    if (channels) {
-      val at = backend.eventTimers.nextTime
-      val processingAt = backend.processingTimers.nextTime
-      if (at == Long.MaxValue && processingAt == Long.MaxValue) null else Wakeup(null, at, processingAt)
-    } else {
-      val at = domains match {
-        case TimerDomains.EventOnly => backend.eventTimers.nextTime
-        case TimerDomains.ProcessingOnly | TimerDomains.Both =>
-          val proc = backend.processingTimers.nextTime
-          // Event-time timers cannot wake a key in processing-time mode: poll next batch.
-          val poll =
-            if (domains == TimerDomains.Both && !backend.eventTimers.isEmpty) processingTime + 1
-            else Long.MaxValue
-          math.min(proc, poll)
-        case TimerDomains.Neither => Long.MaxValue
-      }
-      if (at == Long.MaxValue) null else Wakeup(null, at)
-    }
+  /** When the current key must next be woken, on each clock (null: never). */
+  private def wakeup(): Wakeup = {
+    val at = backend.eventTimers.nextTime
+    val processingAt = backend.processingTimers.nextTime
+    if (at == Long.MaxValue && processingAt == Long.MaxValue) null else Wakeup(null, at, processingAt)
+  }
 
   /** A pre-aggregated row from [[Combiner]]: a group of elements, or a row without timestamp
     * or channel (passed through whole, to the error output).
@@ -311,38 +276,38 @@ final class KeyGroupProcessor(
       )
   }
 
-  /** One Spark timer per key group, at its earliest wake-up and always strictly in the future:
-    * a timer due now would fire at the end of this batch in Spark but at the next advance in
-    * the engine's semantics. The group's record goes once no key of it holds state or waits
-    * (with channels it stays: it holds the group's copy of the channel watermarks).
+  /** The group's wake-ups, as its [[TimePolicy]] says: Spark's event-time timer at its keys'
+    * earliest event-time wake-up (one timer per group), and its earliest processing-time wake-up
+    * reported to the clock. The group's record goes once no key of it holds state or waits (with
+    * channels it stays: it holds the group's copy of the channel watermarks).
     */
   private def syncGroup(
       stored: Option[GroupRecord],
-      clock: Long,
-      clocks: Clocks,
+      sparkWatermark: Long,
       watermarks: Option[ChannelWatermarks],
-      firing: Boolean
+      firing: Boolean,
+      tick: Long
   ): Unit = {
-    var earliest = Long.MaxValue
-    var eventTimers = false
+    var earliestEvent = Long.MaxValue
+    var earliestProcessing = Long.MaxValue
     wakeups.forEach { (_, w) =>
-      if (channels) {
-        earliest = math.min(earliest, w.processingAt)
-        if (w.at != Long.MaxValue) eventTimers = true
-      } else earliest = math.min(earliest, w.at)
+      earliestEvent = math.min(earliestEvent, w.at)
+      earliestProcessing = math.min(earliestProcessing, w.processingAt)
     }
-    // Channels go idle as processing time passes: a group with windows waiting for them wakes
-    // when the next one does, even if no data comes.
-    watermarks.foreach(cw => if (eventTimers) earliest = math.min(earliest, cw.nextIdleDeadline))
     val current = stored.map(_.timer).getOrElse(Long.MinValue)
-    val wanted =
-      if (earliest == Long.MaxValue || !timersOn) Long.MinValue else math.max(earliest, clock + 1)
+    val wanted = policy.sparkTimer(earliestEvent, sparkWatermark)
     if (wanted != current) {
       val handle = getHandle
       // A timer already due is deleted too when the group's rows got here first (the engine
       // has fired what it stood for), sparing a second handler call; never the one firing now.
-      if (current != Long.MinValue && (current > clock || !firing)) handle.deleteTimer(current)
+      if (current != Long.MinValue && (current > sparkWatermark || !firing)) handle.deleteTimer(current)
       if (wanted != Long.MinValue) handle.registerTimer(wanted)
+    }
+    wakes.foreach { reports =>
+      val waits = earliestEvent != Long.MaxValue
+      val wake =
+        policy.processingWake(earliestProcessing, waits, watermarks.fold(Long.MaxValue)(_.nextIdleDeadline))
+      reports.report(wake, tick != Long.MinValue)
     }
     val channelBytes = watermarks.map { cw =>
       val bytes = new java.io.ByteArrayOutputStream()
@@ -359,10 +324,9 @@ final class KeyGroupProcessor(
     ) {
       val table = new ArrayBuffer[Wakeup](wakeups.size)
       wakeups.forEach((_, w) => table += w)
-      keyStates.updateValue(
-        KeyGroupProcessor.GroupRecordKey,
-        GroupRecord.encode(GroupRecord(keyGroups, wanted, liveKeys, table.toSeq, channelBytes))
-      )
+      val record =
+        GroupRecord(keyGroups, wanted, liveKeys, table.toSeq, channelBytes, policy.processingTimers)
+      keyStates.updateValue(KeyGroupProcessor.GroupRecordKey, GroupRecord.encode(record))
     }
   }
 

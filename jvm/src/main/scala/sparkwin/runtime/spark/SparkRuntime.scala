@@ -4,14 +4,23 @@ import sparkwin.plan._
 import sparkwin.runtime.spark._
 
 import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
-import org.apache.spark.sql.functions.{col, element_at, hash, lit, pmod, timestamp_millis, unix_millis, when}
+import org.apache.spark.sql.functions.{
+  col,
+  element_at,
+  explode,
+  hash,
+  lit,
+  pmod,
+  timestamp_millis,
+  unix_millis,
+  when
+}
 import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
 import org.apache.spark.sql.types.{LongType, Metadata, StringType, StructType}
 
 import sparkwin.runtime.local.LocalBackend
-import sparkwin.runtime.Driver
+import sparkwin.runtime.{Driver, SparkTimers, TimePolicy}
 import sparkwin.core.{EventTime, RecordError}
-import sparkwin.core.window.{GlobalWindows, StormSize, StormWindows}
 
 /** Runs a plan on a DataFrame: `transformWithState` for streams, the same engine per key in
   * `flatMapGroups` for bounded data. Either way the result has the union schema of
@@ -20,6 +29,7 @@ import sparkwin.core.window.{GlobalWindows, StormSize, StormWindows}
 object SparkRuntime {
   private val EventTimeColumn = "__sw_event_time"
   private val KeyGroup = "__sw_key_group"
+  private val TickColumn = "__sw_tick"
 
   /** The Spark conf that sets how many key groups a streaming query spreads its keys over. */
   val KeyGroupsConf = "spark.sparkwin.keyGroups"
@@ -30,30 +40,6 @@ object SparkRuntime {
     val java8 = df.sparkSession.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
     val layout = new OutputLayout(plan, java8)
     if (df.isStreaming) streaming(df, plan, layout) else batch(df, plan, layout)
-  }
-
-  /** Which timer domains the pipeline needs (see [[TimerDomains]]). */
-  def timerDomains(plan: Plan): TimerDomains = plan.spec.assigner match {
-    // Storm in arrival order: processing-time timers for a duration (slide, or a length's
-    // expiry); counts fire as tuples arrive.
-    case s: StormWindows if !s.isEventTime =>
-      if (s.slide.isInstanceOf[StormSize.Duration] || s.length.isInstanceOf[StormSize.Duration])
-        TimerDomains.ProcessingOnly
-      else TimerDomains.Neither
-    case _ => flinkTimerDomains(plan)
-  }
-
-  private def flinkTimerDomains(plan: Plan): TimerDomains = {
-    val spec = plan.spec
-    val assignerProcessing = !spec.assigner.isEventTime && spec.assigner != GlobalWindows
-    val processing = assignerProcessing || spec.trigger.usesProcessingTime
-    val event = spec.assigner.isEventTime || spec.trigger.usesEventTime
-    (event, processing) match {
-      case (true, true) => TimerDomains.Both
-      case (true, false) => TimerDomains.EventOnly
-      case (false, true) => TimerDomains.ProcessingOnly
-      case (false, false) => TimerDomains.Neither
-    }
   }
 
   /** Input columns without watermark metadata: a watermark the user set on the timestamp
@@ -110,16 +96,14 @@ object SparkRuntime {
     * group is a plain `Int`: Spark builds the grouping key's encoders for every state variable
     * and timer in every task, and a primitive's are the cheapest.
     */
-  private def keyGrouped(input: DataFrame, plan: Plan, groups: Int) = {
+  private def keyGrouped(input: DataFrame, plan: Plan, groups: Int): (DataFrame, Column) = {
     val keyGroup =
       if (plan.keys.isWindowAll) lit(0)
       else {
         val group = pmod(hash(plan.keys.groupingColumns: _*), lit(groups))
         element_at(lit(KeyGroupLabels(groups)), group + 1)
       }
-    input
-      .groupBy(keyGroup.as(KeyGroup))
-      .as[Int, Row](Encoders.scalaInt, Encoders.row(input.schema))
+    (input, keyGroup)
   }
 
   /** Whether combinable pipelines pre-aggregate before the shuffle (on unless set to false). */
@@ -145,23 +129,13 @@ object SparkRuntime {
   /** Whether the pipeline reads watermarks per input channel on a live stream (`channel=`). */
   def hasChannels(plan: Plan): Boolean = plan.channelColumn.isDefined
 
-  /** Spark's timer domain for the processor: with channels the engine's event time is the key
-    * groups' own, so Spark's timers only ever run on processing time, and only when something
-    * needs it (processing-time timers, or channels that go idle with no data arriving).
+  /** Spark's timer domain for the processor, from the plan's [[TimePolicy]]: event time when the
+    * engine's event-time timers follow Spark's watermark, otherwise none (processing time comes
+    * from the clock source, never from Spark's processing-time timers).
     */
-  def timeMode(plan: Plan): TimeMode = {
-    val domains = timerDomains(plan)
-    if (hasChannels(plan)) {
-      val idleness = plan.watermark.exists(_.idleTimeout.isDefined)
-      if (idleness || domains == TimerDomains.ProcessingOnly || domains == TimerDomains.Both)
-        TimeMode.ProcessingTime()
-      else TimeMode.None()
-    } else
-      domains match {
-        case TimerDomains.EventOnly => TimeMode.EventTime()
-        case TimerDomains.ProcessingOnly | TimerDomains.Both => TimeMode.ProcessingTime()
-        case TimerDomains.Neither => TimeMode.None()
-      }
+  def timeMode(plan: Plan): TimeMode = TimePolicy.of(plan).sparkTimers match {
+    case SparkTimers.OnWatermark => TimeMode.EventTime()
+    case SparkTimers.NoTimers => TimeMode.None()
   }
 
   /** Non-null and inside [[EventTime]]'s range: what may move a watermark. */
@@ -185,26 +159,59 @@ object SparkRuntime {
     }
     val combined = plan.spec.combinable && mapSideCombine(df)
     val groupCount = keyGroups(df)
-    val groups =
+    val (rows, group) =
       if (hasChannels(plan)) withChannelSummaries(input, plan, combined, groupCount)
       else keyGrouped(if (combined) combinedInput(input, plan) else input, plan, groupCount)
-    groups.transformWithState(
-      new KeyGroupProcessor(plan.json, layout.java8Time, timerDomains(plan), combined, groupCount),
-      timeMode(plan),
-      OutputMode.Append()
-    )(Encoders.row(layout.unionSchema))
+    val wakes = if (TimePolicy.of(plan).needsClock) Some(WakeReports.register(df.sparkSession)) else None
+    val grouped = wakes match {
+      case None => rows.groupBy(group.as(KeyGroup)).as[Int, Row](Encoders.scalaInt, Encoders.row(rows.schema))
+      case Some((token, _)) =>
+        val all = withTicks(rows, group, token, groupLabels(plan, groupCount))
+        all.groupBy(col(KeyGroup)).as[Int, Row](Encoders.scalaInt, Encoders.row(all.schema))
+    }
+    grouped
+      .transformWithState(
+        new KeyGroupProcessor(plan.json, layout.java8Time, combined, groupCount, wakes.map(_._2)),
+        timeMode(plan),
+        OutputMode.Append()
+      )(Encoders.row(layout.unionSchema))
+  }
+
+  /** The labels of the key groups that can hold keys (windowAll's one, or all of them). */
+  private def groupLabels(plan: Plan, groups: Int): Array[Int] =
+    if (plan.keys.isWindowAll) KeyGroupLabels(groups).take(1) else KeyGroupLabels(groups)
+
+  /** The rows with their key group, and the clock's ticks ([[ClockSource]]): a tick becomes a
+    * row per key group, every input column null and the tick's time in the last column (null on
+    * the input's rows). The source reads one row per tick: a query's input-row count grows by one.
+    */
+  private def withTicks(rows: DataFrame, group: Column, token: String, labels: Array[Int]): DataFrame = {
+    val clock = rows.sparkSession.readStream
+      .format(classOf[ClockSource].getName)
+      .option("token", token)
+      .load()
+    val nulls = rows.schema.fields.toSeq.map(f => lit(null).cast(f.dataType).as(f.name))
+    val ticks = clock.select(
+      nulls :+ explode(lit(labels)).as(KeyGroup) :+ col("at").as(TickColumn): _*
+    )
+    rows.withColumn(KeyGroup, group).withColumn(TickColumn, lit(null).cast(LongType)).union(ticks)
   }
 
   /** The channel path's map side ([[ChannelSummaries]]): rows (or pre-aggregated groups) with
     * their channel's id, and per partition one summary row for every key group; summary rows go
     * to the group their label names, the others to their key's group.
     */
-  private def withChannelSummaries(input: DataFrame, plan: Plan, combined: Boolean, groups: Int) = {
+  private def withChannelSummaries(
+      input: DataFrame,
+      plan: Plan,
+      combined: Boolean,
+      groups: Int
+  ): (DataFrame, Column) = {
     import ChannelSummaries._
     val channel = plan.inputSchema.fields(plan.channelColumn.get).name
     val channelId = col(s"`$channel`").cast(StringType)
-    // Summaries go to every group that can hold keys (windowAll's one, or all of them).
-    val labels = if (plan.keys.isWindowAll) KeyGroupLabels(groups).take(1) else KeyGroupLabels(groups)
+    // Summaries go to every group that can hold keys.
+    val labels = groupLabels(plan, groups)
     val planJson = plan.json
     val mapped =
       if (combined) {
@@ -242,10 +249,7 @@ object SparkRuntime {
     val ownGroup =
       if (plan.keys.isWindowAll) lit(labels(0))
       else element_at(lit(labels), pmod(hash(keyColumnsOf(mapped, plan, combined): _*), lit(groups)) + 1)
-    val keyGroup = when(col(SummaryColumn).isNull, ownGroup).otherwise(col(s"$SummaryColumn.group"))
-    mapped
-      .groupBy(keyGroup.as(KeyGroup))
-      .as[Int, Row](Encoders.scalaInt, Encoders.row(mapped.schema))
+    (mapped, when(col(SummaryColumn).isNull, ownGroup).otherwise(col(s"$SummaryColumn.group")))
   }
 
   /** The key columns of a map side's rows: the input's, or the partial rows' leading ones. */

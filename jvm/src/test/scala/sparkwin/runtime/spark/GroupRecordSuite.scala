@@ -41,7 +41,7 @@ class GroupRecordSuite extends munit.FunSuite {
       assert(e.getMessage.contains(why), e.getMessage)
       assert(e.getMessage.contains(s"of ${b.length} bytes"), e.getMessage)
     }
-    refused(bytes.updated(0, 3.toByte), "layout 3, this sparkwin reads layouts 1 and 2")
+    refused(bytes.updated(0, 4.toByte), "layout 4, this sparkwin reads layouts 1 to 3")
     (0 until bytes.length).foreach(n => intercept[IllegalStateException](GroupRecord.decode(bytes.take(n))))
     refused(bytes.take(10), "it ends early")
     refused(bytes :+ 0.toByte, "1 bytes after the wake-ups")
@@ -58,6 +58,18 @@ class GroupRecordSuite extends munit.FunSuite {
     assertEquals(bytes(0), 2.toByte)
     assertEquals(bytes.length, 25 + (4 + 3 + 16) + (4 + 40 + 16) + (4 + 1 + 16) + 4 + 3)
     same(GroupRecord.decode(bytes), withChannels)
+    (0 until bytes.length).foreach(n => intercept[IllegalStateException](GroupRecord.decode(bytes.take(n))))
+  }
+
+  test("with processing-time timers and no channels (layout 3) each wake-up has both times") {
+    val twoClocks =
+      record.copy(wakeups = record.wakeups.map(w => w.copy(processingAt = w.at - 3)), processing = true)
+    val bytes = GroupRecord.encode(twoClocks)
+    assertEquals(bytes(0), 3.toByte)
+    assertEquals(bytes.length, 25 + (4 + 3 + 16) + (4 + 40 + 16) + (4 + 1 + 16))
+    val back = GroupRecord.decode(bytes)
+    same(back, twoClocks)
+    assert(back.processing && back.channels.isEmpty)
     (0 until bytes.length).foreach(n => intercept[IllegalStateException](GroupRecord.decode(bytes.take(n))))
   }
 }
