@@ -11,9 +11,10 @@ import sparkwin.operator.store.{DenseKeyedBackend, KeyedBackend, StateKind}
 
 /** The window operator: one shell over the algorithms.
   *
-  * The shell owns what every algorithm shares: the two clocks and the watermark guard, element
-  * counting, late routing (side output or a counted drop), emitting panes with their counters,
-  * pane timing, and when a window's state is cleaned up (its lateness). The algorithm
+  * The shell owns what every algorithm shares: the two clocks and the watermark guard, the
+  * current key's timers ([[TimerService]]), element counting, lateness (what is late, and when a
+  * window's state is cleaned up) and late routing (side output or a counted drop), emitting
+  * panes with their counters, and pane timing. The algorithm
   * ([[WindowAlgorithm]], chosen by [[Selection]]) owns the windows: assignment, triggers,
   * merging, eviction and its state layout. Runtimes only ever see this class.
   */
@@ -24,6 +25,9 @@ final class WindowOperator private (
     val output: Emitter
 ) extends Operator {
   val metrics = new OperatorMetrics
+
+  /** The algorithms' one way to the current key's timers. */
+  val timers = new TimerService(backend, metrics)
 
   private var watermark = Long.MinValue
   private var processingTime = Long.MinValue
@@ -147,13 +151,21 @@ final class WindowOperator private (
     * that overflows), `maxTimestamp` in processing time.
     */
   def cleanupTime(window: Window): Long =
-    if (isEventTime) {
-      val t = window.maxTimestamp + spec.allowedLateness
-      if (t >= window.maxTimestamp) t else Long.MaxValue
-    } else window.maxTimestamp
+    if (isEventTime) eventCleanupTime(window.maxTimestamp) else window.maxTimestamp
+
+  private def eventCleanupTime(maxTimestamp: Long): Long = {
+    val t = maxTimestamp + spec.allowedLateness
+    if (t >= maxTimestamp) t else Long.MaxValue
+  }
 
   /** An event-time window whose cleanup time the watermark has reached takes no more data. */
-  def isLate(window: Window): Boolean = isEventTime && cleanupTime(window) <= watermark
+  def isLate(window: Window): Boolean = isLateAt(window.maxTimestamp)
+
+  /** Lateness by a largest timestamp alone, for algorithms that keep windows as bounds (the
+    * last window of a slice, a session's end) or judge an element by its own time (Flink's
+    * `isElementLate`): behind the watermark by more than the allowed lateness, in event time.
+    */
+  def isLateAt(maxTimestamp: Long): Boolean = isEventTime && eventCleanupTime(maxTimestamp) <= watermark
 }
 
 object WindowOperator {

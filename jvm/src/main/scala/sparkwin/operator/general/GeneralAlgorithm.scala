@@ -134,8 +134,7 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
   }
 
   /** Flink's `isElementLate`: event time, and `ts + allowedLateness` at or behind the watermark. */
-  private def lateByItsTime(ts: Long): Boolean =
-    isEventTime && watermark != Long.MinValue && ts <= watermark - spec.allowedLateness
+  private def lateByItsTime(ts: Long): Boolean = op.isLateAt(ts)
 
   private def add(stateWindow: Window, record: Record, ts: Long): Unit = {
     var c = keyState.contents.get(stateWindow)
@@ -306,32 +305,24 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
   // ---------------------------------------------------------------------------------------
   // Cleanup timers
 
-  private def cleanupTimer(window: Window): Timer = {
-    val t = op.cleanupTime(window)
-    if (t == Long.MaxValue) null else Timer(t, backend.currentKeyId, window)
-  }
-
+  // A window whose cleanup time overflows is never cleaned up: it gets no timer.
   private def registerCleanupTimer(window: Window, meta: WindowMeta): Unit =
     if (!meta.queuedCleanupTimer) {
-      val timer = cleanupTimer(window)
-      if (timer != null) {
-        if (isEventTime) backend.eventTimers.add(timer) else backend.processingTimers.add(timer)
-      }
+      val t = op.cleanupTime(window)
+      if (t != Long.MaxValue) op.timers.register(isEventTime, t, window)
       meta.queuedCleanupTimer = true
     }
 
   private def deleteCleanupTimer(window: Window): Unit = {
-    val timer = cleanupTimer(window)
-    if (timer != null) {
-      if (isEventTime) backend.eventTimers.remove(timer) else backend.processingTimers.remove(timer)
-    }
+    val t = op.cleanupTime(window)
+    if (t != Long.MaxValue) op.timers.delete(isEventTime, t, window)
   }
 
   // ---------------------------------------------------------------------------------------
   // Merging
 
   private val checkMerge: TimeWindow => Unit = merged =>
-    if (isEventTime && merged.maxTimestamp + spec.allowedLateness <= watermark)
+    if (op.isLate(merged))
       throw new WindowMergeException(
         s"merging into $merged would move an event-time window's end behind the watermark " +
           s"$watermark (allowed lateness ${spec.allowedLateness} ms)"
@@ -413,8 +404,7 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
     def registerEventTimeTimer(time: Long): Unit = {
       val meta = binding.meta
       if (meta == null || meta.queuedEventTimer != time) {
-        metrics.timersRegistered += 1
-        backend.eventTimers.add(Timer(time, backend.currentKeyId, binding.window))
+        op.timers.registerEventTime(time, binding.window)
         if (meta != null) meta.queuedEventTimer = time
       }
     }
@@ -425,22 +415,19 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
       val w = binding.window
       val meta = binding.meta
       if (binding.clearing || !(isEventTime && time == op.cleanupTime(w))) {
-        backend.eventTimers.remove(Timer(time, backend.currentKeyId, w))
+        op.timers.deleteEventTime(time, w)
         if (meta != null && meta.queuedEventTimer == time) meta.queuedEventTimer = Long.MinValue
         if (meta != null && isEventTime && time == op.cleanupTime(w)) meta.queuedCleanupTimer = false
       }
     }
 
-    def registerProcessingTimeTimer(time: Long): Unit = {
-      metrics.timersRegistered += 1
-      backend.processingTimers.add(Timer(time, backend.currentKeyId, binding.window))
-    }
+    def registerProcessingTimeTimer(time: Long): Unit = op.timers.registerProcessingTime(time, binding.window)
 
     def deleteProcessingTimeTimer(time: Long): Unit = {
       val w = binding.window
       val meta = binding.meta
       if (binding.clearing || !(!isEventTime && time == op.cleanupTime(w))) {
-        backend.processingTimers.remove(Timer(time, backend.currentKeyId, w))
+        op.timers.deleteProcessingTime(time, w)
         if (meta != null && !isEventTime && time == op.cleanupTime(w)) meta.queuedCleanupTimer = false
       }
     }

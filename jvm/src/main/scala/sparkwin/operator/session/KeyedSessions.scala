@@ -4,7 +4,6 @@ import java.io.{DataInputStream, DataOutputStream}
 
 import sparkwin.core.Record
 import sparkwin.core.agg.{Accumulator, Aggregate}
-import sparkwin.core.timer.Timer
 import sparkwin.core.window.{GlobalWindow, TimeWindow}
 import sparkwin.operator.{Selection, WindowOperator}
 import sparkwin.operator.store._
@@ -103,8 +102,7 @@ final class KeyedSessions(op: WindowOperator) extends SessionAlgorithm(op) {
 
   protected def queueTimer(time: Long): Unit = {
     st.timer = time
-    if (backend.eventTimers.add(Timer(time, backend.currentKeyId, GlobalWindow)))
-      op.metrics.timersRegistered += 1
+    op.timers.registerEventTime(time, GlobalWindow)
   }
 
   protected def touched(): Unit = backend.stateTouched()

@@ -107,7 +107,7 @@ final class PackedSessions(op: WindowOperator, backend: DenseKeyedBackend)
   protected def queueTimer(time: Long): Unit = {
     timerAt(id) = time
     timers.push(time, id)
-    op.metrics.timersRegistered += 1
+    op.timers.queuedElsewhere()
   }
 
   protected def touched(): Unit = ()

@@ -95,7 +95,7 @@ abstract class SessionAlgorithm(op: WindowOperator) extends WindowAlgorithm {
       i += 1
     }
     if (touchedCount == 0) {
-      if (end - 1 <= op.currentWatermark) return -1 // its session would have fired already
+      if (op.isLateAt(end - 1)) return -1 // its session would have fired already
       val at = open(start, end)
       op.metrics.windowsOpened += 1
       if (timer == Unknown || end - 1 < timer) queueTimer(end - 1)

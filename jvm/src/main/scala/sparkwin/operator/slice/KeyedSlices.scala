@@ -4,7 +4,6 @@ import java.io.{DataInputStream, DataOutputStream}
 
 import sparkwin.core.Record
 import sparkwin.core.agg.{Accumulator, Aggregate}
-import sparkwin.core.timer.Timer
 import sparkwin.core.window.TimeWindow
 import sparkwin.operator.{Selection, WindowOperator}
 import sparkwin.operator.store._
@@ -117,9 +116,7 @@ final class KeyedSlices(op: WindowOperator) extends SliceAlgorithm(op) {
     st.accumulators(at)
   }
 
-  private def queueTimer(end: Long): Unit =
-    if (backend.eventTimers.add(Timer(end - 1, backend.currentKeyId, TimeWindow(end - size, end))))
-      op.metrics.timersRegistered += 1
+  private def queueTimer(end: Long): Unit = op.timers.registerEventTime(end - 1, TimeWindow(end - size, end))
 
   def onWatermark(wm: Long): Unit =
     backend.fireDue(backend.eventTimers, wm)(t => fire(t.window.asInstanceOf[TimeWindow]))

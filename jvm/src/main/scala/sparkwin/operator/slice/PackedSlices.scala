@@ -62,7 +62,7 @@ final class PackedSlices(op: WindowOperator, backend: DenseKeyedBackend)
       val s = grid.sliceOf(timestamp)
       if (lateSlice(s)) { op.late(record, timestamp); return }
       slice = sliceAt(s)
-    } else if (hotLastEnd - 1 <= op.currentWatermark) { op.late(record, timestamp); return }
+    } else if (op.isLateAt(hotLastEnd - 1)) { op.late(record, timestamp); return }
     val id = backend.currentKeyId.toInt
     val page = slice.pageFor(id, this)
     val bit = 1L << id

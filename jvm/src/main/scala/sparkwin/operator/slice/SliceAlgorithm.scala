@@ -55,7 +55,7 @@ abstract class SliceAlgorithm(op: WindowOperator) extends WindowAlgorithm {
   protected final val width = grid.width
 
   /** Every window of the slice at `s` has fired and gone: its elements are late. */
-  @inline protected final def lateSlice(s: Long): Boolean = grid.lastEnd(s) - 1 <= op.currentWatermark
+  @inline protected final def lateSlice(s: Long): Boolean = op.isLateAt(grid.lastEnd(s) - 1)
 
   /** A key's new slice `s` opens those of its live windows that hold none of the key's other
     * slices. A window is an interval, so it holds another slice of the key iff it holds the

@@ -5,7 +5,6 @@ import java.util.{ArrayList => JList}
 
 import sparkwin.core.{Element, Record}
 import sparkwin.core.agg.{Accumulator, Aggregate}
-import sparkwin.core.timer.Timer
 import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows}
 import sparkwin.operator.{PaneInfo, Selection, WindowAlgorithm, WindowFunction, WindowOperator}
 import sparkwin.operator.store._
@@ -233,12 +232,8 @@ final class StormAlgorithm(op: WindowOperator, storm: StormWindows) extends Wind
             else { candidates.sort(null); candidates.get((s - 1).toInt).longValue }
         }
     if (next != st.wakeAt) {
-      if (st.wakeAt != Long.MinValue)
-        backend.eventTimers.remove(Timer(st.wakeAt, backend.currentKeyId, GlobalWindow))
-      if (next != Long.MinValue) {
-        backend.eventTimers.add(Timer(next, backend.currentKeyId, GlobalWindow))
-        op.metrics.timersRegistered += 1
-      }
+      if (st.wakeAt != Long.MinValue) op.timers.deleteEventTime(st.wakeAt, GlobalWindow)
+      if (next != Long.MinValue) op.timers.registerEventTime(next, GlobalWindow)
       st.wakeAt = next
     }
   }

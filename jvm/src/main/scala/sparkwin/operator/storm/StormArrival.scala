@@ -4,7 +4,6 @@ import java.io.{DataInputStream, DataOutputStream}
 import java.util.{ArrayList => JList}
 
 import sparkwin.core.{Element, Record}
-import sparkwin.core.timer.Timer
 import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows}
 import sparkwin.operator.{Selection, WindowAlgorithm, WindowOperator}
 import sparkwin.operator.store._
@@ -111,8 +110,7 @@ final class StormArrival(op: WindowOperator, storm: StormWindows) extends Window
   private def nextMultiple(t: Long, slide: Long): Long = Math.floorDiv(t, slide) * slide + slide
 
   private def wake(st: StormArrivalState, at: Long): Unit = {
-    backend.processingTimers.add(Timer(at, backend.currentKeyId, GlobalWindow))
-    op.metrics.timersRegistered += 1
+    op.timers.registerProcessingTime(at, GlobalWindow)
     st.wakeAt = at
   }
 }
