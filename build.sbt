@@ -48,12 +48,17 @@ def pysparkJars(version: String, dirVar: String, python: String, fix: String): F
     val lines =
       try Seq(python, "-c", probe).!!(ProcessLogger(_ => ())).trim.linesIterator.toList
       catch { case _: Exception => Nil }
+    // MessageOnlyException: sbt prints the message and the fix, without a stack trace.
     lines match {
       case v :: dir :: Nil if v == version => file(dir)
       case v :: _ :: Nil =>
-        sys.error(s"sparkwin compiles against PySpark $version but $python has pyspark $v. $fix")
+        throw new MessageOnlyException(
+          s"sparkwin compiles against PySpark $version but $python has pyspark $v. $fix"
+        )
       case _ =>
-        sys.error(s"sparkwin compiles against PySpark $version's jars and found no pyspark in $python. $fix")
+        throw new MessageOnlyException(
+          s"sparkwin compiles against PySpark $version's jars and found no pyspark in $python. $fix"
+        )
     }
   }
 
