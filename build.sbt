@@ -1,19 +1,30 @@
-// sparkwin's JVM core. Spark is `provided`: we compile against the exact jars of the newest
-// supported PySpark (Maven Central does not carry every PySpark release, and the jars PySpark
-// ships are the ones the code runs against); bin/matrix links the one jar against every older
-// line of the support table.
+// sparkwin's JVM core. Spark is `provided`: we compile against the exact jars of a PySpark
+// (Maven Central does not carry every PySpark release, and the jars PySpark ships are the ones
+// the code runs against). The engine cross-builds: Scala 2.13 against the newest supported
+// PySpark (bin/matrix links that one jar against every older 4.x line), Scala 2.12 against
+// PySpark 3.5's (`++2.12 core/test`), without the Spark-4-only runtime (`spark4Only` below).
 import scala.sys.process._
 
+val supportTable = IO.read(file("python/sparkwin/_support.py"))
+
 // The newest line of python/sparkwin/_support.py's support table: the one table of versions.
-val pinnedSpark = {
-  val text = IO.read(file("python/sparkwin/_support.py"))
+val pinnedSpark =
   "SparkLine\\(\\(\\d+, \\d+\\), \"([^\"]+)\"".r
-    .findAllMatchIn(text)
+    .findAllMatchIn(supportTable)
     .map(_.group(1))
     .toList
     .lastOption
     .getOrElse(sys.error("python/sparkwin/_support.py has no SparkLine rows"))
-}
+
+// The PySpark the Scala 2.12 build compiles against (Spark 3.5: the last line with 2.12 jars).
+val pinnedSpark212 =
+  "SCALA_2_12_PYSPARK = \"([^\"]+)\"".r
+    .findFirstMatchIn(supportTable)
+    .map(_.group(1))
+    .getOrElse(sys.error("python/sparkwin/_support.py has no SCALA_2_12_PYSPARK"))
+
+val scala213 = "2.13.18"
+val scala212 = "2.12.18" // the scala-library PySpark 3.5 ships
 
 // The Python package version is the one source of truth; the jar carries the same string.
 val sparkwinVersion = {
@@ -26,52 +37,136 @@ val sparkwinVersion = {
     )
 }
 
-// Where the pinned Spark's jars are: $SPARK_JARS_DIR, else the `jars/` folder of the pyspark
-// that `$SPARKWIN_PYTHON` (default python3) imports. Its version must be the pinned one.
-lazy val sparkJarsDir: File = {
-  sys.env.get("SPARK_JARS_DIR").map(file).getOrElse {
-    val python = sys.env.getOrElse("SPARKWIN_PYTHON", "python3")
+/** The `jars/` folder of PySpark `version`: `$dirVar` if set, else that of the pyspark that
+  * `python` imports, which must be that version. `fix` says how to get one.
+  */
+def pysparkJars(version: String, dirVar: String, python: String, fix: String): File =
+  sys.env.get(dirVar).map(file).getOrElse {
     val probe =
       "import os, pyspark; print(pyspark.__version__); " +
         "print(os.path.join(os.path.dirname(pyspark.__file__), 'jars'))"
     val lines =
       try Seq(python, "-c", probe).!!(ProcessLogger(_ => ())).trim.linesIterator.toList
       catch { case _: Exception => Nil }
+    // MessageOnlyException: sbt prints the message and the fix, without a stack trace.
     lines match {
-      case v :: dir :: Nil if v == pinnedSpark => file(dir)
+      case v :: dir :: Nil if v == version => file(dir)
       case v :: _ :: Nil =>
-        sys.error(
-          s"sparkwin compiles against PySpark $pinnedSpark but $python has pyspark $v. " +
-            s"Run `$python -m pip install pyspark==$pinnedSpark` or set SPARK_JARS_DIR."
+        throw new MessageOnlyException(
+          s"sparkwin compiles against PySpark $version but $python has pyspark $v. $fix"
         )
       case _ =>
-        sys.error(
-          s"sparkwin compiles against PySpark $pinnedSpark's jars and found no pyspark in " +
-            s"$python. Run `$python -m pip install pyspark==$pinnedSpark`, point " +
-            "SPARKWIN_PYTHON at a python that has it, or set SPARK_JARS_DIR."
+        throw new MessageOnlyException(
+          s"sparkwin compiles against PySpark $version's jars and found no pyspark in $python. $fix"
         )
     }
   }
+
+// Scala 2.13: $SPARK_JARS_DIR, else the pyspark of `$SPARKWIN_PYTHON` (default python3).
+lazy val sparkJarsDir: File = {
+  val python = sys.env.getOrElse("SPARKWIN_PYTHON", "python3")
+  pysparkJars(
+    pinnedSpark,
+    "SPARK_JARS_DIR",
+    python,
+    s"Run `$python -m pip install pyspark==$pinnedSpark`, point SPARKWIN_PYTHON at a python " +
+      "that has it, or set SPARK_JARS_DIR."
+  )
 }
 
-lazy val sparkJars = Def.setting((sparkJarsDir ** "*.jar").classpath)
+// Scala 2.12: $SPARK_JARS_DIR_2_12, else the pyspark of `$SPARKWIN_PYTHON_2_12`, by default the
+// environment `bin/matrix --prepare <version>` makes (its cache folder, as bin/sbt finds it).
+lazy val sparkJarsDir212: File = {
+  val cache = sys.env
+    .get("SPARKWIN_CACHE")
+    .map(file)
+    .getOrElse(file(sys.env.getOrElse("XDG_CACHE_HOME", sys.props("user.home") + "/.cache")) / "sparkwin")
+  val python = sys.env.getOrElse(
+    "SPARKWIN_PYTHON_2_12",
+    (cache / "matrix" / s"pyspark-$pinnedSpark212" / "bin" / "python").getPath
+  )
+  pysparkJars(
+    pinnedSpark212,
+    "SPARK_JARS_DIR_2_12",
+    python,
+    s"Run `bin/matrix --prepare $pinnedSpark212`, point SPARKWIN_PYTHON_2_12 at a python that " +
+      "has it, or set SPARK_JARS_DIR_2_12."
+  )
+}
 
-ThisBuild / scalaVersion := "2.13.18"
+// The jars of the Spark that this Scala version compiles against; a task, so a build that
+// never compiles for 2.12 never needs PySpark 3.5. Spark 3.5's include scala-collection-compat
+// (2.13's `scala.jdk.CollectionConverters` for 2.12), so every Spark 3.5 has what the 2.12 jar
+// uses of it.
+lazy val sparkJars = Def.task {
+  val dir = if (scalaBinaryVersion.value == "2.12") sparkJarsDir212 else sparkJarsDir
+  (dir ** "*.jar").classpath
+}
+
+ThisBuild / scalaVersion := scala213
 ThisBuild / version := sparkwinVersion
 ThisBuild / organization := "io.sparkwin"
+
+// Sources left out of the Scala 2.12 (Spark 3.5) build, by path under src/*/scala; they stay
+// where they are, so work on them merges as usual. They need Spark 4's API: the
+// `transformWithState` processor and SparkRuntime, which plans it; the Spark Connect plugin
+// (Spark 4's RelationPlugin); PythonEntryPoint (TimeMode, and it runs SparkRuntime).
+// ReplayRuntime needs only SparkRuntime.inEventTimeRange. A folder ends with '/'.
+val spark4Only = Seq(
+  "sparkwin/runtime/spark/KeyGroupProcessor.scala",
+  "sparkwin/runtime/spark/SparkRuntime.scala",
+  "sparkwin/runtime/spark/ReplayRuntime.scala",
+  "sparkwin/plan/PythonEntryPoint.scala",
+  "sparkwin/plan/connect/"
+)
+
+/** `sources` without the Spark-4-only ones when compiling for Scala 2.12. */
+def forSpark(sources: Seq[File], root: File, scalaBinary: String): Seq[File] =
+  if (scalaBinary != "2.12") sources
+  else
+    sources.filterNot { f =>
+      IO.relativize(root, f)
+        .exists(path => spark4Only.exists(p => path == p || (p.endsWith("/") && path.startsWith(p))))
+    }
+
+// Spark 3.5 runs on Java 8, 11 and 17, so the 2.12 jar keeps to Java 8's API and class files.
+val javaRelease = Def.setting(if (scalaBinaryVersion.value == "2.12") "8" else "17")
 
 lazy val core = (project in file("jvm"))
   .settings(
     name := "sparkwin-core",
-    scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked", "-Xlint:-unused,_"),
-    javacOptions ++= Seq("--release", "17"),
+    crossScalaVersions := Seq(scala213, scala212),
+    scalacOptions ++= Seq(
+      "-release",
+      javaRelease.value,
+      "-deprecation",
+      "-feature",
+      "-unchecked",
+      "-Xlint:-unused,_"
+    ),
+    javacOptions ++= Seq("--release", javaRelease.value),
+    Compile / unmanagedSources := forSpark(
+      (Compile / unmanagedSources).value,
+      (Compile / scalaSource).value,
+      scalaBinaryVersion.value
+    ),
+    Test / unmanagedSources := forSpark(
+      (Test / unmanagedSources).value,
+      (Test / scalaSource).value,
+      scalaBinaryVersion.value
+    ),
     // `provided`: on the compile and test classpaths, never in the jar.
     Compile / unmanagedJars ++= sparkJars.value,
     Test / unmanagedJars ++= sparkJars.value,
-    libraryDependencies ++= Seq(
-      "org.scalameta" %% "munit" % "1.2.4" % Test,
-      "org.scalameta" %% "munit-scalacheck" % "1.2.0" % Test
-    ),
+    // munit's releases for Scala 2.12 stop at 1.2.2 (munit-scalacheck's at 1.0.0).
+    libraryDependencies ++= {
+      val (munit, scalacheck) =
+        if (scalaBinaryVersion.value == "2.12") ("1.2.2", "1.0.0") else ("1.2.4", "1.2.0")
+      Seq(
+        "org.scalameta" %% "munit" % munit % Test,
+        "org.scalameta" %% "munit-scalacheck" % scalacheck % Test
+      )
+    },
     // The one contract with the Python package: the jar carries the package's contract.json.
     Compile / resourceGenerators += Def.task {
       val out = (Compile / resourceManaged).value / "sparkwin" / "contract.json"
@@ -88,7 +183,8 @@ lazy val core = (project in file("jvm"))
            |/** Generated by build.sbt from python/sparkwin/_version.py. */
            |object BuildInfo {
            |  val version: String = "${version.value}"
-           |  val sparkVersion: String = "$pinnedSpark"
+           |  val sparkVersion: String = "${if (scalaBinaryVersion.value == "2.12") pinnedSpark212
+          else pinnedSpark}"
            |}
            |""".stripMargin
       )

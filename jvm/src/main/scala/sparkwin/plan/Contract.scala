@@ -16,7 +16,8 @@ object Contract {
   val text: String = {
     val in = getClass.getResourceAsStream("/sparkwin/contract.json")
     if (in == null) throw new IllegalStateException("the sparkwin jar lacks sparkwin/contract.json")
-    try new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+    // Not InputStream.readAllBytes: the Scala 2.12 (Spark 3.5) build keeps to Java 8's API.
+    try scala.io.Source.fromInputStream(in)(scala.io.Codec.UTF8).mkString
     finally in.close()
   }
 

@@ -142,7 +142,9 @@ class ReferenceModelSuite extends munit.ScalaCheckSuite {
       val h = harness(TumblingWindows(10, 0, isEventTime = true), lateness = 5, aggregates = aggs)
       val out = engine(s :+ Watermark(Long.MaxValue - 1), h)
       val lastCounts =
-        out.collect { case (k, a, _, _, n: Long, _) => ((k, a), n) }.groupMapReduce(_._1)(_._2)(math.max)
+        out.collect { case (k, a, _, _, n: Long, _) => ((k, a), n) }.groupBy(_._1).map { case (k, ns) =>
+          (k, ns.map(_._2).max)
+        }
       val late = out.count { case ("late", _, _, _) => true; case _ => false }
       assertEquals(lastCounts.values.sum + late, s.count(_.isInstanceOf[Add]).toLong)
       assertEquals(h.stateEntries, 0)

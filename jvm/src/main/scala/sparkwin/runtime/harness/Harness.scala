@@ -182,7 +182,9 @@ object Harness {
         case BooleanType => n.asBoolean
         case StringType => n.asText
         case _: DecimalType => new java.math.BigDecimal(n.asText)
-        case a: ArrayType => n.elements().asScala.map(value(_, a.elementType, name)).toSeq
+        // A List, not an iterator's toSeq: on Scala 2.12 that is a lazy Stream, whose later
+        // elements would be converted (and fail) only when read.
+        case a: ArrayType => n.elements().asScala.map(value(_, a.elementType, name)).toList
         case s: StructType => new ArrayRecord(fromJson(n, s))
         case other =>
           throw new IllegalArgumentException(s"the harness cannot take column '$name' of type $other")

@@ -1,5 +1,7 @@
 package sparkwin.operator.store
 
+import scala.jdk.CollectionConverters._
+
 import sparkwin.TestSupport._
 import sparkwin.core._
 import sparkwin.operator._
@@ -141,10 +143,10 @@ class KeyStateCodecSuite extends munit.FunSuite {
   private def canonical(s: KeyStateCodec.Stored): String = {
     val st = s.state.asInstanceOf[sparkwin.operator.general.GeneralState]
     val contents =
-      scala.jdk.CollectionConverters.MapHasAsScala(st.contents).asScala.toSeq.map { case (w, c) =>
+      st.contents.asScala.toSeq.map { case (w, c) =>
         s"$w=${if (c.accumulators != null) c.accumulators.map(_.save.toSeq).toSeq else c.elements}"
       }
-    val meta = scala.jdk.CollectionConverters.MapHasAsScala(st.meta).asScala.toSeq.map { case (w, m) =>
+    val meta = st.meta.asScala.toSeq.map { case (w, m) =>
       s"$w=${m.triggerState.toSeq},${m.paneIndex},${m.nonEarlyFired},${m.createdLate},${m.closed},${m.sinceLastPane}"
     }
     val mapping = Option(st.merging).map(_.mapping.toSeq.map(_.toString)).getOrElse(Nil)

@@ -31,7 +31,7 @@ class KeyBytesSuite extends munit.FunSuite {
       if (i % 5 == 0) null else i,
       i * 0.5,
       java.sql.Date.valueOf(LocalDate.of(2026, 1, 1).plusDays(i.toLong)),
-      java.sql.Timestamp.from(Instant.ofEpochMilli(1_700_000_000_000L + i * 1000L)),
+      java.sql.Timestamp.from(Instant.ofEpochMilli(1700000000000L + i * 1000L)),
       new java.math.BigDecimal(s"$i.25"),
       i % 2 == 0
     )
