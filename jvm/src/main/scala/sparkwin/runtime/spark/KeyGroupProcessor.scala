@@ -246,7 +246,7 @@ final class KeyGroupProcessor(
 
   private def element(row: Row): Unit = {
     val record = new RowRecord(row, payloadWidth)
-    if (channels && row.isNullAt(payloadWidth)) collector.emitError(record, "the channel is null")
+    if (policy.checksChannel && row.isNullAt(payloadWidth)) collector.emitError(record, "the channel is null")
     else driver.processRecord(record)
   }
 
@@ -264,7 +264,7 @@ final class KeyGroupProcessor(
     val k = keyWidth
     if (!row.isNullAt(k + 3)) {
       val raw = row.getStruct(k + 3)
-      if (channels && raw.isNullAt(plan.channelColumn.get))
+      if (policy.checksChannel && raw.isNullAt(plan.channelColumn.get))
         collector.emitError(new RowRecord(raw), "the channel is null")
       else driver.processRecord(new RowRecord(raw))
     } else

@@ -166,7 +166,10 @@ object SparkRuntime {
     val grouped = wakes match {
       case None => rows.groupBy(group.as(KeyGroup)).as[Int, Row](Encoders.scalaInt, Encoders.row(rows.schema))
       case Some((token, _)) =>
-        val all = withTicks(rows, group, token, groupLabels(plan, groupCount))
+        // Every group that can hold keys: windowAll's one is 0 without channels (keyGrouped).
+        val labels =
+          if (plan.keys.isWindowAll && !hasChannels(plan)) Array(0) else groupLabels(plan, groupCount)
+        val all = withTicks(rows, group, token, labels)
         all.groupBy(col(KeyGroup)).as[Int, Row](Encoders.scalaInt, Encoders.row(all.schema))
     }
     grouped
