@@ -6,6 +6,7 @@ The DataFrames are empty: builder tests only need their schemas, so no Spark job
 from __future__ import annotations
 
 import json
+import os
 
 import pyspark
 import pytest
@@ -44,6 +45,12 @@ def spark():
             # The Spark Connect server of `connectSpark` (below), if a test asks for it.
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": "0",
+            # Runs side by side (bin/matrix runs lines in parallel) keep their tables apart.
+            **(
+                {"spark.sql.warehouse.dir": warehouse}
+                if (warehouse := os.environ.get("SPARKWIN_TEST_WAREHOUSE"))
+                else {}
+            ),
         },
     )
     yield session
