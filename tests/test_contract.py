@@ -80,7 +80,7 @@ def test_a_plan_off_the_contract_is_refused_by_both_sides_naming_the_path(spark,
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda p: p.update(channels=["0"]), "channels are declared values of the channel column"),
+        (lambda p: p.update(channels=["0"]), "channels: declares the values of the channel column"),
         (
             lambda p: p.update(channel="user", channels=["a", "b", "a"]),
             "channels declared twice: a",
