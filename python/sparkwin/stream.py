@@ -728,7 +728,7 @@ class WindowedStream:
             raise ValueError(
                 f"tag {tag!r} is the name of the error side output; choose another, e.g. 'late'"
             )
-        return WindowedStream(replace(self._w, lateOutputTag=tag))
+        return WindowedStream(replace(self._w, lateOutputTag=tag).checked())
 
     def accumulationMode(self, mode: str) -> WindowedStream:
         """Beam's accumulation mode: with ``"accumulating"`` (the default) each pane carries
@@ -745,7 +745,7 @@ class WindowedStream:
             )
         if mode not in ACCUMULATION_MODES:
             raise ValueError(f"mode must be 'accumulating' or 'discarding', got {mode!r}")
-        return WindowedStream(replace(self._w, accumulationMode=mode))
+        return WindowedStream(replace(self._w, accumulationMode=mode).checked())
 
     def withTimestampCombiner(self, combiner: str) -> WindowedStream:
         """Beam's timestamp combiner: which event time a result's ``window_time`` carries.
