@@ -82,13 +82,21 @@ def ensure(spark: Any, entryClass: str) -> bool:
     return loaded
 
 
-def _driverLoads(jvm: Any, entryClass: str) -> bool:
+def classLocation(jvm: Any, className: str) -> str | None:
+    """Where the driver loads ``className`` from (a jar's URL, or the name itself for a class
+    without a code source), or None if it cannot load it.
+    """
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     try:
-        jvm.java.lang.Class.forName(entryClass, True, loader)
-        return True
+        found = jvm.java.lang.Class.forName(className, False, loader)
     except Exception:  # Py4JJavaError: ClassNotFoundException
-        return False
+        return None
+    source = found.getProtectionDomain().getCodeSource()
+    return str(source.getLocation()) if source is not None else className
+
+
+def _driverLoads(jvm: Any, entryClass: str) -> bool:
+    return classLocation(jvm, entryClass) is not None
 
 
 def _addToDriver(jvm: Any, jar: str, entryClass: str) -> bool:

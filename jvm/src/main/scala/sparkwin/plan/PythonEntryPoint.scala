@@ -56,15 +56,29 @@ object PythonEntryPoint {
     mapper.writeValueAsString(node)
   }
 
+  /** The first rule of [[PlanRules]] the plan so far breaks, for Python's builder to raise
+    * after each step: JSON `{"rule": ..., "message": ...}` with the plan's pieces as
+    * `{/pointer}`s in the message (Python names them as the user wrote them), or `null`.
+    */
+  def validate(planJson: String, streaming: Boolean): String =
+    PlanRules.check(mapper.readTree(planJson), Some(streaming)) match {
+      case None => "null"
+      case Some(r) =>
+        val node = mapper.createObjectNode()
+        node.put("rule", r.rule)
+        node.put("message", r.message)
+        mapper.writeValueAsString(node)
+    }
+
   /** Runs the plan on `df` (streaming or bounded); the union of all outputs
     * (see [[OutputLayout]]).
     */
   def windowed(df: Dataset[Row], planJson: String): DataFrame =
-    SparkRuntime.windowed(df.toDF(), PlanDecoder.decode(planJson))
+    SparkRuntime.windowed(df.toDF(), PlanDecoder.decode(planJson, Some(df.isStreaming)))
 
   /** Replays a bounded DataFrame with live-stream semantics (see [[ReplayRuntime]]). */
   def replay(df: Dataset[Row], planJson: String, endOfInput: Boolean): ReplayHandle =
-    ReplayRuntime.replay(df.toDF(), PlanDecoder.decode(planJson), endOfInput)
+    ReplayRuntime.replay(df.toDF(), PlanDecoder.decode(planJson, Some(df.isStreaming)), endOfInput)
 
   /** A test harness for the plan (sparkwin.testing.WindowHarness). */
   def harness(planJson: String, channels: Int, generateWatermarks: Boolean): Harness =
