@@ -61,6 +61,8 @@ from sparkwin._durations import toCount, toMillis
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import GlobalWindows, StormWindows, WindowAssigner
 from sparkwin.evictors import CountEvictor, DeltaEvictor, Evictor
+from sparkwin.jvm import PROBE_FUNCTION, JvmAssigner, named, resolved
+from sparkwin.jvm import check as checkExtensions
 from sparkwin.pipeline import Pipeline
 from sparkwin.triggers import CountTrigger, DeltaTrigger, PurgingTrigger, Trigger
 from sparkwin.watermark import WatermarkStrategy
@@ -235,6 +237,8 @@ def _window(source: _Source, keys: tuple[str, ...] | None, assigner: object) -> 
                 "out-of-order tuples (arrival order), so leave withLag out"
             )
         return _Windowing(source, keys, replace(assigner, arrivalOrder=True))
+    if isinstance(assigner, JvmAssigner):  # the class says whether it works in event time
+        assigner = resolved(source.df, source.timestamp, assigner)
     schema = source.df.schema
     for column in sorted(assigner.referencedColumns):
         what = f"{type(assigner).__name__}.withDynamicGap(column)"
@@ -672,7 +676,10 @@ class WindowedStream:
         for t in _walk(trigger):
             if isinstance(t, DeltaTrigger):
                 _checkDeltaColumns(schema, t.columns, "DeltaTrigger.of")
-        return WindowedStream(replace(self._w, trigger=trigger))
+        chosen = WindowedStream(replace(self._w, trigger=trigger))
+        if named(trigger.jsonValue()):
+            chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
+        return chosen
 
     def evictor(self, evictor: Evictor) -> WindowedStream:
         """Evict elements of a fired window before (or after) the window function runs. The
@@ -695,7 +702,10 @@ class WindowedStream:
             )
         if isinstance(evictor, DeltaEvictor):
             _checkDeltaColumns(self._w.source.df.schema, evictor.columns, "DeltaEvictor.of")
-        return WindowedStream(replace(self._w, evictor=evictor))
+        chosen = WindowedStream(replace(self._w, evictor=evictor))
+        if named(evictor.jsonValue()):
+            chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
+        return chosen
 
     def allowedLateness(self, lateness: Any) -> WindowedStream:
         """Keep event-time windows for `lateness` (``timedelta`` or int milliseconds, >= 0)
@@ -913,6 +923,7 @@ class WindowedStream:
             "function": function,
         }
         validatePlan(plan)  # the contract the jar holds plans to (contract.json)
+        checkExtensions(source.df, plan)  # a user's classes: the JVM builds them, or says why not
         return plan
 
     def __repr__(self) -> str:
