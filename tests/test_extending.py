@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame
+from conftest import EXAMPLES
 from sparkstreams import canonical, replayInHarness, runStream
 
 import sparkwin as sw
@@ -218,6 +219,13 @@ def test_describe_names_the_users_classes(rows) -> None:
         f"aggregate(agg.count().alias('n'), agg.sum('amount').alias('total'), "
         f"jvm.aggregate('{WEIGHTED_MEAN}', ['price', 'qty']).alias('vwap'))"
     ) in repr(daily(rows))
+
+
+def test_the_guide_shows_the_example_as_it_is_built() -> None:
+    guide = (EXAMPLES.parent / "docs" / "concepts" / "extending.md").read_text()
+    for name in ("CountOrEndTrigger", "ZonedDayWindows"):
+        source = (EXAMPLES / "extending" / "src" / "com" / "example" / "sparkwin" / f"{name}.java")
+        assert f"```java\n{source.read_text()}```" in guide, name
 
 
 # ---------------------------------------------------------------------------------------------
