@@ -12,9 +12,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from conftest import EXAMPLES
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame
-from conftest import EXAMPLES
 from sparkstreams import canonical, replayInHarness, runStream
 
 import sparkwin as sw
@@ -37,16 +37,34 @@ def _ms(text: str) -> int:
 
 
 def _r(user: str, at: str, amount: int) -> dict[str, Any]:
-    return {"user": user, "ts": _ms(at), "amount": amount, "price": amount * 1.5, "qty": amount % 3 + 1}
+    return {
+        "user": user,
+        "ts": _ms(at),
+        "amount": amount,
+        "price": amount * 1.5,
+        "qty": amount % 3 + 1,
+    }
 
 
 # Around the start of summer time in Berlin: the local day 2024-03-31 is 23 hours long,
 # [2024-03-30T23:00Z, 2024-03-31T22:00Z). a@23:30Z on the 30th is already the 31st there, and
 # b@22:30Z on the 31st is April 1st: fixed 24-hour windows with an offset get one of them wrong.
 SCRIPT = [
-    [_r("a", "2024-03-30T08:00", 1), _r("a", "2024-03-30T09:00", 2), _r("b", "2024-03-30T10:00", 3)],
-    [_r("a", "2024-03-30T12:00", 4), _r("a", "2024-03-30T23:30", 5), _r("b", "2024-03-31T01:00", 6)],
-    [_r("a", "2024-03-31T10:00", 7), _r("a", "2024-03-31T21:30", 8), _r("b", "2024-03-31T22:30", 9)],
+    [
+        _r("a", "2024-03-30T08:00", 1),
+        _r("a", "2024-03-30T09:00", 2),
+        _r("b", "2024-03-30T10:00", 3),
+    ],
+    [
+        _r("a", "2024-03-30T12:00", 4),
+        _r("a", "2024-03-30T23:30", 5),
+        _r("b", "2024-03-31T01:00", 6),
+    ],
+    [
+        _r("a", "2024-03-31T10:00", 7),
+        _r("a", "2024-03-31T21:30", 8),
+        _r("b", "2024-03-31T22:30", 9),
+    ],
     [_r("a", "2024-04-01T05:00", 10), _r("a", "2024-04-01T06:00", 11)],
     [_r("z", "2024-04-05T00:00", 0)],  # moves the watermark past every window above
 ]
@@ -141,7 +159,9 @@ def rows(spark, extendingJar) -> DataFrame:
 # Running
 
 
-def test_stream_fires_early_every_n_and_on_time_per_berlin_day(spark, extendingJar, tmp_path) -> None:
+def test_stream_fires_early_every_n_and_on_time_per_berlin_day(
+    spark, extendingJar, tmp_path
+) -> None:
     result = runStream(spark, tmp_path, SCHEMA, daily, SCRIPT)
     last = max(r["ts"] for r in ROWS) - HOUR - 1  # the watermark the last batch reached
     assert _projected(result.outputs["main"]) == _panes(ROWS, 2, closedBy=last)
@@ -224,7 +244,7 @@ def test_describe_names_the_users_classes(rows) -> None:
 def test_the_guide_shows_the_example_as_it_is_built() -> None:
     guide = (EXAMPLES.parent / "docs" / "concepts" / "extending.md").read_text()
     for name in ("CountOrEndTrigger", "ZonedDayWindows"):
-        source = (EXAMPLES / "extending" / "src" / "com" / "example" / "sparkwin" / f"{name}.java")
+        source = EXAMPLES / "extending" / "src" / "com" / "example" / "sparkwin" / f"{name}.java"
         assert f"```java\n{source.read_text()}```" in guide, name
 
 
@@ -239,7 +259,9 @@ def keyed(rows):
 
 def test_a_missing_class_is_refused_with_how_to_add_its_jar(keyed) -> None:
     with pytest.raises(PlanError, match=rf"no class {PACKAGE}\.Nope on the class path.*addJar"):
-        keyed.window(sw.TumblingEventTimeWindows.of(HOUR)).trigger(sw.jvm.trigger(f"{PACKAGE}.Nope"))
+        keyed.window(sw.TumblingEventTimeWindows.of(HOUR)).trigger(
+            sw.jvm.trigger(f"{PACKAGE}.Nope")
+        )
 
 
 def test_a_class_of_another_kind_is_refused_naming_the_interface(keyed) -> None:
@@ -287,4 +309,6 @@ def test_arguments_are_checked_in_python_first() -> None:
         sw.jvm.aggregate(WEIGHTED_MEAN, [1, 2])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="no file"):
         sw.jvm.addJar("/nonexistent/extending.jar")
-    assert sw.jvm.aggregate(WEIGHTED_MEAN, ["price", "qty"]).defaultAlias == "weighted_mean_price_qty"
+    assert (
+        sw.jvm.aggregate(WEIGHTED_MEAN, ["price", "qty"]).defaultAlias == "weighted_mean_price_qty"
+    )

@@ -4,7 +4,7 @@ the jar's ``sparkwin.api`` interfaces and named here by class: ``sw.jvm.trigger(
 
 The values here only name a class and its params (a dict of names to strings, numbers and
 booleans); whether the class exists, is of the right kind and takes those params is the JVM's
-to say. The builder asks it (``check``) when the pipeline is built, so a bad name or param
+to say. The builder asks it (``checkPlan``) when the pipeline is built, so a bad name or param
 fails there, before a query starts, with the JVM's message (``sparkwin.errors.PlanError``).
 ``addJar`` puts your jar on a running session. Nothing here runs per event.
 docs/concepts/extending.md is the guide.
@@ -34,8 +34,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from sparkwin import _classpath, _connect, _runtime
-from sparkwin._jvm import activeSession, entryPoint
 from sparkwin._contract import PLAN_VERSION
+from sparkwin._jvm import activeSession, entryPoint
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import WindowAssigner
 from sparkwin.errors import ConnectUnsupportedError, JarNotFoundError
@@ -298,43 +298,43 @@ def aggregate(
 # Asking the JVM
 
 
-def named(fragment: Any) -> bool:
+def namesClasses(fragment: Any) -> bool:
     """Whether a plan (or part of one) names a class of the user's (a ``jvm`` kind).
 
     Example::
 
-        named(pipeline.plan)  # True
+        namesClasses(pipeline.plan)  # True
     """
     if isinstance(fragment, dict):
         if fragment.get("kind") == "jvm" or fragment.get("fn") == "jvm":
             return True
-        return any(named(v) for v in fragment.values())
+        return any(namesClasses(v) for v in fragment.values())
     if isinstance(fragment, list):
-        return any(named(v) for v in fragment)
+        return any(namesClasses(v) for v in fragment)
     return False
 
 
-def check(df: DataFrame, plan: dict[str, Any]) -> dict[str, Any] | None:
+def checkPlan(df: DataFrame, plan: dict[str, Any]) -> dict[str, Any] | None:
     """Has the JVM decode `plan` if it names a class of the user's: the JVM loads and builds
     each one, and raises ``PlanError`` naming the class, the param and the fix. Returns the
     JVM's description of the plan (None when there was nothing to ask).
 
     Example::
 
-        check(df, plan)
+        checkPlan(df, plan)
     """
-    if not named(plan):
+    if not namesClasses(plan):
         return None
     return _runtime.describe(df.sparkSession, json.dumps(plan))
 
 
-def resolved(df: DataFrame, timestamp: str | None, chosen: JvmAssigner) -> JvmAssigner:
+def resolvedAssigner(df: DataFrame, timestamp: str | None, chosen: JvmAssigner) -> JvmAssigner:
     """`chosen` with the class's own answer to whether it works in event time, from the JVM
     (which builds it from its params, or raises ``PlanError``).
 
     Example::
 
-        resolved(df, "ts", sw.jvm.assigner("com.acme.Weekly")).isEventTime
+        resolvedAssigner(df, "ts", sw.jvm.assigner("com.acme.Weekly")).isEventTime
     """
     probe = {
         "planVersion": PLAN_VERSION,
@@ -346,7 +346,7 @@ def resolved(df: DataFrame, timestamp: str | None, chosen: JvmAssigner) -> JvmAs
         "accumulationMode": "accumulating",
         "function": PROBE_FUNCTION,
     }
-    described = check(df, probe)
+    described = checkPlan(df, probe)
     assert described is not None
     return replace(chosen, eventTime=bool(described["assigner"]["eventTime"]))
 

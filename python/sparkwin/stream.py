@@ -4,8 +4,9 @@
 Every step checks its arguments against the input DataFrame's schema and raises TypeError or
 ValueError in Python, naming the parameter and saying how to fix it, so that a plan that
 reaches the JVM is well formed. Builders are immutable: each method returns a new object.
-This module builds the plan (`docs/plan.md`) and nothing else: it never calls the JVM, never
-starts a query and never runs Python per event.
+This module builds the plan (`docs/plan.md`) and nothing else: it never starts a query and never
+runs Python per event, and it calls the JVM only to have a user's own classes checked
+(`sparkwin.jvm`), which only the JVM can load.
 
 Example::
 
@@ -61,8 +62,7 @@ from sparkwin._durations import toCount, toMillis
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import GlobalWindows, StormWindows, WindowAssigner
 from sparkwin.evictors import CountEvictor, DeltaEvictor, Evictor
-from sparkwin.jvm import PROBE_FUNCTION, JvmAssigner, named, resolved
-from sparkwin.jvm import check as checkExtensions
+from sparkwin.jvm import PROBE_FUNCTION, JvmAssigner, checkPlan, namesClasses, resolvedAssigner
 from sparkwin.pipeline import Pipeline
 from sparkwin.triggers import CountTrigger, DeltaTrigger, PurgingTrigger, Trigger
 from sparkwin.watermark import WatermarkStrategy
@@ -238,7 +238,7 @@ def _window(source: _Source, keys: tuple[str, ...] | None, assigner: object) -> 
             )
         return _Windowing(source, keys, replace(assigner, arrivalOrder=True))
     if isinstance(assigner, JvmAssigner):  # the class says whether it works in event time
-        assigner = resolved(source.df, source.timestamp, assigner)
+        assigner = resolvedAssigner(source.df, source.timestamp, assigner)
     schema = source.df.schema
     for column in sorted(assigner.referencedColumns):
         what = f"{type(assigner).__name__}.withDynamicGap(column)"
@@ -677,7 +677,7 @@ class WindowedStream:
             if isinstance(t, DeltaTrigger):
                 _checkDeltaColumns(schema, t.columns, "DeltaTrigger.of")
         chosen = WindowedStream(replace(self._w, trigger=trigger))
-        if named(trigger.jsonValue()):
+        if namesClasses(trigger.jsonValue()):
             chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
         return chosen
 
@@ -703,7 +703,7 @@ class WindowedStream:
         if isinstance(evictor, DeltaEvictor):
             _checkDeltaColumns(self._w.source.df.schema, evictor.columns, "DeltaEvictor.of")
         chosen = WindowedStream(replace(self._w, evictor=evictor))
-        if named(evictor.jsonValue()):
+        if namesClasses(evictor.jsonValue()):
             chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
         return chosen
 
@@ -923,7 +923,7 @@ class WindowedStream:
             "function": function,
         }
         validatePlan(plan)  # the contract the jar holds plans to (contract.json)
-        checkExtensions(source.df, plan)  # a user's classes: the JVM builds them, or says why not
+        checkPlan(source.df, plan)  # a user's classes: the JVM builds them, or says why not
         return plan
 
     def __repr__(self) -> str:

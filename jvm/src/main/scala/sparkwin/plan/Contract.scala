@@ -118,7 +118,9 @@ object Contract {
         if (!value.isObject || value.path("type").asText != "struct") fail(s"$path must be a struct schema")
       case "params" =>
         val scalar = (v: JsonNode) => v.isTextual || v.isNumber || v.isBoolean
-        if (!value.isObject || !value.properties().asScala.forall(e => e.getKey.nonEmpty && scalar(e.getValue)))
+        if (
+          !value.isObject || !value.properties().asScala.forall(e => e.getKey.nonEmpty && scalar(e.getValue))
+        )
           fail(s"$path must map names to strings, numbers or booleans, got $value")
       case choice if choice.contains("|") =>
         if (!choice.split('|').contains(value.asText) || !value.isTextual)

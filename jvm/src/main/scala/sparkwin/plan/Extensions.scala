@@ -39,7 +39,8 @@ object Extensions {
     names.foreach { name =>
       try new StateDescriptor(name)
       catch {
-        case e: IllegalArgumentException => throw new PlanException(s"trigger $className: ${e.getMessage}: $fix")
+        case e: IllegalArgumentException =>
+          throw new PlanException(s"trigger $className: ${e.getMessage}: $fix")
       }
     }
     new ExtensionTrigger(className, impl, label)
@@ -57,7 +58,8 @@ object Extensions {
 
   /** The aggregate `alias` over the plan's `columns`, and the field its results fill. */
   def aggregate(n: JsonNode, alias: String, columns: Columns): (Aggregate.Extension, StructField) = {
-    val inputs = n.get("columns").elements().asScala.map(c => columns.index(c.asText, s"aggregate $alias")).toArray
+    val inputs =
+      n.get("columns").elements().asScala.map(c => columns.index(c.asText, s"aggregate $alias")).toArray
     val (className, impl, label) = build(n, s"aggregate $alias", classOf[api.Aggregate], columns, inputs)
     val result = Option(impl.resultType).map(_.trim.toLowerCase).getOrElse("null")
     if (!Aggregate.Extension.ResultTypes.contains(result))
@@ -162,10 +164,14 @@ object Extensions {
 
     def has(param: String): Boolean = { read += param; supplied.contains(param) }
 
-    private def value(param: String): Option[JsonNode] = { read += param; supplied.get(param).filterNot(_.isNull) }
+    private def value(param: String): Option[JsonNode] = {
+      read += param; supplied.get(param).filterNot(_.isNull)
+    }
     private def required(param: String, example: String): JsonNode =
       value(param).getOrElse(
-        throw new IllegalArgumentException(s"param '$param' is required: pass it, e.g. {\"$param\": $example}")
+        throw new IllegalArgumentException(
+          s"param '$param' is required: pass it, e.g. {\"$param\": $example}"
+        )
       )
     private def wrong(param: String, what: String, v: JsonNode) =
       new IllegalArgumentException(s"param '$param' must be $what, got $v")

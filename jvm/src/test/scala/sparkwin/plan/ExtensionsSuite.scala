@@ -78,7 +78,10 @@ class ExtensionsSuite extends munit.FunSuite {
     val kind = refused(plan(trigger = jvm("EveryN", """{"n": "three"}""")))
     assert(kind.contains(s"trigger $pkg.EveryN: param 'n' must be a whole number, got \"three\""), kind)
     val unknown = refused(plan(trigger = jvm("EveryN", """{"n": 2, "m": 1}""")))
-    assert(unknown.contains("unknown param 'm' (it reads n, version): remove it or correct its name"), unknown)
+    assert(
+      unknown.contains("unknown param 'm' (it reads n, version): remove it or correct its name"),
+      unknown
+    )
     val own = refused(plan(trigger = jvm("EveryN", """{"n": 0}""")))
     assert(own.contains(s"trigger $pkg.EveryN: param 'n' must be positive, got 0"), own)
     val none = refused(plan(trigger = jvm("SneakyTimer", """{"n": 1}""")))
@@ -104,7 +107,8 @@ class ExtensionsSuite extends munit.FunSuite {
     val eventTime = described(plan(assigner = jvm("ShiftedWindows", """{"sizeMs": 10}""")))
     assert(eventTime.get("assigner").get("eventTime").asBoolean)
     assert(eventTime.get("algorithm").asText.contains(s"assigner $pkg.ShiftedWindows{\"sizeMs\":10}"))
-    val processing = described(plan(assigner = jvm("ShiftedWindows", """{"sizeMs": 10, "eventTime": false}""")))
+    val processing =
+      described(plan(assigner = jvm("ShiftedWindows", """{"sizeMs": 10, "eventTime": false}""")))
     assert(!processing.get("assigner").get("eventTime").asBoolean)
     val global = """{"kind": "global"}"""
     assertEquals(described(plan(global, jvm("EveryN", """{"n": 2}"""))).get("timeMode").asText, "EventTime")
@@ -137,8 +141,11 @@ class ExtensionsSuite extends munit.FunSuite {
 
   test("a timer on an undeclared clock, or undeclared state, fails naming the trigger") {
     val sneaky = intercept[IllegalStateException](add(harness(plan(trigger = jvm("SneakyTimer"))), "a", 1, 1))
-    assert(sneaky.getMessage.contains("registers an event-time timer, but its usesEventTimeTimers() is false"))
-    val state = intercept[IllegalStateException](add(harness(plan(trigger = jvm("UndeclaredState"))), "a", 1, 1))
+    assert(
+      sneaky.getMessage.contains("registers an event-time timer, but its usesEventTimeTimers() is false")
+    )
+    val state =
+      intercept[IllegalStateException](add(harness(plan(trigger = jvm("UndeclaredState"))), "a", 1, 1))
     assert(state.getMessage.contains("uses the state 'seen' that it does not declare in states()"))
   }
 
@@ -146,7 +153,10 @@ class ExtensionsSuite extends munit.FunSuite {
     val h = harness(plan(assigner = jvm("ShiftedWindows", """{"sizeMs": 10, "shiftMs": 3}""")))
     Seq(2L, 3L, 12L, 13L).foreach(add(h, "a", _, 1))
     h.endOfInput()
-    assertEquals(results(h, "n").sortBy(_.head.asInstanceOf[Long]), List(List(-7L, "ON_TIME", 1L), List(3L, "ON_TIME", 2L), List(13L, "ON_TIME", 1L)))
+    assertEquals(
+      results(h, "n").sortBy(_.head.asInstanceOf[Long]),
+      List(List(-7L, "ON_TIME", 1L), List(3L, "ON_TIME", 2L), List(13L, "ON_TIME", 1L))
+    )
     val broken = harness(plan(assigner = jvm("ShiftedWindows", """{"sizeMs": 10, "broken": true}""")))
     add(broken, "a", 5, 1)
     val errors = mapper.readTree(broken.extractSideOutput("errors"))
@@ -178,10 +188,14 @@ class ExtensionsSuite extends munit.FunSuite {
     rows.foreach { case (ts, amount) => add(h, "a", ts, amount) }
     h.endOfInput()
     val got = results(h, "spread").map(r => r.head.asInstanceOf[Long] -> r(2)).toMap
-    val expected = rows.flatMap { case (ts, _) => (0 until 3).map(i => ts - ts % 10 - 10 * i) }.distinct.map { start =>
-      val in = rows.collect { case (ts, amount) if ts >= start && ts < start + 30 => amount }
-      start -> (in.max - in.min)
-    }.toMap
+    val expected = rows
+      .flatMap { case (ts, _) => (0 until 3).map(i => ts - ts % 10 - 10 * i) }
+      .distinct
+      .map { start =>
+        val in = rows.collect { case (ts, amount) if ts >= start && ts < start + 30 => amount }
+        start -> (in.max - in.min)
+      }
+      .toMap
     assertEquals(got, expected)
   }
 
@@ -208,11 +222,16 @@ class ExtensionsSuite extends munit.FunSuite {
   test("trigger state is saved under the class and version: another one is refused by name") {
     val v1 = plan(trigger = jvm("EveryN", """{"n": 3}"""))
     restart(v1, plan(trigger = jvm("EveryN", """{"n": 5}"""))) // the same class and version resume
-    val version = intercept[IllegalStateException](restart(v1, plan(trigger = jvm("EveryN", """{"n": 3, "version": 2}"""))))
+    val version = intercept[IllegalStateException](
+      restart(v1, plan(trigger = jvm("EveryN", """{"n": 3, "version": 2}""")))
+    )
     assert(version.getMessage.contains(s"trigger state '$pkg.EveryN.count' of version 1"), version.getMessage)
     val purging = s"""{"kind": "purging", "nested": ${jvm("EveryN", """{"n": 3}""")}}"""
     val moved = intercept[IllegalStateException](restart(v1, plan(trigger = purging)))
-    assert(moved.getMessage.contains(s"trigger state '$pkg.EveryN.count' that the pipeline's trigger"), moved.getMessage)
+    assert(
+      moved.getMessage.contains(s"trigger state '$pkg.EveryN.count' that the pipeline's trigger"),
+      moved.getMessage
+    )
   }
 
   test("an aggregate's saved fields carry its class and version: another one is refused") {
@@ -221,7 +240,12 @@ class ExtensionsSuite extends munit.FunSuite {
     val lateness = (json: String) => json.replace("\"allowedLatenessMs\": 0", "\"allowedLatenessMs\": 5")
     val v1 = lateness(plan(aggregates = Seq(spread("{}"))))
     restart(v1, v1)
-    val v2 = intercept[IllegalStateException](restart(v1, lateness(plan(aggregates = Seq(spread("""{"version": 2}"""))))))
-    assert(v2.getMessage.contains(s"aggregate 's' saved by $pkg.Spread version 1, but the pipeline's is"), v2.getMessage)
+    val v2 = intercept[IllegalStateException](
+      restart(v1, lateness(plan(aggregates = Seq(spread("""{"version": 2}""")))))
+    )
+    assert(
+      v2.getMessage.contains(s"aggregate 's' saved by $pkg.Spread version 1, but the pipeline's is"),
+      v2.getMessage
+    )
   }
 }

@@ -40,7 +40,8 @@ final class EveryN(setup: Setup) extends Trigger {
     if (window.maxTimestamp > ctx.currentWatermark) ctx.registerEventTimeTimer(window.maxTimestamp)
   }
 
-  override def clear(window: Window, ctx: Trigger.Context): Unit = ctx.deleteEventTimeTimer(window.maxTimestamp)
+  override def clear(window: Window, ctx: Trigger.Context): Unit =
+    ctx.deleteEventTimeTimer(window.maxTimestamp)
 }
 
 /** Sets an event-time timer without declaring the clock. */
