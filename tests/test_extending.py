@@ -125,10 +125,13 @@ def _millis(value: Any) -> int:
     return value if isinstance(value, int) else int(value.timestamp() * 1000)
 
 
-def daily(df: DataFrame, n: int = 2, purging: bool = False) -> sw.Pipeline:
+def daily(
+    df: DataFrame, n: int = 2, purging: bool = False, arrival: str | None = None
+) -> sw.Pipeline:
     trigger: sw.Trigger = sw.jvm.trigger(COUNT_OR_END, {"n": n})
+    watermark = sw.WatermarkStrategy.forBoundedOutOfOrderness(HOUR)
     return (
-        sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(HOUR))
+        sw.stream(df, "ts", arrival=arrival, watermark=watermark)
         .keyBy("user")
         .window(sw.jvm.assigner(ZONED_DAYS, {"zone": "Europe/Berlin"}))
         .trigger(sw.PurgingTrigger.of(trigger) if purging else trigger)
@@ -185,6 +188,16 @@ def test_harness_runs_the_users_classes(spark, extendingJar) -> None:
     h.processElements(ROWS)
     h.endOfInput()
     assert _projected(h.extractOutput()) == _panes(ROWS, 2)
+
+
+def test_replay_runs_the_users_classes_in_arrival_order(spark, extendingJar) -> None:
+    arrived = [{**row, "arrival": i * 1000} for i, row in enumerate(ROWS)]
+    df = spark.createDataFrame(arrived, SCHEMA + ", arrival long")
+    replayed = daily(df, arrival="arrival").replay(endOfInput=True)
+    try:
+        assert _projected([r.asDict() for r in replayed.toDF().collect()]) == _panes(ROWS, 2)
+    finally:
+        replayed.unpersist()
 
 
 def test_a_users_evictor_keeps_the_two_largest_before_the_aggregates(rows) -> None:
