@@ -29,7 +29,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -102,20 +102,30 @@ def _params(value: object, factory: str) -> Params:
     return tuple(out)
 
 
-def _signature(className: str, params: Params) -> str:
-    return repr(className) + (f", {dict(params)!r}" if params else "")
+class _ByClass:
+    """What a trigger, an assigner and an evictor named by class share: their plan fragment and
+    their repr, the call that made them.
+    """
 
+    className: str
+    params: Params
+    _factory: ClassVar[str]
 
-def _fragment(className: str, params: Params) -> dict[str, Any]:
-    return {"kind": "jvm", "className": className, "params": dict(params)}
+    def jsonValue(self) -> dict[str, Any]:
+        return {"kind": "jvm", "className": self.className, "params": dict(self.params)}
+
+    def __repr__(self) -> str:
+        params = f", {dict(self.params)!r}" if self.params else ""
+        return f"jvm.{self._factory}({self.className!r}{params})"
 
 
 @dataclass(frozen=True, repr=False)
-class JvmTrigger(Trigger):
+class JvmTrigger(_ByClass, Trigger):
     """A trigger of your own (``sparkwin.api.Trigger``), by class name and params."""
 
     className: str
     params: Params = ()
+    _factory: ClassVar[str] = "trigger"
 
     @property
     def canMerge(self) -> bool:
@@ -128,15 +138,9 @@ class JvmTrigger(Trigger):
         """
         return True
 
-    def jsonValue(self) -> dict[str, Any]:
-        return _fragment(self.className, self.params)
-
-    def __repr__(self) -> str:
-        return f"jvm.trigger({_signature(self.className, self.params)})"
-
 
 @dataclass(frozen=True, repr=False)
-class JvmAssigner(WindowAssigner):
+class JvmAssigner(_ByClass, WindowAssigner):
     """A window assigner of your own (``sparkwin.api.WindowAssigner``), by class name and
     params. Whether it works in event time is the class's to say: ``window()`` asks the JVM.
     """
@@ -145,6 +149,7 @@ class JvmAssigner(WindowAssigner):
     params: Params = ()
     # The class's answer, once window() or windowAll() asked the JVM.
     eventTime: bool | None = None
+    _factory: ClassVar[str] = "assigner"
 
     @property
     def isEventTime(self) -> bool:
@@ -161,25 +166,14 @@ class JvmAssigner(WindowAssigner):
             )
         return self.eventTime
 
-    def jsonValue(self) -> dict[str, Any]:
-        return _fragment(self.className, self.params)
-
-    def __repr__(self) -> str:
-        return f"jvm.assigner({_signature(self.className, self.params)})"
-
 
 @dataclass(frozen=True, repr=False)
-class JvmEvictor(Evictor):
+class JvmEvictor(_ByClass, Evictor):
     """An evictor of your own (``sparkwin.api.Evictor``), by class name and params."""
 
     className: str
     params: Params = ()
-
-    def jsonValue(self) -> dict[str, Any]:
-        return _fragment(self.className, self.params)
-
-    def __repr__(self) -> str:
-        return f"jvm.evictor({_signature(self.className, self.params)})"
+    _factory: ClassVar[str] = "evictor"
 
 
 @dataclass(frozen=True, repr=False)
