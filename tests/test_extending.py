@@ -177,6 +177,7 @@ def test_stream_fires_early_every_n_and_on_time_per_berlin_day(
     assert canonical(result.outputs["main"]) == canonical(expected["main"])
 
 
+@pytest.mark.compat
 def test_bounded_runs_in_event_time_order_then_closes_every_window(rows) -> None:
     got = [r.asDict() for r in daily(rows, n=3).toDF().collect()]
     inOrder = sorted(ROWS, key=lambda r: r["ts"])
