@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+from pathlib import Path
 
 import pyspark
 import pytest
@@ -18,6 +21,8 @@ from sparkwin._support import lineFor
 # Delta Lake where the running PySpark's line has a release (bin/matrix's older lines): the
 # shared session then runs every test with Delta's catalog, as a Delta user's session does.
 DELTA = lineFor(pyspark.__version__).delta is not None
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 # Every column type the builder's checks care about, in one schema.
 EVENTS_DDL = (
@@ -89,6 +94,27 @@ def connectSpark(spark):
     yield client
     client.stop()
     service.stop(jvm.scala.Option.empty(), jvm.scala.Option.empty())
+
+
+@pytest.fixture(scope="session")
+def extendingJar(spark, tmp_path_factory) -> Path:
+    """examples/extending (a user's trigger, assigner, evictor and aggregate in Java) built as
+    docs/concepts/extending.md builds it, with javac against the installed sparkwin jar, and put
+    on the running session with ``sw.jvm.addJar``.
+    """
+    javac, jar = shutil.which("javac"), shutil.which("jar")
+    assert javac and jar, "the examples need a JDK's javac and jar (sbt's JDK has them)"
+    work = tmp_path_factory.mktemp("extending")
+    sources = sorted(str(p) for p in (EXAMPLES / "extending" / "src").rglob("*.java"))
+    classpath = sparkwin.jarPath()
+    subprocess.run(
+        [javac, "--release", "17", "-cp", classpath, "-d", str(work / "classes"), *sources],
+        check=True,
+    )
+    built = work / "extending.jar"
+    subprocess.run([jar, "cf", str(built), "-C", str(work / "classes"), "."], check=True)
+    sparkwin.jvm.addJar(built, spark)
+    return built
 
 
 @pytest.fixture(scope="session")

@@ -100,15 +100,35 @@ def _driverLoads(jvm: Any, entryClass: str) -> bool:
 
 
 def _addToDriver(jvm: Any, jar: str, entryClass: str) -> bool:
-    """sparkwin's jar on a running driver, as ``ADD JAR`` puts one: on the context class loader,
-    which is Spark's MutableURLClassLoader in a JVM that spark-submit started (PySpark's too).
+    """sparkwin's jar on a running driver, as ``ADD JAR`` puts one (see `_onDriver`)."""
+    return _onDriver(jvm, jar) and _driverLoads(jvm, entryClass)
+
+
+def _onDriver(jvm: Any, jar: str) -> bool:
+    """`jar` on the driver's context class loader, which is Spark's MutableURLClassLoader in a
+    JVM that spark-submit started (PySpark's too) and the parent of the class loaders of local
+    executors and Connect sessions. False for a loader of another kind.
     """
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     mutable = jvm.java.lang.Class.forName("org.apache.spark.util.MutableURLClassLoader")
     if not mutable.isInstance(loader):
         return False
-    loader.addURL(jvm.java.io.File(jar).toURI().toURL())
-    return _driverLoads(jvm, entryClass)
+    url = jvm.java.io.File(jar).toURI().toURL()
+    if str(url) not in {str(u) for u in loader.getURLs()}:
+        loader.addURL(url)
+    return True
+
+
+def addJar(spark: Any, jar: str) -> bool:
+    """A user's jar on a running classic session: the executors fetch it before their next task
+    (``SparkContext.addJar``, unless a jar of that file name is listed already) and the driver
+    loads it now. Returns whether the driver could take it.
+    """
+    jsc = spark.sparkContext._jsc
+    listed = str(jsc.sc().listJars().mkString("\n")).splitlines()
+    if jarsToAdd(None, jar, listed):
+        jsc.addJar(jar)
+    return _onDriver(spark._jvm, jar)
 
 
 _zips: dict[str, str] = {}

@@ -179,6 +179,14 @@ def _value(value: Any, spec: str, path: str) -> None:
     elif spec == "schema":
         if not isinstance(value, dict) or value.get("type") != "struct":
             raise PlanSchemaError(f"{path} must be a struct schema, got {value!r}")
+    elif spec == "params":
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and k and isinstance(v, str | int | float | bool)
+            for k, v in value.items()
+        ):
+            raise PlanSchemaError(
+                f"{path} must map names to strings, numbers or booleans, got {value!r}"
+            )
     elif "|" in spec:
         if value not in spec.split("|"):
             raise PlanSchemaError(f"{path} must be one of {spec.split('|')}, got {value!r}")

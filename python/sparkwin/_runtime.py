@@ -60,7 +60,8 @@ class PaneWindow:
 
 
 def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
-    """The JVM's view of a plan: output schemas (StructType) and the timer domains it uses."""
+    """The JVM's view of a plan: output schemas (StructType), the timer domains it uses, Spark's
+    time mode, the algorithm and what its assigner is."""
     if _connect.isConnect(spark):  # Spark Connect transport: the same JSON, from the plugin
         raw = json.loads(_connect.describe(spark, planJson))
     else:
@@ -74,6 +75,7 @@ def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
     out["timeMode"] = raw["timeMode"]
     out["clock"] = raw["clock"]
     out["algorithm"] = raw["algorithm"]
+    out["assigner"] = raw["assigner"]  # {"eventTime", "merging"}: what a user's assigner is
     return out
 
 

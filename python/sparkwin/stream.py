@@ -6,7 +6,8 @@ and raises TypeError or ValueError naming the parameter and saying how to fix it
 pieces of a plan combine (a session window and its trigger, a stream and its watermark) is
 the JVM's to say: after every step the builder asks its rules (``PlanRules``) about the plan so
 far and raises their refusal as a PlanError (a ValueError), the plan's pieces named as the user
-wrote them. Builders are immutable: each method returns a new object. This module builds the
+wrote them; a user's own classes (`sparkwin.jvm`) are checked by the JVM too, which alone can
+load them. Builders are immutable: each method returns a new object. This module builds the
 plan (`docs/plan.md`) and nothing else: it never starts a query and never runs Python per event.
 
 Example::
@@ -65,6 +66,7 @@ from sparkwin.agg import Aggregate
 from sparkwin.assigners import GlobalWindows, StormWindows, WindowAssigner
 from sparkwin.errors import PlanError
 from sparkwin.evictors import CountEvictor, DeltaEvictor, Evictor
+from sparkwin.jvm import PROBE_FUNCTION, JvmAssigner, checkPlan, namesClasses, resolvedAssigner
 from sparkwin.pipeline import Pipeline
 from sparkwin.triggers import CountTrigger, DeltaTrigger, PurgingTrigger, Trigger
 from sparkwin.watermark import WatermarkStrategy
@@ -319,6 +321,8 @@ def _window(source: _Source, keys: tuple[str, ...] | None, assigner: object) -> 
         if isinstance(assigner, StormWindows):
             assigner = replace(assigner, arrivalOrder=True)
         return _Windowing(source, keys, assigner).checked()
+    if isinstance(assigner, JvmAssigner):  # the class says whether it works in event time
+        assigner = resolvedAssigner(source.df, source.timestamp, assigner)
     schema = source.df.schema
     for column in sorted(assigner.referencedColumns):
         what = f"{type(assigner).__name__}.withDynamicGap(column)"
@@ -680,7 +684,10 @@ class WindowedStream:
         for t in _walk(trigger):
             if isinstance(t, DeltaTrigger):
                 _checkDeltaColumns(schema, t.columns, "DeltaTrigger.of")
-        return WindowedStream(replace(self._w, trigger=trigger).checked())
+        chosen = WindowedStream(replace(self._w, trigger=trigger).checked())
+        if namesClasses(trigger.jsonValue()):
+            chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
+        return chosen
 
     def evictor(self, evictor: Evictor) -> WindowedStream:
         """Evict elements of a fired window before (or after) the window function runs. The
@@ -699,7 +706,10 @@ class WindowedStream:
             )
         if isinstance(evictor, DeltaEvictor):
             _checkDeltaColumns(self._w.source.df.schema, evictor.columns, "DeltaEvictor.of")
-        return WindowedStream(replace(self._w, evictor=evictor).checked())
+        chosen = WindowedStream(replace(self._w, evictor=evictor).checked())
+        if namesClasses(evictor.jsonValue()):
+            chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
+        return chosen
 
     def allowedLateness(self, lateness: Any) -> WindowedStream:
         """Keep event-time windows for `lateness` (``timedelta`` or int milliseconds, >= 0)
@@ -865,6 +875,7 @@ class WindowedStream:
         plan.pop("function", None)  # a combiner's placeholder: `function` carries it now
         plan.update(ansi=_ansi(self._w.source.df), function=function)
         validatePlan(plan)  # the contract the jar holds plans to (contract.json)
+        checkPlan(self._w.source.df, plan)  # a user's classes: the JVM builds them, or says why not
         return plan
 
     def __repr__(self) -> str:

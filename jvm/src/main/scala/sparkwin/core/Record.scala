@@ -3,9 +3,10 @@ package sparkwin.core
 /** An input row as the engine sees it: positional fields, no Spark types.
   *
   * Runtimes wrap their own rows (an array for the local runtime, a Spark Row on Spark), so
-  * the engine never copies a row it only aggregates.
+  * the engine never copies a row it only aggregates. It is the row extensions see
+  * (`sparkwin.api.Input`), so they get it without a copy either.
   */
-trait Record {
+trait Record extends sparkwin.api.Input {
   def length: Int
   def get(i: Int): Any
   def isNullAt(i: Int): Boolean = get(i) == null
@@ -58,7 +59,7 @@ object EventTime {
 }
 
 /** A stored element of a window: its timestamp and its record. */
-final case class Element(timestamp: Long, record: Record)
+final case class Element(timestamp: Long, record: Record) extends sparkwin.api.Element
 
 /** Conversions between the value kinds that reach the engine. */
 object Values {

@@ -158,6 +158,12 @@ object Contract {
         if (!value.isTextual || value.asText.isEmpty) fail(s"$path must be a non-empty string, got $value")
       case "schema" =>
         if (!value.isObject || value.path("type").asText != "struct") fail(s"$path must be a struct schema")
+      case "params" =>
+        val scalar = (v: JsonNode) => v.isTextual || v.isNumber || v.isBoolean
+        if (
+          !value.isObject || !value.properties().asScala.forall(e => e.getKey.nonEmpty && scalar(e.getValue))
+        )
+          fail(s"$path must map names to strings, numbers or booleans, got $value")
       case choice if choice.contains("|") =>
         if (!choice.split('|').contains(value.asText) || !value.isTextual)
           fail(s"$path must be one of ${choice.split('|').mkString(", ")}, got $value")

@@ -172,6 +172,7 @@ object PlanDecoder {
         )
       )
     def field(i: Int): StructField = schema.fields(i)
+    def forExtensions: Extensions.Columns = new Extensions.Columns(index, field)
   }
 
   /** The assigner and a trigger of a plan's JSON, for [[PlanRules]] (which ask what they are). */
@@ -211,6 +212,7 @@ object PlanDecoder {
             bool(n, "eventTime")
           )
         case "global" => GlobalWindows
+        case "jvm" => Extensions.assigner(n, columns.forExtensions)
         case "storm" =>
           val length = stormSize(n.get("length"))
           val slide = optional(n, "slide").map(stormSize).getOrElse(length)
@@ -254,16 +256,18 @@ object PlanDecoder {
       case "afterFirst" => AfterFirst(list("triggers"))
       case "afterAll" => AfterAll(list("triggers"))
       case "orFinally" => OrFinally(nested("main"), nested("until"))
+      case "jvm" => Extensions.trigger(n, columns.forExtensions)
       case other => throw new PlanException(s"unknown trigger kind '$other'")
     }
   }
 
   private def decodeEvictor(n: JsonNode, columns: Columns): Evictor = guard {
-    val after = bool(n, "doEvictAfter")
+    def after = bool(n, "doEvictAfter")
     str(n, "kind") match {
       case "count" => CountEvictor(long(n, "maxCount"), after)
       case "time" => TimeEvictor(long(n, "windowSizeMs"), after)
       case "delta" => DeltaEvictor(n.get("threshold").asDouble, delta(n, columns), after)
+      case "jvm" => Extensions.evictor(n, columns.forExtensions)
       case other => throw new PlanException(s"unknown evictor kind '$other'")
     }
   }
@@ -292,6 +296,7 @@ object PlanDecoder {
     }
     def ord = columns.index(str(n, "ord"), s"aggregate $alias")
     fn match {
+      case "jvm" => Extensions.aggregate(n, alias, columns.forExtensions)
       case "stddev" | "stddevSamp" | "stddevPop" | "variance" | "varSamp" | "varPop" =>
         val sample = !fn.endsWith("Pop")
         (

@@ -32,7 +32,8 @@ object PythonEntryPoint {
 
   /** Checks a plan and returns its output schemas as JSON: {"result", "pane", "errors",
     * "union"} (Spark schema JSON each) plus "timerDomains", Spark's "timeMode" for the
-    * processor, and the "algorithm" the Spark runtimes run it on.
+    * processor, the "algorithm" the Spark runtimes run it on, and what the "assigner" is
+    * ({"eventTime", "merging"}: Python's builder asks it of a user's assigner).
     */
   def describe(planJson: String, java8Time: Boolean): String = {
     val plan = PlanDecoder.decode(planJson)
@@ -53,6 +54,9 @@ object PythonEntryPoint {
       else "None"
     )
     node.put("algorithm", Selection.choose(plan.spec, packable = false).toString)
+    val assigner = node.putObject("assigner")
+    assigner.put("eventTime", plan.spec.assigner.isEventTime)
+    assigner.put("merging", plan.spec.assigner.isMerging)
     mapper.writeValueAsString(node)
   }
 
