@@ -117,7 +117,8 @@ val spark4Only = Seq(
   "sparkwin/runtime/spark/SparkRuntime.scala",
   "sparkwin/runtime/spark/ReplayRuntime.scala",
   "sparkwin/plan/PythonEntryPoint.scala",
-  "sparkwin/plan/connect/"
+  "sparkwin/plan/connect/",
+  "sparkwin/plan/ExtensionsSuite.scala" // asks PythonEntryPoint.describe
 )
 
 /** `sources` without the Spark-4-only ones when compiling for Scala 2.12. */

@@ -8,7 +8,8 @@ package sparkwin.core
   */
 trait Record extends sparkwin.api.Input {
   def length: Int
-  def get(i: Int): Any
+  // AnyRef, as the Java interface it implements says (Scala 2.12 holds overrides to it).
+  def get(i: Int): AnyRef
   def isNullAt(i: Int): Boolean = get(i) == null
 
   /** A numeric or time field as a long (timestamps as epoch milliseconds). */
@@ -24,7 +25,7 @@ trait Record extends sparkwin.api.Input {
 /** The local runtime's record: an array of field values. */
 final class ArrayRecord(val values: Array[Any]) extends Record {
   def length: Int = values.length
-  def get(i: Int): Any = values(i)
+  def get(i: Int): AnyRef = values(i).asInstanceOf[AnyRef]
   override def toArray: Array[Any] = values
   override def toString: String = values.mkString("ArrayRecord(", ", ", ")")
   override def equals(o: Any): Boolean = o match {

@@ -170,7 +170,7 @@ object Extensions {
     private def required(param: String, example: String): JsonNode =
       value(param).getOrElse(
         throw new IllegalArgumentException(
-          s"param '$param' is required: pass it, e.g. {\"$param\": $example}"
+          s"""param '$param' is required: pass it, e.g. {"$param": $example}"""
         )
       )
     private def wrong(param: String, what: String, v: JsonNode) =

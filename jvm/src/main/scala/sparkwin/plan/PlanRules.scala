@@ -41,6 +41,9 @@ object PlanRules {
       )
   }
 
+  // Option.when and Iterator.nextOption are 2.13's: the engine also builds for Scala 2.12.
+  private def when[A](condition: Boolean)(value: => A): Option[A] = if (condition) Some(value) else None
+
   private val Piece = """\{(/[^{}]*)\}""".r
 
   /** The first rule the plan (so far) breaks; `streaming` is None where it is not known. */
@@ -134,13 +137,13 @@ object PlanRules {
         }
     },
     "arrivalIsForReplay" -> { v =>
-      Option.when(v.isStream && v.piece("arrival").isDefined)(
+      when(v.isStream && v.piece("arrival").isDefined)(
         "arrival is for replaying a bounded DataFrame; a streaming DataFrame arrives in its own " +
           "order, so leave arrival out"
       )
     },
     "combinedTimeIsNotEventTime" -> { v =>
-      Option.when(
+      when(
         v.isStream && v.text("timestamp").contains(Contract.eventTimeColumn) &&
           v.hasColumn(Contract.paneColumns.head) && !v.marked(Contract.eventTimeColumn)
       )(
@@ -151,7 +154,7 @@ object PlanRules {
     },
     "windowBoundIsNotEventTime" -> { v =>
       val column = Contract.eventTimeColumn
-      Option.when(
+      when(
         v.isStream && v.text("timestamp").exists(t => Contract.windowColumns.contains(t) && t != column) &&
           v.marked(column)
       )(
@@ -161,7 +164,7 @@ object PlanRules {
       )
     },
     "inheritedTakesNoWatermark" -> { v =>
-      Option.when(v.inherits.contains(true) && v.piece("watermark").isDefined)(
+      when(v.inherits.contains(true) && v.piece("watermark").isDefined)(
         "watermark: {/timestamp} is a window bound of a sparkwin result on a stream, and a pipeline " +
           "on it inherits the upstream watermark (as Flink's downstream operators do); leave " +
           "watermark out. A second watermark would wait for this pipeline's own input and hold the " +
@@ -169,20 +172,20 @@ object PlanRules {
       )
     },
     "inheritedTakesNoChannel" -> { v =>
-      Option.when(v.inherits.contains(true) && v.piece("channel").isDefined)(
+      when(v.inherits.contains(true) && v.piece("channel").isDefined)(
         "channel: a pipeline on a sparkwin result inherits the upstream watermark; give channel= to " +
           "the upstream pipeline"
       )
     },
     "channelsOnAStreamNeedAStrategy" -> { v =>
-      Option.when(v.isStream && v.piece("channel").isDefined && v.piece("watermark").isEmpty)(
+      when(v.isStream && v.piece("channel").isDefined && v.piece("watermark").isEmpty)(
         "watermark: channel= on a streaming DataFrame generates a watermark per channel, so it needs " +
           "a strategy, e.g. watermark=WatermarkStrategy.forBoundedOutOfOrderness(timedelta(seconds=5))" +
           ".withIdleness(timedelta(minutes=1))"
       )
     },
     "noPunctuatedChannelsOnAStream" -> { v =>
-      Option.when(
+      when(
         v.isStream && v.piece("channel").isDefined &&
           v.piece("watermark").exists(_.path("kind").asText == "punctuated")
       )(
@@ -192,7 +195,7 @@ object PlanRules {
       )
     },
     "declaredChannelsNeedAChannel" -> { v =>
-      Option.when(v.piece("channels").isDefined && v.piece("channel").isEmpty)(
+      when(v.piece("channels").isDefined && v.piece("channel").isEmpty)(
         "channels: declares the values of the channel column, so it needs channel= too, e.g. " +
           "sw.stream(kafka, 'ts', channel='partition', channels=range(8), watermark=...)"
       )
@@ -218,7 +221,7 @@ object PlanRules {
       else None
     },
     "noLagWithoutTimestamp" -> { v =>
-      Option.when(v.noTimestamp && v.isStorm && v.piece("assigner").exists(_.path("lagMs").asLong > 0))(
+      when(v.noTimestamp && v.isStorm && v.piece("assigner").exists(_.path("lagMs").asLong > 0))(
         "{/assigner}: a lag is for event time; a stream without a timestamp has no out-of-order " +
           "tuples (arrival order), so leave withLag out"
       )
@@ -226,7 +229,7 @@ object PlanRules {
     // The builder gives Storm windows Storm's lag watermark unless the user chose a strategy, so
     // a bounded Storm plan without one asked for noWatermarks().
     "stormWindowsNeedWatermarks" -> { v =>
-      Option.when(
+      when(
         v.isBounded && v.isStorm && v.assigner.exists(_.isEventTime) && v.piece("watermark").isEmpty
       )(
         "watermark: {/assigner} runs in event time and needs watermarks, but the stream was built " +
@@ -235,7 +238,7 @@ object PlanRules {
       )
     },
     "eventTimeOnAStreamNeedsAWatermark" -> { v =>
-      Option.when(
+      when(
         v.isStream && v.assigner.exists(_.isEventTime) && v.piece("watermark").isEmpty &&
           v.inherits.contains(false)
       )(
@@ -246,7 +249,7 @@ object PlanRules {
       )
     },
     "stormTakesNoTrigger" -> { v =>
-      Option.when(v.isStorm && v.piece("trigger").isDefined)(
+      when(v.isStorm && v.piece("trigger").isDefined)(
         "trigger: " + storm("trigger", "choose when windows fire")
       )
     },
@@ -263,21 +266,21 @@ object PlanRules {
       }
     },
     "stormTakesNoEvictor" -> { v =>
-      Option.when(v.isStorm && v.piece("evictor").isDefined)("evictor: " + storm("evictor", "evict elements"))
+      when(v.isStorm && v.piece("evictor").isDefined)("evictor: " + storm("evictor", "evict elements"))
     },
     "stormTakesNoLateness" -> { v =>
-      Option.when(v.isStorm && v.piece("allowedLatenessMs").exists(_.asLong > 0))(
+      when(v.isStorm && v.piece("allowedLatenessMs").exists(_.asLong > 0))(
         "lateness: " + storm("allowed lateness", "fire windows again for late data") +
           "; Storm's withLag(lag) lets out-of-order elements wait instead"
       )
     },
     "combinerNeedsATimestamp" -> { v =>
-      Option.when(v.noTimestamp && v.combiner.exists(_ != "endOfWindow"))(
+      when(v.noTimestamp && v.combiner.exists(_ != "endOfWindow"))(
         "withTimestampCombiner: a stream without a timestamp has no event time to combine"
       )
     },
     "combinerIsForAggregates" -> { v =>
-      Option.when(
+      when(
         v.piece("function").exists(_.path("kind").asText == "process") && v.combiner.exists(
           _ != "endOfWindow"
         )
@@ -304,7 +307,7 @@ object PlanRules {
             )
           else None
         }
-        .nextOption()
+        .find(_ => true)
     }
   )
 
@@ -321,6 +324,6 @@ object PlanRules {
           else Seq((child, s"$at/$field"))
         }
       }
-      children.iterator.flatMap { case (c, p) => unmergeable(v, c, p) }.nextOption().orElse(Some(at))
+      children.iterator.flatMap { case (c, p) => unmergeable(v, c, p) }.find(_ => true).orElse(Some(at))
     }
 }

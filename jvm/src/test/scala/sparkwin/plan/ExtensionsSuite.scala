@@ -75,7 +75,7 @@ class ExtensionsSuite extends munit.FunSuite {
   test("params: missing, of the wrong kind, unknown or rejected by the extension, each named") {
     assert(refused(plan(trigger = jvm("EveryN"))).contains("param 'n' is required: pass it, e.g. {\"n\": 3}"))
     val kind = refused(plan(trigger = jvm("EveryN", """{"n": "three"}""")))
-    assert(kind.contains(s"trigger $pkg.EveryN: param 'n' must be a whole number, got \"three\""), kind)
+    assert(kind.contains(s"""trigger $pkg.EveryN: param 'n' must be a whole number, got "three""""), kind)
     val unknown = refused(plan(trigger = jvm("EveryN", """{"n": 2, "m": 1}""")))
     assert(
       unknown.contains("unknown param 'm' (it reads n, version): remove it or correct its name"),
@@ -105,7 +105,7 @@ class ExtensionsSuite extends munit.FunSuite {
     def described(json: String) = mapper.readTree(PythonEntryPoint.describe(json, java8Time = false))
     val eventTime = described(plan(assigner = jvm("ShiftedWindows", """{"sizeMs": 10}""")))
     assert(eventTime.get("assigner").get("eventTime").asBoolean)
-    assert(eventTime.get("algorithm").asText.contains(s"assigner $pkg.ShiftedWindows{\"sizeMs\":10}"))
+    assert(eventTime.get("algorithm").asText.contains(s"""assigner $pkg.ShiftedWindows{"sizeMs":10}"""))
     val processing =
       described(plan(assigner = jvm("ShiftedWindows", """{"sizeMs": 10, "eventTime": false}""")))
     assert(!processing.get("assigner").get("eventTime").asBoolean)

@@ -16,7 +16,7 @@ final class EveryN(setup: Setup) extends Trigger {
   if (n <= 0) throw new IllegalArgumentException(s"param 'n' must be positive, got $n")
   private val stateVersion = setup.getLong("version", 1).toInt
 
-  override def states: JList[String] = JList.of("count")
+  override def states: JList[String] = java.util.Arrays.asList("count")
   override def version: Int = stateVersion
   override def usesEventTimeTimers: Boolean = true
 
@@ -73,7 +73,7 @@ final class UndeclaredState extends Trigger {
 
 /** Declares one state twice. */
 final class TwiceDeclared extends Trigger {
-  override def states: JList[String] = JList.of("a", "a")
+  override def states: JList[String] = java.util.Arrays.asList("a", "a")
   def onElement(element: Input, timestamp: Long, window: Window, ctx: Trigger.Context): TriggerResult =
     TriggerResult.CONTINUE
 }
