@@ -47,8 +47,7 @@ final case class TimePolicy(
     domains: TimerDomains,
     channels: Boolean,
     idleness: Boolean,
-    inheritsWatermark: Boolean,
-    hasTimestamp: Boolean
+    inheritsWatermark: Boolean
 ) {
   def eventTimers: Boolean = domains == TimerDomains.EventOnly || domains == TimerDomains.Both
   def processingTimers: Boolean = domains == TimerDomains.ProcessingOnly || domains == TimerDomains.Both
@@ -96,8 +95,7 @@ object TimePolicy {
     domains(plan),
     channels = plan.channelColumn.isDefined,
     idleness = plan.watermark.exists(_.idleTimeout.isDefined),
-    inheritsWatermark = plan.channelColumn.isEmpty && plan.inheritsWatermark,
-    hasTimestamp = plan.hasTimestamp
+    inheritsWatermark = plan.channelColumn.isEmpty && plan.inheritsWatermark
   )
 
   /** The clocks of the engine's timers: the assigner's and every trigger's of the tree (each
