@@ -28,7 +28,7 @@ from typing import Any
 from sparkwin._conf import withItem
 from sparkwin._contract import CHANNEL_METRICS, OBSERVE_NAME
 from sparkwin._jar import checkJarVersion, jarHint
-from sparkwin._support import lineFor
+from sparkwin._support import requireFeature
 from sparkwin.errors import (
     ConnectUnsupportedError,
     JarNotFoundError,
@@ -39,6 +39,12 @@ PLUGIN_CLASS = "sparkwin.plan.connect.SparkwinRelationPlugin"
 RELATION_CLASSES_CONF = "spark.connect.extensions.relation.classes"
 
 _checked: set[str] = set()
+
+# What to use where a Spark line has no Spark Connect for sparkwin (Spark 3.5).
+CLASSIC = (
+    "sparkwin's Connect plugin is written against Spark 4's plugin API; run the pipeline on a "
+    "classic session (sparkwin.session())"
+)
 
 
 def isConnect(obj: Any) -> bool:
@@ -147,7 +153,7 @@ def check(spark: Any) -> None:
         return
     from sparkwin._connect_plan import VERSION
 
-    lineFor(spark.version, "this Spark Connect server")
+    requireFeature(spark.version, "connect", "Spark Connect", CLASSIC, "this Spark Connect server")
     try:
         with translated():
             jarVersion = _single(spark, VERSION)

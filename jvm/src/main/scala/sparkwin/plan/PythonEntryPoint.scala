@@ -3,12 +3,10 @@ package sparkwin.plan
 import sparkwin.plan._
 import sparkwin.runtime.spark._
 import sparkwin.runtime.harness.Harness
-import sparkwin.runtime.TimePolicy
+import sparkwin.runtime.{SparkTimers, TimePolicy}
 
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.{DataFrame, Dataset, Row}
-
-import org.apache.spark.sql.streaming.TimeMode
 
 import sparkwin.BuildInfo
 import sparkwin.operator.Selection
@@ -30,9 +28,14 @@ object PythonEntryPoint {
   /** The Spark version the jar was compiled against. */
   def sparkVersion(): String = BuildInfo.sparkVersion
 
+  /** The Scala version the jar was compiled for ("2.13", "2.12"): Spark 4's, or Spark 3.5's. */
+  def scalaVersion(): String = BuildInfo.scalaVersion
+
   /** Checks a plan and returns its output schemas as JSON: {"result", "pane", "errors",
-    * "union"} (Spark schema JSON each) plus "timerDomains", Spark's "timeMode" for the
-    * processor, and the "algorithm" the Spark runtimes run it on.
+    * "union"} (Spark schema JSON each) plus "timerDomains", "timeMode" (whether Spark wakes key
+    * groups on its watermark: "EventTime" or "None"), the stateful "operator" of this jar's Spark
+    * line and how it is woken ("timers", in Spark's terms), and the "algorithm" the Spark
+    * runtimes run it on.
     */
   def describe(planJson: String, java8Time: Boolean): String = {
     val plan = PlanDecoder.decode(planJson)
@@ -45,13 +48,9 @@ object PythonEntryPoint {
     val time = TimePolicy.of(plan)
     node.put("timerDomains", time.domains.toString)
     node.put("clock", time.needsClock)
-    val mode = SparkRuntime.timeMode(plan)
-    node.put(
-      "timeMode",
-      if (mode == TimeMode.ProcessingTime()) "ProcessingTime"
-      else if (mode == TimeMode.EventTime()) "EventTime"
-      else "None"
-    )
+    node.put("timeMode", if (time.sparkTimers == SparkTimers.OnWatermark) "EventTime" else "None")
+    node.put("operator", SparkShim.Operator)
+    node.put("timers", SparkShim.timers(plan))
     node.put("algorithm", Selection.choose(plan.spec, packable = false).toString)
     mapper.writeValueAsString(node)
   }
