@@ -71,6 +71,8 @@ def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
     }
     out["timerDomains"] = raw["timerDomains"]
     out["timeMode"] = raw["timeMode"]
+    out["operator"] = raw["operator"]
+    out["timers"] = raw["timers"]
     out["clock"] = raw["clock"]
     out["algorithm"] = raw["algorithm"]
     return out

@@ -38,10 +38,21 @@ class SparkLine:
     # The Delta Lake jar built for this Spark (Delta's compatibility table: Delta 4.4.0 ships one
     # artifact per Spark minor), or None where no Delta release runs.
     delta: str | None
-    # The Scala version of this Spark's jars, and so of the sparkwin jar it loads.
+    # The Scala version of this Spark's jars, and so of the sparkwin jar it loads: 2.13 runs
+    # Spark 4's runtime (transformWithState), 2.12 Spark 3.5's (flatMapGroupsWithState).
     scala: str = "2.13"
-    # Spark Connect clients: sparkwin's relation plugin is written against Spark 4's plugin API.
-    connect: bool = True
+
+    @property
+    def connect(self) -> bool:
+        """Spark Connect clients: sparkwin's relation plugin is written against Spark 4's plugin
+        API, and Spark 3.5's jars have no Connect server."""
+        return self.scala == "2.13"
+
+    @property
+    def chained(self) -> bool:
+        """Pipelines over another's results on a stream (chained windows): Spark 3.5 refuses a
+        stateful operator after flatMapGroupsWithState (the jar's runtime for it says so)."""
+        return self.scala == "2.13"
 
     @property
     def name(self) -> str:
@@ -50,7 +61,7 @@ class SparkLine:
 
 LINES: tuple[SparkLine, ...] = (
     # Spark 3.5: flatMapGroupsWithState; Delta 3.3.2 is the last Delta for Spark 3.5.
-    SparkLine((3, 5), "3.5.9", "io.delta:delta-spark_2.12:3.3.2", scala="2.12", connect=False),
+    SparkLine((3, 5), "3.5.9", "io.delta:delta-spark_2.12:3.3.2", scala="2.12"),
     SparkLine((4, 0), "4.0.5", "io.delta:delta-spark_4.0_2.13:4.4.0"),
     SparkLine((4, 1), "4.1.4", "io.delta:delta-spark_4.1_2.13:4.4.0"),
     SparkLine((4, 2), "4.2.1", "io.delta:delta-spark_4.2_2.13:4.4.0"),

@@ -6,7 +6,7 @@ import org.apache.spark.sql.functions.lit
 import org.apache.spark.sql.streaming.{GroupState, GroupStateTimeout, OutputMode}
 import org.apache.spark.sql.types.{MetadataBuilder, StructType, TimestampType}
 
-import sparkwin.plan.Plan
+import sparkwin.plan.{Plan, UnsupportedSparkException}
 import sparkwin.runtime.{SparkTimers, TimePolicy}
 
 /** The Spark 3.5 side of the streaming runtime (this jar's shim, as spark-rapids and Iceberg keep
@@ -42,7 +42,20 @@ object SparkShim {
   }
 
   /** The key groups' stateful operator over `rows`, grouped by `group` (an Int column). */
-  def keyGroupOperator(rows: DataFrame, group: Column, spec: LoopSpec, plan: Plan, output: StructType): DataFrame = {
+  def keyGroupOperator(
+      rows: DataFrame,
+      group: Column,
+      spec: LoopSpec,
+      plan: Plan,
+      output: StructType
+  ): DataFrame = {
+    if (TimePolicy.of(plan).inheritsWatermark)
+      throw new UnsupportedSparkException(
+        "a pipeline over another pipeline's results on a stream (chained windows) needs Spark 4.0 " +
+          "or newer: Spark 3.5 refuses a stateful operator after flatMapGroupsWithState (its " +
+          "global watermark correctness check). On Spark 3.5, write the first pipeline's results " +
+          "to a table or files and read them as a new stream with a watermark of its own."
+      )
     val tag = new MetadataBuilder().putLong(EventTimeWatermark.delayKey, 0L).build()
     val tagged = rows.withColumn(WatermarkTag, lit(null).cast(TimestampType).as(WatermarkTag, tag))
     tagged
