@@ -245,6 +245,9 @@ def startQuery(
         finally:
             batch.unpersist()
 
+    if not _connect.isConnect(unioned):  # a checkpoint of the other Spark line's runtime
+        with translated():
+            entryPoint(unioned.sparkSession).checkCheckpoint(unioned._jdf, checkpointLocation)
     writer = observed(unioned).writeStream.foreachBatch(perBatch)
     writer = writer.option("checkpointLocation", checkpointLocation)
     if queryName:

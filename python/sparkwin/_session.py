@@ -130,7 +130,7 @@ def session(
         spark = sparkwin.session()
         print(sparkwin.jvm_version())
         spark = sparkwin.session(connect=True)  # a Spark Connect client of a local server
-        spark = sparkwin.session(delta=True)  # with Delta Lake (Spark 4.0 to 4.2)
+        spark = sparkwin.session(delta=True)  # with Delta Lake (Spark 3.5 to 4.2)
     """
     if not isinstance(appName, str) or not appName:
         raise TypeError("appName must be a non-empty string")

@@ -76,7 +76,7 @@ def scala212Line() -> SparkLine:
 
 
 def supportedRange() -> str:
-    """The supported lines as words, e.g. ``'4.0 to 4.3'``."""
+    """The supported lines as words, e.g. ``'3.5 to 4.3'``."""
     return f"{LINES[0].name} to {LINES[-1].name}"
 
 

@@ -61,6 +61,12 @@ object PythonEntryPoint {
   def windowed(df: Dataset[Row], planJson: String): DataFrame =
     SparkRuntime.windowed(df.toDF(), PlanDecoder.decode(planJson))
 
+  /** Refuses a streaming checkpoint written by another Spark line's runtime (see
+    * [[Checkpoints]]), before `df`'s query starts.
+    */
+  def checkCheckpoint(df: Dataset[Row], location: String): Unit =
+    Checkpoints.check(df.sparkSession, location)
+
   /** Replays a bounded DataFrame with live-stream semantics (see [[ReplayRuntime]]). */
   def replay(df: Dataset[Row], planJson: String, endOfInput: Boolean): ReplayHandle =
     ReplayRuntime.replay(df.toDF(), PlanDecoder.decode(planJson), endOfInput)
