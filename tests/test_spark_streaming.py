@@ -261,6 +261,7 @@ def unsafeRowString(row: bytes) -> str:
 def test_a_checkpoint_of_the_other_spark_lines_runtime_is_refused_before_it_starts(
     spark, tmp_path: Path
 ) -> None:
+    (tmp_path / "source").mkdir()
     df = spark.readStream.schema(SCHEMA).json(str(tmp_path / "source"))
     spark4 = lineFor(spark.version).scala == "2.13"
     # What the other line's operator leaves: state alone (3.5), or Spark 4's state schemas.
