@@ -6,6 +6,10 @@ The DataFrames are empty: builder tests only need their schemas, so no Spark job
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
 
 import pyspark
 import pytest
@@ -20,6 +24,8 @@ from sparkwin.errors import UnsupportedSparkError
 DELTA = lineFor(pyspark.__version__).delta is not None
 # Spark Connect clients where the line has them (4.x); Spark 3.5 refuses them (connectSpark).
 CONNECT = lineFor(pyspark.__version__).connect
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 # Every column type the builder's checks care about, in one schema.
 EVENTS_DDL = (
@@ -47,6 +53,12 @@ def spark():
             # The Spark Connect server of `connectSpark` (below), if a test asks for it.
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": "0",
+            # Runs side by side (bin/matrix runs lines in parallel) keep their tables apart.
+            **(
+                {"spark.sql.warehouse.dir": warehouse}
+                if (warehouse := os.environ.get("SPARKWIN_TEST_WAREHOUSE"))
+                else {}
+            ),
         },
     )
     yield session
@@ -90,6 +102,27 @@ def connectSpark(spark):
     yield client
     client.stop()
     service.stop(jvm.scala.Option.empty(), jvm.scala.Option.empty())
+
+
+@pytest.fixture(scope="session")
+def extendingJar(spark, tmp_path_factory) -> Path:
+    """examples/extending (a user's trigger, assigner, evictor and aggregate in Java) built as
+    docs/concepts/extending.md builds it, with javac against the installed sparkwin jar, and put
+    on the running session with ``sw.jvm.addJar``.
+    """
+    javac, jar = shutil.which("javac"), shutil.which("jar")
+    assert javac and jar, "the examples need a JDK's javac and jar (sbt's JDK has them)"
+    work = tmp_path_factory.mktemp("extending")
+    sources = sorted(str(p) for p in (EXAMPLES / "extending" / "src").rglob("*.java"))
+    classpath = sparkwin.jarPath()
+    subprocess.run(
+        [javac, "--release", "17", "-cp", classpath, "-d", str(work / "classes"), *sources],
+        check=True,
+    )
+    built = work / "extending.jar"
+    subprocess.run([jar, "cf", str(built), "-C", str(work / "classes"), "."], check=True)
+    sparkwin.jvm.addJar(built, spark)
+    return built
 
 
 @pytest.fixture(scope="session")

@@ -80,7 +80,7 @@ def test_a_plan_off_the_contract_is_refused_by_both_sides_naming_the_path(spark,
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda p: p.update(channels=["0"]), "channels are declared values of the channel column"),
+        (lambda p: p.update(channels=["0"]), "channels: declares the values of the channel column"),
         (
             lambda p: p.update(channel="user", channels=["a", "b", "a"]),
             "channels declared twice: a",
@@ -141,3 +141,62 @@ def test_no_module_of_the_package_imports_itself_back() -> None:
                 seen.add(module)
                 stack.extend(graph.get(module, ()))
     assert cycles == []
+
+
+# ---------------------------------------------------------------------------------------------
+# The Spark Connect message: one definition (contract.json's connect), read by both sides.
+
+PROTO = PACKAGE.parents[1] / "jvm/src/main/protobuf/sparkwin_connect.proto"
+_PROTO_TYPES = {"string": "string", "bool": "bool", "spark.connect.Relation": "relation"}
+
+
+def test_the_proto_file_for_readers_is_the_contracts_message() -> None:
+    text = PROTO.read_text()
+    package = re.search(r"^package ([\w.]+);", text, re.M)
+    message = re.search(r"^message (\w+) \{(.*?)^\}", text, re.M | re.S)
+    assert package is not None and message is not None
+    connect = _contract.CONTRACT["connect"]
+    assert connect["typeUrl"] == f"type.googleapis.com/{package.group(1)}.{message.group(1)}"
+    fields = {
+        name: {"number": int(number), "type": _PROTO_TYPES[kind]}
+        for kind, name, number in re.findall(r"^\s+([\w.]+) (\w+) = (\d+);", message.group(2), re.M)
+    }
+    assert fields == connect["fields"]
+    for operation in connect["operations"]:
+        assert f'"{operation}"' in message.group(2)
+
+
+def test_python_writes_the_contracts_message_as_protobuf_would() -> None:
+    """Every field of the contract, through protobuf's own encoder with the message built at run
+    time from contract.json (a relation's wire format is its bytes')."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    from sparkwin import _connect_plan
+
+    field = descriptor_pb2.FieldDescriptorProto
+    types = {"string": field.TYPE_STRING, "relation": field.TYPE_BYTES, "bool": field.TYPE_BOOL}
+    fileProto = descriptor_pb2.FileDescriptorProto(name="c.proto", package="c", syntax="proto3")
+    message = fileProto.message_type.add(name="SparkwinRelation")
+    for name, (number, kind) in _contract.CONNECT_FIELDS.items():
+        message.field.add(name=name, number=number, type=types[kind], label=field.LABEL_OPTIONAL)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fileProto)
+    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("c.SparkwinRelation"))
+    plan = json.dumps({"keys": ["ü" * 100]})
+    expected = cls(operation="validate", plan_json=plan, input=b"\x01\x02", streaming=True)
+    got = _connect_plan.encode(_connect_plan.VALIDATE, plan, b"\x01\x02", streaming=True)
+    assert got == expected.SerializeToString()
+    assert _connect_plan.TYPE_URL == _contract.CONNECT_TYPE_URL
+    assert {
+        _connect_plan.WINDOWED,
+        _connect_plan.DESCRIBE,
+        _connect_plan.VERSION,
+        _connect_plan.VALIDATE,
+    } == set(_contract.CONNECT_OPERATIONS)
+
+
+def test_the_harness_says_the_contracts_fates() -> None:
+    from sparkwin import testing
+
+    assert _contract.ELEMENT_FATES == ("accepted", "late", "dropped", "error")
+    assert all(f'"{fate}"' in (testing.Step.__doc__ or "") for fate in _contract.ELEMENT_FATES)

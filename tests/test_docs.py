@@ -2,7 +2,8 @@
 
 Each page's ```python blocks run in order in one namespace (with ``spark`` and ``sw``); a block
 followed by an ```output block must print exactly that. Blocks marked ``python notest`` are
-illustrations that need a real cluster path and are not run.
+illustrations that need a real cluster path and are not run. A page that names the example
+extensions (``sw.jvm``) runs with their jar on the session, as its notest block would add it.
 """
 
 from __future__ import annotations
@@ -33,13 +34,17 @@ def test_every_concept_page_is_there() -> None:
         "storm.md",
         "spark.md",
         "testing.md",
+        "extending.md",
     } <= names
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
-def test_page_examples_print_what_the_page_shows(spark, page: Path) -> None:
+def test_page_examples_print_what_the_page_shows(spark, request, page: Path) -> None:
     namespace = {"spark": spark, "sw": sw}
-    for match in BLOCK.finditer(page.read_text()):
+    text = page.read_text()
+    if "sw.jvm." in text:
+        request.getfixturevalue("extendingJar")
+    for match in BLOCK.finditer(text):
         code, expected = match.groups()
         out = io.StringIO()
         with contextlib.redirect_stdout(out):

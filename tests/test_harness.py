@@ -110,6 +110,31 @@ def test_dynamic_gaps_and_bad_gaps_go_to_the_error_output(spark) -> None:
     ]
 
 
+def test_each_elements_fate_is_the_engines_word(spark) -> None:
+    """The run log's fate comes from the engine: a bad dynamic gap is an error (the engine
+    counted it in, so counters alone would call it accepted), an element in no window is dropped.
+    """
+    gdf = spark.createDataFrame([], "user string, gap long, ts long")
+    sessions = WindowHarness(
+        sw.stream(gdf, "ts")
+        .keyBy("user")
+        .window(sw.EventTimeSessionWindows.withDynamicGap("gap"))
+        .aggregate(sw.agg.count())
+    )
+    sessions.processElement({"user": "a", "gap": 0, "ts": 13})
+    sessions.processElement({"user": "a", "gap": 5, "ts": 14})
+    sliding = WindowHarness(
+        sw.stream(gdf, "ts")
+        .keyBy("user")
+        .window(sw.SlidingEventTimeWindows.of(5, 10))
+        .aggregate(sw.agg.count())
+    )
+    sliding.processElement({"user": "a", "gap": 0, "ts": 7})
+    assert [s.fate for s in sessions.runLog().steps] == ["error", "accepted"]
+    assert [s.fate for s in sliding.runLog().steps] == ["dropped"]
+    assert sessions.metrics()["elementsIn"] == 2
+
+
 def test_null_timestamps_go_to_the_error_output(df) -> None:
     h = WindowHarness(tumbling(df).aggregate(sw.agg.count()))
     h.processElement({"user": "a", "amount": 1, "ts": None})

@@ -15,7 +15,7 @@ Example::
     )
 """
 
-from sparkwin import agg, plot
+from sparkwin import agg, jvm, plot
 from sparkwin._connect import observedMetrics
 from sparkwin._jar import jarPath
 from sparkwin._runtime import PaneWindow
@@ -108,6 +108,7 @@ __all__ = [
     "agg",
     "configure",
     "jarPath",
+    "jvm",
     "jvm_version",
     "observedMetrics",
     "plot",

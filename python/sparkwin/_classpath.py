@@ -82,25 +82,53 @@ def ensure(spark: Any, entryClass: str) -> bool:
     return loaded
 
 
-def _driverLoads(jvm: Any, entryClass: str) -> bool:
+def classLocation(jvm: Any, className: str) -> str | None:
+    """Where the driver loads ``className`` from (a jar's URL, or the name itself for a class
+    without a code source), or None if it cannot load it.
+    """
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     try:
-        jvm.java.lang.Class.forName(entryClass, True, loader)
-        return True
+        found = jvm.java.lang.Class.forName(className, False, loader)
     except Exception:  # Py4JJavaError: ClassNotFoundException
-        return False
+        return None
+    source = found.getProtectionDomain().getCodeSource()
+    return str(source.getLocation()) if source is not None else className
+
+
+def _driverLoads(jvm: Any, entryClass: str) -> bool:
+    return classLocation(jvm, entryClass) is not None
 
 
 def _addToDriver(jvm: Any, jar: str, entryClass: str) -> bool:
-    """sparkwin's jar on a running driver, as ``ADD JAR`` puts one: on the context class loader,
-    which is Spark's MutableURLClassLoader in a JVM that spark-submit started (PySpark's too).
+    """sparkwin's jar on a running driver, as ``ADD JAR`` puts one (see `_onDriver`)."""
+    return _onDriver(jvm, jar) and _driverLoads(jvm, entryClass)
+
+
+def _onDriver(jvm: Any, jar: str) -> bool:
+    """`jar` on the driver's context class loader, which is Spark's MutableURLClassLoader in a
+    JVM that spark-submit started (PySpark's too) and the parent of the class loaders of local
+    executors and Connect sessions. False for a loader of another kind.
     """
     loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     mutable = jvm.java.lang.Class.forName("org.apache.spark.util.MutableURLClassLoader")
     if not mutable.isInstance(loader):
         return False
-    loader.addURL(jvm.java.io.File(jar).toURI().toURL())
-    return _driverLoads(jvm, entryClass)
+    url = jvm.java.io.File(jar).toURI().toURL()
+    if str(url) not in {str(u) for u in loader.getURLs()}:
+        loader.addURL(url)
+    return True
+
+
+def addJar(spark: Any, jar: str) -> bool:
+    """A user's jar on a running classic session: the executors fetch it before their next task
+    (``SparkContext.addJar``, unless a jar of that file name is listed already) and the driver
+    loads it now. Returns whether the driver could take it.
+    """
+    jsc = spark.sparkContext._jsc
+    listed = str(jsc.sc().listJars().mkString("\n")).splitlines()
+    if jarsToAdd(None, jar, listed):
+        jsc.addJar(jar)
+    return _onDriver(spark._jvm, jar)
 
 
 _zips: dict[str, str] = {}

@@ -20,8 +20,6 @@ installs (without ``pyspark[connect]``) never need grpc.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -29,11 +27,7 @@ from sparkwin._conf import withItem
 from sparkwin._contract import CHANNEL_METRICS, OBSERVE_NAME
 from sparkwin._jar import checkJarVersion, jarHint
 from sparkwin._support import requireFeature
-from sparkwin.errors import (
-    ConnectUnsupportedError,
-    JarNotFoundError,
-    fromJvm,
-)
+from sparkwin.errors import ConnectUnsupportedError, JarNotFoundError, translated
 
 PLUGIN_CLASS = "sparkwin.plan.connect.SparkwinRelationPlugin"
 RELATION_CLASSES_CONF = "spark.connect.extensions.relation.classes"
@@ -133,16 +127,18 @@ def startSession(builder: Any) -> Any:
     return spark
 
 
-def _frame(spark: Any, operation: str, planJson: str, child: Any = None) -> Any:
+def _frame(
+    spark: Any, operation: str, planJson: str, child: Any = None, streaming: bool = False
+) -> Any:
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 
     from sparkwin._connect_plan import SparkwinRelation
 
-    return ConnectDataFrame(SparkwinRelation(operation, planJson, child), spark)
+    return ConnectDataFrame(SparkwinRelation(operation, planJson, child, streaming), spark)
 
 
-def _single(spark: Any, operation: str, planJson: str = "") -> str:
-    rows = _frame(spark, operation, planJson).collect()
+def _single(spark: Any, operation: str, planJson: str = "", streaming: bool = False) -> str:
+    rows = _frame(spark, operation, planJson, streaming=streaming).collect()
     return str(rows[0][0])
 
 
@@ -200,6 +196,15 @@ def describe(spark: Any, planJson: str) -> str:
         return _single(spark, DESCRIBE, planJson)
 
 
+def validate(spark: Any, planJson: str, streaming: bool) -> str:
+    """The server's ``PythonEntryPoint.validate`` of a plan so far, as the JSON it returns."""
+    check(spark)
+    from sparkwin._connect_plan import VALIDATE
+
+    with translated():
+        return _single(spark, VALIDATE, planJson, streaming)
+
+
 def union(df: Any, planJson: str) -> Any:
     """Every output of the pipeline in one Connect DataFrame (streaming if ``df`` is).
 
@@ -233,7 +238,10 @@ def observedMetrics(progress: Any, name: str = OBSERVE_NAME) -> dict[str, Any]:
         query.processAllAvailable()
         sparkwin.observedMetrics(query.lastProgress)["panesFired"]
     """
-    metrics = progress["observedMetrics"] if progress is not None else None
+    try:
+        metrics = progress["observedMetrics"] if progress is not None else None
+    except KeyError:  # PySpark 3.5 leaves it out of a batch without new data (DESIGN.md)
+        metrics = None
     row = (metrics or {}).get(name)
     if row is None:
         return {}
@@ -264,40 +272,3 @@ def _channel(value: Any) -> dict[str, Any]:
         "watermark": value["watermark"],
         "idle": value["idle"],
     }
-
-
-def _jvmClass(exc: BaseException) -> str | None:
-    # The server's error details list the exception's class first in the JVM stack trace
-    # ("sparkwin.spark.PlanException" or "sparkwin.spark.PlanException: message").
-    getStackTrace = getattr(exc, "getStackTrace", None)
-    trace = getStackTrace() if callable(getStackTrace) else None
-    if not trace:
-        return None
-    first = str(trace).splitlines()[0]
-    return first.split(":", 1)[0].strip() or None
-
-
-def _message(exc: BaseException, jvmClass: str) -> str:
-    message = getattr(exc, "_message", None)  # without the JVM stack trace some errors append
-    text = str(message) if message else str(exc).split("\n\nJVM stacktrace:", 1)[0]
-    reason = f"({jvmClass}) "  # errors PySpark has no class for start with their JVM class
-    return text[len(reason) :] if text.startswith(reason) else text
-
-
-@contextmanager
-def translated() -> Iterator[None]:
-    """Turns the server's sparkwin exceptions into ``sparkwin.errors`` ones, as
-    ``sparkwin._jvm.translated`` does for Py4J: same classes, same message, no gRPC trace.
-    """
-    try:
-        yield
-    except Exception as exc:
-        from pyspark.errors.exceptions.connect import SparkConnectException
-
-        if not isinstance(exc, SparkConnectException):
-            raise
-        name = _jvmClass(exc)
-        target = fromJvm(name, _message(exc, name)) if name is not None else None
-        if target is None:
-            raise
-        raise target from None

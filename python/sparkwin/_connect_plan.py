@@ -1,11 +1,11 @@
 """The Spark Connect relation sparkwin sends: a ``LogicalPlan`` whose ``plan()`` is a
 ``spark.connect.Relation`` with ``extension`` set to a packed ``SparkwinRelation``.
 
-The message is three fields (``jvm/src/main/protobuf/sparkwin_connect.proto``), so it is
-written here in protobuf's wire format by hand rather than generated; the server's plugin
-(``sparkwin.plan.connect.SparkwinRelationPlugin``) reads it the same way. This module imports
-PySpark's Connect client, which needs ``pyspark[connect]``; ``sparkwin._connect`` imports it only
-for Connect sessions.
+The message's one definition is contract.json's ``connect`` section (type URL, field numbers
+and types, operations), which the server's plugin (``sparkwin.plan.connect.RelationMessage``)
+reads too; it is written here in protobuf's wire format by hand rather than generated. This
+module imports PySpark's Connect client, which needs ``pyspark[connect]``; ``sparkwin._connect``
+imports it only for Connect sessions.
 """
 
 from __future__ import annotations
@@ -15,15 +15,26 @@ from typing import TYPE_CHECKING
 import pyspark.sql.connect.proto as proto
 from pyspark.sql.connect.plan import LogicalPlan
 
+from sparkwin._contract import CONNECT_FIELDS, CONNECT_OPERATIONS, CONNECT_TYPE_URL
+
 if TYPE_CHECKING:
     from pyspark.sql.connect.client import SparkConnectClient
 
-TYPE_URL = "type.googleapis.com/sparkwin.plan.connect.SparkwinRelation"
-WINDOWED, DESCRIBE, VERSION = "windowed", "describe", "version"
+TYPE_URL = CONNECT_TYPE_URL
 
-# Field numbers of SparkwinRelation.
-_OPERATION, _PLAN_JSON, _INPUT = 1, 2, 3
-_LENGTH_DELIMITED = 2
+
+def _operation(name: str) -> str:
+    if name not in CONNECT_OPERATIONS:  # pragma: no cover - a contract without it
+        raise RuntimeError(f"contract.json's connect message has no operation {name!r}")
+    return name
+
+
+WINDOWED, DESCRIBE, VERSION, VALIDATE = map(
+    _operation, ("windowed", "describe", "version", "validate")
+)
+
+# Protobuf's wire types of the contract's field types.
+_WIRE_TYPES = {"string": 2, "relation": 2, "bool": 0}
 
 
 def _varint(value: int) -> bytes:
@@ -38,27 +49,43 @@ def _varint(value: int) -> bytes:
             return bytes(out)
 
 
-def _lengthDelimited(field: int, payload: bytes) -> bytes:
-    return _varint(field << 3 | _LENGTH_DELIMITED) + _varint(len(payload)) + payload
+def _field(name: str, payload: bytes | bool) -> bytes:
+    """One field of the message, tagged as the contract numbers and types it."""
+    number, kind = CONNECT_FIELDS[name]
+    tag = _varint(number << 3 | _WIRE_TYPES[kind])
+    if isinstance(payload, bool):
+        return tag + _varint(int(payload))
+    return tag + _varint(len(payload)) + payload
 
 
-def encode(operation: str, planJson: str, inputRelation: bytes | None) -> bytes:
+def encode(
+    operation: str, planJson: str, inputRelation: bytes | None, streaming: bool = False
+) -> bytes:
     """``SparkwinRelation`` in protobuf's wire format; proto3 leaves empty fields out."""
-    out = _lengthDelimited(_OPERATION, operation.encode("utf-8"))
+    out = _field("operation", operation.encode("utf-8"))
     if planJson:
-        out += _lengthDelimited(_PLAN_JSON, planJson.encode("utf-8"))
+        out += _field("plan_json", planJson.encode("utf-8"))
     if inputRelation is not None:
-        out += _lengthDelimited(_INPUT, inputRelation)
+        out += _field("input", inputRelation)
+    if streaming:
+        out += _field("streaming", True)
     return out
 
 
 class SparkwinRelation(LogicalPlan):
     """A sparkwin operation on the server, on top of the input DataFrame's plan (``child``)."""
 
-    def __init__(self, operation: str, planJson: str, child: LogicalPlan | None = None) -> None:
+    def __init__(
+        self,
+        operation: str,
+        planJson: str,
+        child: LogicalPlan | None = None,
+        streaming: bool = False,
+    ) -> None:
         super().__init__(child)
         self._operation = operation
         self._planJson = planJson
+        self._streaming = streaming
 
     def plan(self, session: SparkConnectClient) -> proto.Relation:
         relation = self._create_proto_relation()
@@ -66,7 +93,9 @@ class SparkwinRelation(LogicalPlan):
         if self._child is not None:
             inputRelation = self._child.plan(session).SerializeToString()
         relation.extension.type_url = TYPE_URL
-        relation.extension.value = encode(self._operation, self._planJson, inputRelation)
+        relation.extension.value = encode(
+            self._operation, self._planJson, inputRelation, self._streaming
+        )
         return relation
 
     # Shown by df.explain-like printing of the client's plan; the plan JSON is left out (long).

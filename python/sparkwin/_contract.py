@@ -50,6 +50,18 @@ CHANNEL_METRICS: tuple[str, ...] = (
 # JVM exception classes and the names of the sparkwin.errors classes they become.
 JVM_ERRORS: dict[str, str] = dict(CONTRACT["errors"])
 
+# What the harness says became of an element, as the engine decided it.
+ELEMENT_FATES: tuple[str, ...] = tuple(CONTRACT["harness"]["elementFates"])
+
+# The Spark Connect message (_connect_plan writes it, the jar's plugin reads it): its type URL,
+# each field's (number, type) and the operations a client may ask for.
+_CONNECT = CONTRACT["connect"]
+CONNECT_TYPE_URL: str = _CONNECT["typeUrl"]
+CONNECT_FIELDS: dict[str, tuple[int, str]] = {
+    name: (f["number"], f["type"]) for name, f in _CONNECT["fields"].items()
+}
+CONNECT_OPERATIONS: tuple[str, ...] = tuple(_CONNECT["operations"])
+
 
 def listLimit(section: str, kind: str, field: str) -> tuple[int, int | None]:
     """The (min, max) number of items a list field of the plan takes (max None: no limit).
@@ -167,6 +179,14 @@ def _value(value: Any, spec: str, path: str) -> None:
     elif spec == "schema":
         if not isinstance(value, dict) or value.get("type") != "struct":
             raise PlanSchemaError(f"{path} must be a struct schema, got {value!r}")
+    elif spec == "params":
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and k and isinstance(v, str | int | float | bool)
+            for k, v in value.items()
+        ):
+            raise PlanSchemaError(
+                f"{path} must map names to strings, numbers or booleans, got {value!r}"
+            )
     elif "|" in spec:
         if value not in spec.split("|"):
             raise PlanSchemaError(f"{path} must be one of {spec.split('|')}, got {value!r}")

@@ -88,11 +88,11 @@ def requireDelta(spark: Any, where: str, table: bool) -> None:
     """Checks before a query starts that ``spark`` can write Delta: a Spark line Delta has, its
     jar (classic sessions; a Spark Connect server's classes are not visible from here), and for
     catalog tables Delta's catalog. Raises UnsupportedSparkError or ValueError with the fix."""
-    from sparkwin import _connect, _jvm
+    from sparkwin import _classpath, _connect
 
     line = lineWithDelta(spark.version, where)
     if not _connect.isConnect(spark):
-        checkJar(_jvm.classLocation(spark, SOURCE_CLASS), line, where)
+        checkJar(_classpath.classLocation(spark._jvm, SOURCE_CLASS), line, where)
     catalog = spark.conf.get(CATALOG_CONF, None)
     if table and catalog != CATALOG:
         raise ValueError(

@@ -1,13 +1,11 @@
-"""The bridge to the JVM: finds sparkwin's one Py4J entry point and translates its errors.
+"""The bridge to the JVM: finds sparkwin's one Py4J entry point, after checking the jar.
 
-Everything that crosses to Scala goes through `entryPoint(spark)`; nothing else in the package
-touches `spark._jvm`.
+Everything that crosses to Scala goes through `entryPoint(spark)`, inside ``translated()``
+(``sparkwin.errors.translated``: one translation of JVM errors for both transports).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -15,7 +13,8 @@ from pyspark.sql import SparkSession
 from sparkwin import _classpath
 from sparkwin._jar import checkJarVersion, jarHint
 from sparkwin._support import lineFor
-from sparkwin.errors import JarNotFoundError, VersionMismatchError, fromJvm
+from sparkwin.errors import JarNotFoundError, VersionMismatchError
+from sparkwin.errors import translated as translated  # the Py4J bridge's callers use it here
 
 ENTRY_CLASS = "sparkwin.plan.PythonEntryPoint"
 _checked: set[int] = set()
@@ -65,42 +64,3 @@ def entryPoint(spark: SparkSession | None = None) -> Any:
             )
         _checked.add(key)
     return jvm.sparkwin.plan.PythonEntryPoint
-
-
-def classLocation(spark: SparkSession, className: str) -> str | None:
-    """Where the driver loads ``className`` from (a jar's URL), or None if it cannot."""
-    jvm = spark._jvm
-    assert jvm is not None
-    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-    try:
-        found = jvm.java.lang.Class.forName(className, False, loader)
-    except Exception:  # Py4JJavaError: ClassNotFoundException
-        return None
-    source = found.getProtectionDomain().getCodeSource()
-    return str(source.getLocation()) if source is not None else className
-
-
-def _javaException(exc: BaseException) -> Any:
-    # Py4J raises Py4JJavaError (java_exception); PySpark converts some into captured
-    # exceptions that keep the original as _origin.
-    return getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
-
-
-@contextmanager
-def translated() -> Iterator[None]:
-    """Turns the JVM's sparkwin exceptions into ``sparkwin.errors`` ones, message kept."""
-    try:
-        yield
-    except Exception as exc:
-        java = _javaException(exc)
-        if java is None:
-            raise
-        try:
-            name = str(java.getClass().getName())
-            message = str(java.getMessage())
-        except Exception:  # not a live Java object: leave the error as it is
-            raise exc from None
-        target = fromJvm(name, message)
-        if target is None:
-            raise
-        raise target from exc

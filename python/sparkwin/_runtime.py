@@ -36,7 +36,8 @@ from sparkwin._contract import (
     RESULT,
     ROW_COUNTERS,
 )
-from sparkwin._jvm import entryPoint, translated
+from sparkwin._jvm import entryPoint
+from sparkwin.errors import translated
 from sparkwin.outputs import Output
 
 _PANE_PREFIX = "__sw_p_"
@@ -59,7 +60,8 @@ class PaneWindow:
 
 
 def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
-    """The JVM's view of a plan: output schemas (StructType) and the timer domains it uses."""
+    """The JVM's view of a plan: output schemas (StructType), the timer domains it uses, Spark's
+    time mode, the algorithm and what its assigner is."""
     if _connect.isConnect(spark):  # Spark Connect transport: the same JSON, from the plugin
         raw = json.loads(_connect.describe(spark, planJson))
     else:
@@ -75,7 +77,32 @@ def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
     out["timers"] = raw["timers"]
     out["clock"] = raw["clock"]
     out["algorithm"] = raw["algorithm"]
+    out["assigner"] = raw["assigner"]  # {"eventTime", "merging"}: what a user's assigner is
     return out
+
+
+# The rules' answers: a plan (so far) and whether its input is a stream decide them, and the jar
+# is this package's own version, so a builder that repeats a step need not ask again.
+_refusals: dict[tuple[str, bool], str | None] = {}
+
+
+def refusal(spark: SparkSession, planJson: str, streaming: bool) -> str | None:
+    """The JVM's verdict on a plan so far (``PlanRules``, the one home of the rules on how a
+    plan's pieces combine): the message of the first rule it breaks, naming the plan's pieces
+    as ``{/json/pointer}``s for the caller to write in its own words, or None.
+    """
+    key = (planJson, streaming)
+    if key not in _refusals:
+        if _connect.isConnect(spark):  # Spark Connect transport: the same JSON, from the plugin
+            raw = _connect.validate(spark, planJson, streaming)
+        else:
+            with translated():
+                raw = str(entryPoint(spark).validate(planJson, streaming))
+        found = json.loads(raw)
+        if len(_refusals) > 512:  # a long-lived process that built many pipelines
+            _refusals.clear()
+        _refusals[key] = None if found is None else str(found["message"])
+    return _refusals[key]
 
 
 def union(df: DataFrame, planJson: str) -> DataFrame:

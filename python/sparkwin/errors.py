@@ -1,8 +1,14 @@
 """Exceptions of sparkwin's own, so callers can catch them without knowing about Py4J or
-Spark Connect, and which JVM exceptions become which (the contract's ``errors``).
+Spark Connect, and which JVM exceptions become which (the contract's ``errors``): ``translated``
+is the one translation, for both transports.
 """
 
 from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from sparkwin._contract import JVM_ERRORS
 
@@ -48,3 +54,65 @@ def fromJvm(jvmClass: str | None, message: str) -> SparkwinError | None:
     return (
         target(message) if isinstance(target, type) and issubclass(target, SparkwinError) else None
     )
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """Turns a sparkwin exception of the JVM into its ``sparkwin.errors`` class, message kept,
+    whether it came through Py4J (a classic session) or from a Spark Connect server; any other
+    exception passes unchanged.
+
+    Example::
+
+        with translated():
+            entryPoint(spark).describe(planJson, False)   # PlanError, not Py4JJavaError
+    """
+    try:
+        yield
+    except Exception as exc:
+        found = _fromJvmException(exc)
+        target = fromJvm(*found) if found is not None else None
+        if target is None:
+            raise
+        # Py4J's error keeps the JVM's stack trace for whoever debugs; Connect's is gRPC noise.
+        raise target from (exc if _javaException(exc) is not None else None)
+
+
+def _fromJvmException(exc: BaseException) -> tuple[str, str] | None:
+    """The JVM class and message behind ``exc``, or None when it did not come from the JVM."""
+    java = _javaException(exc)
+    if java is not None:
+        try:
+            return str(java.getClass().getName()), str(java.getMessage())
+        except Exception:  # not a live Java object: leave the error as it is
+            return None
+    # A Connect error exists only once PySpark imported its Connect client: no import here.
+    connect = sys.modules.get("pyspark.errors.exceptions.connect")
+    if connect is None or not isinstance(exc, connect.SparkConnectException):
+        return None
+    name = _connectJvmClass(exc)
+    return None if name is None else (name, _connectMessage(exc, name))
+
+
+def _javaException(exc: BaseException) -> Any:
+    # Py4J raises Py4JJavaError (java_exception); PySpark converts some into captured
+    # exceptions that keep the original as _origin.
+    return getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+
+
+def _connectJvmClass(exc: BaseException) -> str | None:
+    # The server's error details list the exception's class first in the JVM stack trace
+    # ("sparkwin.plan.PlanException" or "sparkwin.plan.PlanException: message").
+    getStackTrace = getattr(exc, "getStackTrace", None)
+    trace = getStackTrace() if callable(getStackTrace) else None
+    if not trace:
+        return None
+    first = str(trace).splitlines()[0]
+    return first.split(":", 1)[0].strip() or None
+
+
+def _connectMessage(exc: BaseException, jvmClass: str) -> str:
+    message = getattr(exc, "_message", None)  # without the JVM stack trace some errors append
+    text = str(message) if message else str(exc).split("\n\nJVM stacktrace:", 1)[0]
+    reason = f"({jvmClass}) "  # errors PySpark has no class for start with their JVM class
+    return text[len(reason) :] if text.startswith(reason) else text

@@ -14,6 +14,7 @@ This module only writes DataFrames it is handed; it knows nothing of windows.
 from __future__ import annotations
 
 import inspect
+import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -330,8 +331,6 @@ def _normalPath(location: str) -> str:
     """A checkpoint location as one string for the same place: local paths made absolute."""
     if "://" in location or location.startswith("file:"):
         return location.rstrip("/")
-    import os
-
     return os.path.abspath(location)
 
 

@@ -17,7 +17,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
 from sparkwin import _connect, _runtime
-from sparkwin._jvm import entryPoint, translated
+from sparkwin._jvm import entryPoint
+from sparkwin.errors import translated
 
 __all__ = ["Replay"]
 
@@ -92,25 +93,11 @@ class Replay:
 def replay(pipeline: Pipeline, endOfInput: bool) -> Replay:
     if _connect.isConnect(pipeline.df):  # see _connect.REPLAY_UNSUPPORTED
         raise _connect.unsupported("replay()", *_connect.REPLAY_UNSUPPORTED)
-    if pipeline.df.isStreaming:
-        raise ValueError("replay() needs a bounded DataFrame (history); a stream is live already")
-    if pipeline.plan.get("timestamp") is None:
-        raise ValueError(
-            "replay() needs event time: a stream without a timestamp (Storm's windows in "
-            "arrival order) runs as it arrives; use toDF() or writeStream()"
-        )
-    if pipeline.plan.get("arrival") is None:
-        raise ValueError(
-            "replay() needs the arrival order: sw.stream(df, ..., arrival='offset_or_arrival_time')"
-        )
-    if pipeline.plan.get("watermark") is None:
-        raise ValueError(
-            "replay() needs a watermark strategy: "
-            "sw.stream(df, ..., watermark=WatermarkStrategy.forBoundedOutOfOrderness(...))"
-        )
     if not isinstance(endOfInput, bool):
         raise TypeError("endOfInput must be a bool")
     spark = pipeline.df.sparkSession
+    # What a plan needs to be replayed (a bounded input, event time, arrivals, a strategy) is the
+    # JVM's to say (PlanRules.refuseReplay), before it reads any of the input.
     with translated():
         handle = entryPoint(spark).replay(pipeline.df._jdf, pipeline.planJson(), endOfInput)
     return Replay(pipeline, handle)

@@ -1,11 +1,14 @@
 """The pipeline builder: ``stream(df, ...)`` -> `DataStream` -> `KeyedStream` ->
 `WindowedStream` -> `Pipeline`, laid out like Flink's DataStream windowing API.
 
-Every step checks its arguments against the input DataFrame's schema and raises TypeError or
-ValueError in Python, naming the parameter and saying how to fix it, so that a plan that
-reaches the JVM is well formed. Builders are immutable: each method returns a new object.
-This module builds the plan (`docs/plan.md`) and nothing else: it never calls the JVM, never
-starts a query and never runs Python per event.
+Every step checks its own arguments (types, values, columns of the input DataFrame) in Python
+and raises TypeError or ValueError naming the parameter and saying how to fix it. How the
+pieces of a plan combine (a session window and its trigger, a stream and its watermark) is
+the JVM's to say: after every step the builder asks its rules (``PlanRules``) about the plan so
+far and raises their refusal as a PlanError (a ValueError), the plan's pieces named as the user
+wrote them; a user's own classes (`sparkwin.jvm`) are checked by the JVM too, which alone can
+load them. Builders are immutable: each method returns a new object. This module builds the
+plan (`docs/plan.md`) and nothing else: it never starts a query and never runs Python per event.
 
 Example::
 
@@ -25,6 +28,8 @@ Example::
 from __future__ import annotations
 
 import inspect
+import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -49,19 +54,20 @@ from pyspark.sql.types import (
     _parse_datatype_string,
 )
 
+from sparkwin import _runtime
 from sparkwin._contract import (
     ERRORS_TAG,
-    EVENT_TIME_COLUMN,
     EVENT_TIME_METADATA,
     OUTPUT_COLUMNS,
     PLAN_VERSION,
-    WINDOW_COLUMNS,
     validatePlan,
 )
 from sparkwin._durations import toCount, toMillis
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import GlobalWindows, StormWindows, WindowAssigner
+from sparkwin.errors import PlanError
 from sparkwin.evictors import CountEvictor, DeltaEvictor, Evictor
+from sparkwin.jvm import PROBE_FUNCTION, JvmAssigner, checkPlan, namesClasses, resolvedAssigner
 from sparkwin.pipeline import Pipeline
 from sparkwin.triggers import CountTrigger, DeltaTrigger, PurgingTrigger, Trigger
 from sparkwin.watermark import WatermarkStrategy
@@ -74,10 +80,6 @@ ACCUMULATION_MODES = ("accumulating", "discarding")
 
 _INTEGRAL_TYPES = (ByteType, ShortType, IntegerType, LongType)
 _NUMERIC_WORDS = "byte, short, int, long, float, double or decimal"
-_STORM_NO_TRIGGERS = (
-    "Storm windows fire each window once by Storm's own policy, so they take no {what}; "
-    "use a Flink assigner (e.g. SlidingEventTimeWindows) to {goal}"
-)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,11 +130,42 @@ def _checkDeltaColumns(schema: StructType, columns: tuple[str, ...], what: str) 
         _requireType(field, (NumericType,), f"{what} columns", f"a delta needs {_NUMERIC_WORDS}")
 
 
-def _walk(trigger: Trigger) -> list[Trigger]:
+def _walk(trigger: Trigger | None) -> list[Trigger]:
+    if trigger is None:
+        return []
     out = [trigger]
     for child in trigger.children:
         out.extend(_walk(child))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The JVM's rules
+
+_PIECE = re.compile(r"\{(/[^{}]*)\}")
+
+
+def _ask(source: _Source, plan: dict[str, Any], pieces: Iterable[Any]) -> None:
+    """Asks the JVM's rules about the plan so far; raises PlanError with the first refusal,
+    each piece of the plan it names (``{/assigner}``) written as the builder's repr of it."""
+    message = _runtime.refusal(source.df.sparkSession, json.dumps(plan), source.streaming)
+    if message is not None:
+        raise PlanError(_render(message, plan, list(pieces)))
+
+
+def _render(message: str, plan: dict[str, Any], pieces: list[Any]) -> str:
+    def piece(match: re.Match[str]) -> str:
+        value: Any = plan
+        for step in match.group(1).split("/")[1:]:
+            step = step.replace("~1", "/").replace("~0", "~")  # JSON pointer escapes
+            value = value[int(step)] if isinstance(value, list) else value.get(step)
+        if isinstance(value, dict):
+            named = [p for p in pieces if p.jsonValue() == value]
+            if named:
+                return repr(named[0])
+        return repr(value) if isinstance(value, str) else json.dumps(value)
+
+    return _PIECE.sub(piece, message)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -150,6 +183,26 @@ class _Source:
     inherited: bool = False
     # Channels known before they deliver (a topic's partitions), as the JVM compares them.
     channels: tuple[str, ...] | None = None
+    # df.isStreaming, asked once (on Spark Connect it is a round trip).
+    streaming: bool = False
+
+    def plan(self, keys: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """The stream's part of the plan (and the keys, once keyBy gave them)."""
+        return {
+            "planVersion": PLAN_VERSION,
+            "inputSchema": self.df.schema.jsonValue(),
+            "timestamp": self.timestamp,
+            **({} if keys is None else {"keys": list(keys)}),
+            "watermark": None if self.watermark is None else self.watermark.jsonValue(),
+            "arrival": self.arrival,
+            "channel": self.channel,
+            "channels": None if self.channels is None else list(self.channels),
+        }
+
+    def checked(self) -> _Source:
+        """This source, once the JVM's rules accept it."""
+        _ask(self, self.plan(), [self.watermark])
+        return self
 
     def describe(self) -> str:
         args = [repr(self.df)] + ([] if self.timestamp is None else [repr(self.timestamp)])
@@ -196,6 +249,47 @@ class _Windowing:
             text += f".withTimestampCombiner({_COMBINER_NAMES[self.timestampCombiner]!r})"
         return text
 
+    @property
+    def watermark(self) -> WatermarkStrategy | None:
+        """The plan's strategy: the stream's, or Storm's lag watermark for Storm windows in event
+        time on a bounded input (a stream needs one chosen; a chained one inherits its own)."""
+        source = self.source
+        if (
+            source.watermark is None
+            and isinstance(self.assigner, StormWindows)
+            and not self.assigner.arrivalOrder
+            and not source.streaming
+            and not source.inherited
+        ):
+            return WatermarkStrategy.forStormLag(self.assigner.lagMs)
+        return source.watermark
+
+    def plan(self, function: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The plan so far; with ``function``, the whole plan."""
+        watermark = self.watermark
+        plan = {
+            **self.source.plan(self.keys or ()),
+            "watermark": None if watermark is None else watermark.jsonValue(),
+            "assigner": self.assigner.jsonValue(),
+            "trigger": None if self.trigger is None else self.trigger.jsonValue(),
+            "evictor": None if self.evictor is None else self.evictor.jsonValue(),
+            "allowedLatenessMs": self.allowedLatenessMs,
+            "lateOutputTag": self.lateOutputTag,
+            "accumulationMode": self.accumulationMode,
+        }
+        if function is not None:
+            plan["function"] = function
+        elif self.timestampCombiner != "endOfWindow":  # what aggregate() or process() will get
+            plan["function"] = {"timestampCombiner": self.timestampCombiner}
+        return plan
+
+    def checked(self, function: dict[str, Any] | None = None, *more: Any) -> _Windowing:
+        """This windowing, once the JVM's rules accept it (with ``function``: the whole plan,
+        ``more`` the pieces of it the function adds, such as its aggregates)."""
+        pieces = [self.watermark, self.assigner, *_walk(self.trigger), self.evictor, *more]
+        _ask(self.source, self.plan(function), [p for p in pieces if p is not None])
+        return self
+
 
 def _countWindowing(
     source: _Source, keys: tuple[str, ...] | None, size: int, slide: int | None
@@ -205,7 +299,7 @@ def _countWindowing(
     if slide is None:
         return _Windowing(
             source, keys, GlobalWindows.create(), trigger=PurgingTrigger.of(CountTrigger.of(sizeN))
-        )
+        ).checked()
     slideN = toCount(slide, "slide")
     return _Windowing(
         source,
@@ -213,7 +307,7 @@ def _countWindowing(
         GlobalWindows.create(),
         trigger=CountTrigger.of(slideN),
         evictor=CountEvictor.of(sizeN),
-    )
+    ).checked()
 
 
 def _window(source: _Source, keys: tuple[str, ...] | None, assigner: object) -> _Windowing:
@@ -224,18 +318,12 @@ def _window(source: _Source, keys: tuple[str, ...] | None, assigner: object) -> 
             f"got {type(assigner).__name__} {assigner!r}"
         )
     if source.timestamp is None:
-        if not isinstance(assigner, StormWindows):
-            raise ValueError(
-                f"timestamp: {assigner!r} needs an event-time column, and this stream has none; "
-                "give one, e.g. sparkwin.stream(df, 'ts'). Only StormWindows run without one "
-                "(in arrival order, as Storm's default mode)"
-            )
-        if assigner.lagMs:
-            raise ValueError(
-                f"{assigner!r}: a lag is for event time; a stream without a timestamp has no "
-                "out-of-order tuples (arrival order), so leave withLag out"
-            )
-        return _Windowing(source, keys, replace(assigner, arrivalOrder=True))
+        # Storm's windows without a timestamp run in arrival order (Storm's default mode).
+        if isinstance(assigner, StormWindows):
+            assigner = replace(assigner, arrivalOrder=True)
+        return _Windowing(source, keys, assigner).checked()
+    if isinstance(assigner, JvmAssigner):  # the class says whether it works in event time
+        assigner = resolvedAssigner(source.df, source.timestamp, assigner)
     schema = source.df.schema
     for column in sorted(assigner.referencedColumns):
         what = f"{type(assigner).__name__}.withDynamicGap(column)"
@@ -245,22 +333,7 @@ def _window(source: _Source, keys: tuple[str, ...] | None, assigner: object) -> 
             what,
             "a dynamic gap needs an integral column of milliseconds (byte, short, int or long)",
         )
-    watermark = source.watermark
-    hasWatermarks = source.inherited or (watermark is not None and watermark.generatesWatermarks)
-    if isinstance(assigner, StormWindows) and watermark is not None and not hasWatermarks:
-        raise ValueError(
-            f"watermark: {assigner!r} runs in event time and needs watermarks, but the stream "
-            "was built with WatermarkStrategy.noWatermarks(); leave watermark out (Storm's lag "
-            "watermark is then used) or pass WatermarkStrategy.forStormLag(lag)"
-        )
-    if assigner.isEventTime and source.df.isStreaming and not hasWatermarks:
-        raise ValueError(
-            f"watermark: {assigner!r} is an event-time assigner and the DataFrame is streaming, "
-            "so the stream needs a watermark strategy; pass one, e.g. sparkwin.stream(df, "
-            f"{source.timestamp!r}, watermark=WatermarkStrategy.forBoundedOutOfOrderness("
-            "timedelta(seconds=5))), or use a processing-time assigner"
-        )
-    return _Windowing(source, keys, assigner)
+    return _Windowing(source, keys, assigner).checked()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -335,74 +408,49 @@ def stream(
         )
     if arrival is not None:
         _field(schema, _columnName(arrival, "arrival"), "arrival")
-        if df.isStreaming:
-            raise ValueError(
-                "arrival is for replaying a bounded DataFrame; a streaming DataFrame arrives "
-                "in its own order, so leave arrival out"
-            )
-    if (
-        df.isStreaming
-        and timestamp == EVENT_TIME_COLUMN
-        and "pane_timing" in schema.fieldNames()
-        and not _isUpstreamEventTime(_field(schema, timestamp, "timestamp"))
-    ):
-        raise ValueError(
-            f"timestamp: {timestamp!r} of results with an EARLIEST or LATEST timestamp combiner "
-            "is not event time downstream (Beam holds its watermark back for it; sparkwin does "
-            "not): chain on results with the default END_OF_WINDOW"
-        )
-    if df.isStreaming and timestamp in WINDOW_COLUMNS and timestamp != EVENT_TIME_COLUMN:
-        if EVENT_TIME_COLUMN in schema.fieldNames() and _isUpstreamEventTime(
-            schema[EVENT_TIME_COLUMN]
-        ):
-            raise ValueError(
-                f"timestamp: {timestamp!r} is a window bound of a sparkwin result; its event "
-                f"time is {EVENT_TIME_COLUMN!r} (the window's largest timestamp, as Flink's "
-                f"results carry it): use sw.stream(result, {EVENT_TIME_COLUMN!r}), which also "
-                "inherits the upstream watermark"
-            )
-    inherited = df.isStreaming and _isUpstreamEventTime(_field(schema, timestamp, "timestamp"))
-    if inherited and watermark is not None:
-        raise ValueError(
-            f"watermark: {timestamp!r} is a window bound of a sparkwin result on a stream, and a "
-            "pipeline on it inherits the upstream watermark (as Flink's downstream operators "
-            "do); leave watermark out. A second watermark would wait for this pipeline's own "
-            "input and hold the upstream windows back forever"
-        )
-    if inherited and channel is not None:
-        raise ValueError(
-            "channel: a pipeline on a sparkwin result inherits the upstream watermark; give "
-            "channel= to the upstream pipeline"
-        )
+    streaming = df.isStreaming
+    inherited = streaming and _isUpstreamEventTime(_field(schema, timestamp, "timestamp"))
     declared = None
     if channel is not None:
         field = _field(schema, _columnName(channel, "channel"), "channel")
-        _checkChannel(df, field, watermark)
+        _checkChannel(field)
         if channels is not None:
             declared = _declaredChannels(field, channels)
     elif channels is not None:
-        raise ValueError(
-            "channels: declares the values of the channel column, so it needs channel= too, "
-            "e.g. sw.stream(kafka, 'ts', channel='partition', channels=range(8), watermark=...)"
-        )
-    return DataStream(
-        _Source(df, timestamp, watermark, arrival, channel, inherited, channels=declared)
-    )
+        declared = _looseChannels(channels)  # for the JVM to say they need channel=
+    source = _Source(df, timestamp, watermark, arrival, channel, inherited, declared, streaming)
+    return DataStream(source.checked())
 
 
 def _arrivalOrder(
     df: DataFrame, watermark: object, arrival: object, channel: object, channels: object
 ) -> DataStream:
-    """A stream without event time: no watermarks, channels or replay, which all need one."""
-    given = (watermark, arrival, channel, channels)
-    for name, value in zip(("watermark", "arrival", "channel", "channels"), given, strict=True):
-        if value is not None:
-            raise ValueError(
-                f"{name}: a stream without a timestamp has no event time, so it takes no "
-                f"{name}; give the event-time column, e.g. sparkwin.stream(df, 'ts', "
-                f"{name}=...)"
-            )
-    return DataStream(_Source(df, None, None, None, None))
+    """A stream without event time: no watermarks, channels or replay, which all need one (the
+    JVM's rules say so, naming the argument)."""
+    if watermark is not None and not isinstance(watermark, WatermarkStrategy):
+        raise TypeError(
+            "watermark must be a WatermarkStrategy such as "
+            "WatermarkStrategy.forBoundedOutOfOrderness(5_000), or None, got "
+            f"{type(watermark).__name__} {watermark!r}"
+        )
+    source = _Source(
+        df,
+        None,
+        watermark,
+        None if arrival is None else _columnName(arrival, "arrival"),
+        None if channel is None else _columnName(channel, "channel"),
+        channels=None if channels is None else _looseChannels(channels),
+        streaming=df.isStreaming,
+    ).checked()
+    # What the rules let through is no event-time input at all (noWatermarks() at most).
+    return DataStream(replace(source, watermark=None))
+
+
+def _looseChannels(channels: object) -> tuple[str, ...]:
+    """Declared channels as the plan writes them, where no channel column says their type."""
+    if isinstance(channels, str | bytes) or not isinstance(channels, Iterable):
+        return ()
+    return tuple(str(c) for c in channels)
 
 
 def _declaredChannels(field: StructField, channels: object) -> tuple[str, ...]:
@@ -441,27 +489,13 @@ def _isUpstreamEventTime(field: StructField) -> bool:
     return bool(field.metadata.get(EVENT_TIME_METADATA, False))
 
 
-def _checkChannel(df: DataFrame, field: StructField, watermark: WatermarkStrategy | None) -> None:
+def _checkChannel(field: StructField) -> None:
     """A channel column identifies channels by value: no maps, no floating-point numbers."""
     if isinstance(field.dataType, MapType | FloatType | DoubleType | NullType):
         raise TypeError(
             f"channel: column {field.name!r} is {field.dataType.simpleString()}, which cannot "
             "name an input channel; use a column that identifies one, such as an int partition, "
             "a string shard id, or F.struct('topic', 'partition')"
-        )
-    if not df.isStreaming:
-        return
-    if watermark is None or not watermark.generatesWatermarks:
-        raise ValueError(
-            "watermark: channel= on a streaming DataFrame generates a watermark per channel, so "
-            "it needs a strategy, e.g. watermark=WatermarkStrategy.forBoundedOutOfOrderness("
-            "timedelta(seconds=5)).withIdleness(timedelta(minutes=1))"
-        )
-    if watermark.markerColumn is not None:
-        raise ValueError(
-            "watermark: punctuated watermarks cannot be generated per channel on a live stream "
-            "(a micro-batch does not order one channel's rows across partitions); use "
-            "WatermarkStrategy.forBoundedOutOfOrderness or forStormLag with channel="
         )
 
 
@@ -527,18 +561,14 @@ class DataStream:
                 raise ValueError(f"keyBy(columns) names {column!r} twice; list each key once")
             seen.add(column)
             field = _field(schema, column, "keyBy(columns)")
-            if column in OUTPUT_COLUMNS:
-                raise ValueError(
-                    f"keyBy(columns): key column {column!r} collides with the output column of "
-                    f"the same name ({', '.join(OUTPUT_COLUMNS)}); rename it first, e.g. "
-                    f"df.withColumnRenamed({column!r}, 'key_{column}')"
-                )
             if isinstance(field.dataType, MapType):
                 raise TypeError(
                     f"keyBy(columns): column {column!r} is {field.dataType.simpleString()}; "
                     "maps cannot be grouping keys, key by a column of another type"
                 )
-        return KeyedStream(self._source, tuple(columns))
+        keys = tuple(columns)
+        _ask(self._source, self._source.plan(keys), [])
+        return KeyedStream(self._source, keys)
 
     def windowAll(self, assigner: WindowAssigner) -> WindowedStream:
         """Window the whole stream without keys (one parallel instance, as in Flink).
@@ -651,29 +681,14 @@ class WindowedStream:
                 "trigger must be a sparkwin trigger such as CountTrigger.of(100) or "
                 f"AfterWatermark.pastEndOfWindow(), got {type(trigger).__name__} {trigger!r}"
             )
-        assigner = self._w.assigner
-        if isinstance(assigner, StormWindows):
-            raise ValueError(
-                "trigger: "
-                + _STORM_NO_TRIGGERS.format(what="trigger", goal="choose when windows fire")
-            )
-        if assigner.isMerging and not trigger.canMerge:
-            # The innermost trigger that cannot merge although all its children can.
-            culprit = next(
-                t for t in _walk(trigger) if not t.canMerge and all(c.canMerge for c in t.children)
-            )
-            inside = "" if culprit is trigger else f" (inside {trigger!r})"
-            raise ValueError(
-                f"trigger: {culprit!r}{inside} cannot merge its state, so it cannot be used with "
-                f"merging (session) windows such as {assigner!r}; use a trigger that can merge "
-                "(e.g. CountTrigger, EventTimeTrigger, ContinuousEventTimeTrigger or a Beam "
-                "trigger) or a non-session assigner"
-            )
         schema = self._w.source.df.schema
         for t in _walk(trigger):
             if isinstance(t, DeltaTrigger):
                 _checkDeltaColumns(schema, t.columns, "DeltaTrigger.of")
-        return WindowedStream(replace(self._w, trigger=trigger))
+        chosen = WindowedStream(replace(self._w, trigger=trigger).checked())
+        if namesClasses(trigger.jsonValue()):
+            chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
+        return chosen
 
     def evictor(self, evictor: Evictor) -> WindowedStream:
         """Evict elements of a fired window before (or after) the window function runs. The
@@ -690,13 +705,12 @@ class WindowedStream:
                 f"TimeEvictor.of(1_000) or DeltaEvictor.of(5.0, 'x'), got "
                 f"{type(evictor).__name__} {evictor!r}"
             )
-        if isinstance(self._w.assigner, StormWindows):
-            raise ValueError(
-                "evictor: " + _STORM_NO_TRIGGERS.format(what="evictor", goal="evict elements")
-            )
         if isinstance(evictor, DeltaEvictor):
             _checkDeltaColumns(self._w.source.df.schema, evictor.columns, "DeltaEvictor.of")
-        return WindowedStream(replace(self._w, evictor=evictor))
+        chosen = WindowedStream(replace(self._w, evictor=evictor).checked())
+        if namesClasses(evictor.jsonValue()):
+            chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
+        return chosen
 
     def allowedLateness(self, lateness: Any) -> WindowedStream:
         """Keep event-time windows for `lateness` (``timedelta`` or int milliseconds, >= 0)
@@ -707,15 +721,7 @@ class WindowedStream:
             windowed.allowedLateness(timedelta(minutes=1))
         """
         millis = toMillis(lateness, "lateness", allowZero=True)
-        if millis and isinstance(self._w.assigner, StormWindows):
-            raise ValueError(
-                "lateness: "
-                + _STORM_NO_TRIGGERS.format(
-                    what="allowed lateness", goal="fire windows again for late data"
-                )
-                + "; Storm's withLag(lag) lets out-of-order elements wait instead"
-            )
-        return WindowedStream(replace(self._w, allowedLatenessMs=millis))
+        return WindowedStream(replace(self._w, allowedLatenessMs=millis).checked())
 
     def sideOutputLateData(self, tag: str) -> WindowedStream:
         """Send late elements (every window of theirs already closed) to the side output
@@ -733,7 +739,7 @@ class WindowedStream:
             raise ValueError(
                 f"tag {tag!r} is the name of the error side output; choose another, e.g. 'late'"
             )
-        return WindowedStream(replace(self._w, lateOutputTag=tag))
+        return WindowedStream(replace(self._w, lateOutputTag=tag).checked())
 
     def accumulationMode(self, mode: str) -> WindowedStream:
         """Beam's accumulation mode: with ``"accumulating"`` (the default) each pane carries
@@ -750,7 +756,7 @@ class WindowedStream:
             )
         if mode not in ACCUMULATION_MODES:
             raise ValueError(f"mode must be 'accumulating' or 'discarding', got {mode!r}")
-        return WindowedStream(replace(self._w, accumulationMode=mode))
+        return WindowedStream(replace(self._w, accumulationMode=mode).checked())
 
     def withTimestampCombiner(self, combiner: str) -> WindowedStream:
         """Beam's timestamp combiner: which event time a result's ``window_time`` carries.
@@ -770,11 +776,9 @@ class WindowedStream:
                 "combiner must be 'END_OF_WINDOW', 'EARLIEST' or 'LATEST' (Beam's "
                 f"TimestampCombiner), got {combiner!r}"
             )
-        if self._w.source.timestamp is None:
-            raise ValueError(
-                "withTimestampCombiner: a stream without a timestamp has no event time to combine"
-            )
-        return WindowedStream(replace(self._w, timestampCombiner=_COMBINERS[combiner.upper()]))
+        return WindowedStream(
+            replace(self._w, timestampCombiner=_COMBINERS[combiner.upper()]).checked()
+        )
 
     def aggregate(self, *aggregates: Aggregate) -> Pipeline:
         """End the pipeline with declarative aggregates (at least one), computed by the JVM.
@@ -795,8 +799,6 @@ class WindowedStream:
                 "aggregate(sw.agg.count()); use process(fn, schema) for a Python function"
             )
         schema = self._w.source.df.schema
-        keys = set(self.keys)
-        aliases: set[str] = set()
         for i, a in enumerate(aggregates):
             if not isinstance(a, Aggregate):
                 raise TypeError(
@@ -813,23 +815,6 @@ class WindowedStream:
                         + (f" for {param}" if param != "column" else "")
                         + a.typeFix(param)
                     )
-            alias = a.outputAlias
-            if alias in OUTPUT_COLUMNS:
-                raise ValueError(
-                    f"alias {alias!r} of {a!r} collides with the output column of the same name "
-                    f"({', '.join(OUTPUT_COLUMNS)}); choose another with .alias(name)"
-                )
-            if alias in keys:
-                raise ValueError(
-                    f"alias {alias!r} of {a!r} collides with the key column {alias!r}; choose "
-                    "another with .alias(name)"
-                )
-            if alias in aliases:
-                raise ValueError(
-                    f"alias {alias!r} is used by more than one aggregate; give each a distinct "
-                    "name with .alias(name)"
-                )
-            aliases.add(alias)
         function: dict[str, Any] = {
             "kind": "aggregate",
             "aggregates": [a.jsonValue() for a in aggregates],
@@ -837,7 +822,8 @@ class WindowedStream:
         if self._w.timestampCombiner != "endOfWindow":  # absent: the default, END_OF_WINDOW
             function["timestampCombiner"] = self._w.timestampCombiner
         description = f"{self._w.describe()}.aggregate({', '.join(repr(a) for a in aggregates)})"
-        return Pipeline(self._w.source.df, self._plan(function), description=description)
+        plan = self._plan(function, *aggregates)
+        return Pipeline(self._w.source.df, plan, description=description)
 
     def process(self, fn: Callable[[Any, Any, Any], Any], schema: StructType | str) -> Pipeline:
         """End the pipeline with a Python function called once per fired pane as
@@ -869,12 +855,10 @@ class WindowedStream:
                     "fn must accept three positional arguments (key, window, pdf); "
                     f"{getattr(fn, '__name__', repr(fn))}{signature} does not"
                 ) from None
-        if self._w.timestampCombiner != "endOfWindow":
-            raise ValueError(
-                "withTimestampCombiner is for aggregate(): a process function's rows are its own"
-            )
         outputSchema = _outputSchema(schema)
-        function = {"kind": "process", "outputSchema": outputSchema.jsonValue()}
+        function: dict[str, Any] = {"kind": "process", "outputSchema": outputSchema.jsonValue()}
+        if self._w.timestampCombiner != "endOfWindow":  # for the JVM's rules to refuse
+            self._w.checked({**function, "timestampCombiner": self._w.timestampCombiner})
         name = getattr(fn, "__qualname__", None) or repr(fn)
         description = f"{self._w.describe()}.process({name}, {outputSchema.simpleString()!r})"
         return Pipeline(
@@ -885,35 +869,14 @@ class WindowedStream:
             description=description,
         )
 
-    def _plan(self, function: dict[str, Any]) -> dict[str, Any]:
-        w = self._w
-        source = w.source
-        watermark = None if source.watermark is None else source.watermark.jsonValue()
-        if (
-            source.watermark is None
-            and isinstance(w.assigner, StormWindows)
-            and not w.assigner.arrivalOrder
-        ):
-            watermark = WatermarkStrategy.forStormLag(w.assigner.lagMs).jsonValue()
-        plan = {
-            "planVersion": PLAN_VERSION,
-            "inputSchema": source.df.schema.jsonValue(),
-            "timestamp": source.timestamp,
-            "keys": list(self.keys),
-            "watermark": watermark,
-            "arrival": source.arrival,
-            "channel": source.channel,
-            "channels": None if source.channels is None else list(source.channels),
-            "assigner": w.assigner.jsonValue(),
-            "trigger": None if w.trigger is None else w.trigger.jsonValue(),
-            "evictor": None if w.evictor is None else w.evictor.jsonValue(),
-            "allowedLatenessMs": w.allowedLatenessMs,
-            "lateOutputTag": w.lateOutputTag,
-            "accumulationMode": w.accumulationMode,
-            "ansi": _ansi(source.df),
-            "function": function,
-        }
+    def _plan(self, function: dict[str, Any], *pieces: Any) -> dict[str, Any]:
+        """The whole plan, once the JVM's rules accept it (``pieces``: what ``function`` adds)."""
+        self._w.checked(function, *pieces)
+        plan = self._w.plan()
+        plan.pop("function", None)  # a combiner's placeholder: `function` carries it now
+        plan.update(ansi=_ansi(self._w.source.df), function=function)
         validatePlan(plan)  # the contract the jar holds plans to (contract.json)
+        checkPlan(self._w.source.df, plan)  # a user's classes: the JVM builds them, or says why not
         return plan
 
     def __repr__(self) -> str:

@@ -5,9 +5,9 @@ elements, watermarks, idleness and processing time go in by hand, results come o
 It needs a SparkSession only for the JVM. Values: timestamps are epoch milliseconds (ints) on
 the way out; ``datetime`` or ints on the way in.
 
-The harness also keeps a run log (``runLog()``): every call, what became of each element, which
-panes fired when and the watermarks after each call, for ``sparkwin.plot.timeline``. It is kept
-in Python from the engine's counters, so the engine needs nothing of its own for it.
+The harness also keeps a run log (``runLog()``): every call, what became of each element (as
+the engine decided it, returned by the call), which panes fired when (from the engine's count)
+and the watermarks after each call, for ``sparkwin.plot.timeline``.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, DateType, DecimalType, StructType, TimestampType
 
 from sparkwin import _connect
-from sparkwin._jvm import entryPoint, translated
+from sparkwin._jvm import entryPoint
 from sparkwin._runtime import PaneWindow, describe
+from sparkwin.errors import translated
 from sparkwin.pipeline import Pipeline
 
 __all__ = ["WindowHarness", "PaneWindow", "RunLog", "Step", "FiredPane"]
@@ -109,10 +110,6 @@ def _checkValue(name: str, value: Any, dataType: DataType) -> None:
             )
 
 
-# The engine counters whose change during a call says what became of the element it fed.
-_DROPPED = ("droppedLate", "droppedNoWindow", "droppedClosedWindow")
-
-
 @dataclass(frozen=True, slots=True)
 class Step:
     """One call of a harness run (see ``WindowHarness.runLog``).
@@ -124,10 +121,10 @@ class Step:
         value: the element's event time, the watermark or the processing time given (epoch ms;
             None when the element had no usable timestamp).
         key: the element's key values, in ``keyBy`` order (``()`` for ``windowAll``).
-        fate: what became of the element: ``"accepted"``, ``"late"`` (to the late side
-            output), ``"dropped"`` (late or in no window, counted) or ``"error"`` (no usable
-            timestamp: see the ``errors`` output; the engine counts no other errors, so an
-            element refused for a bad dynamic gap shows as accepted). None for other calls.
+        fate: what became of the element, as the engine decided it: ``"accepted"`` (in a
+            window), ``"late"`` (to the late side output), ``"dropped"`` (late, in no window or
+            in a closed one, counted) or ``"error"`` (to the ``errors`` output: no usable
+            timestamp, or a bad dynamic gap). None for other calls.
         panes: how many panes fired during the call.
         watermark: the engine's watermark after the call: the valve's output (None before the
             first), ``2**63 - 1`` (+infinity) from ``endOfInput()`` on.
@@ -245,7 +242,7 @@ class WindowHarness:
         self._steps: list[Step] = []
         self._paneSteps: list[int] = []  # the step of every pane fired, in firing order
         self._panes: list[FiredPane] = []  # the panes pulled so far, in firing order
-        self._counts = self._counters() if record else {}
+        self._fired = self._panesFired() if record else 0  # the engine's count of panes
 
     def _checkChannel(self, channel: int) -> int:
         if isinstance(channel, bool) or not isinstance(channel, int):
@@ -267,7 +264,11 @@ class WindowHarness:
         for f in self._input.fields:
             _checkValue(f.name, row.get(f.name), f.dataType)
         with translated():
-            self._handle.processElement(json.dumps(_toJson(dict(row))), self._checkChannel(channel))
+            fate = str(
+                self._handle.processElement(
+                    json.dumps(_toJson(dict(row))), self._checkChannel(channel)
+                )
+            )
         if self._recording:
             ts = row.get(self._tsColumn)
             self._record(
@@ -275,6 +276,7 @@ class WindowHarness:
                 channel,
                 _millis(ts, "timestamp") if isinstance(ts, int | dt.datetime) else None,
                 key=tuple(row.get(k) for k in self._keyColumns),
+                fate=fate,
                 watermarkMoves=self._generate,  # punctuated strategies emit per element
             )
 
@@ -374,8 +376,8 @@ class WindowHarness:
                 )
         self._pending.extend(entries)
 
-    def _counters(self) -> dict[str, int]:
-        return {k: int(v) for k, v in json.loads(self._handle.metrics()).items()}
+    def _panesFired(self) -> int:
+        return int(self._handle.panesFired())
 
     def _record(
         self,
@@ -383,25 +385,15 @@ class WindowHarness:
         channel: int | None,
         value: int | None,
         key: tuple[Any, ...] | None = None,
+        fate: str | None = None,
         watermarkMoves: bool = True,
     ) -> None:
-        """Appends a call to the run log. The counters' change says how many panes the call
-        fired and what became of its element; the watermarks are read only after calls that
-        can move them."""
-        counts = self._counters()
-        before, self._counts = self._counts, counts
-        fired = counts["panesFired"] - before["panesFired"]
+        """Appends a call to the run log: ``fate`` is what the engine said of the call's element;
+        the change of the engine's pane count says how many panes the call fired; the watermarks
+        are read only after calls that can move them."""
+        fired = self._panesFired()
+        fired, self._fired = fired - self._fired, fired
         self._paneSteps.extend([len(self._steps)] * fired)
-        fate = None
-        if kind == "element":
-            if counts["elementsIn"] == before["elementsIn"]:
-                fate = "error"
-            elif counts["lateSideOutput"] > before["lateSideOutput"]:
-                fate = "late"
-            elif any(counts[c] > before[c] for c in _DROPPED):
-                fate = "dropped"
-            else:
-                fate = "accepted"
         last = self._steps[-1] if self._steps else None
         if watermarkMoves or last is None:
             watermark = self.currentWatermark()

@@ -3,11 +3,13 @@ package sparkwin.core
 /** An input row as the engine sees it: positional fields, no Spark types.
   *
   * Runtimes wrap their own rows (an array for the local runtime, a Spark Row on Spark), so
-  * the engine never copies a row it only aggregates.
+  * the engine never copies a row it only aggregates. It is the row extensions see
+  * (`sparkwin.api.Input`), so they get it without a copy either.
   */
-trait Record {
+trait Record extends sparkwin.api.Input {
   def length: Int
-  def get(i: Int): Any
+  // AnyRef, as the Java interface it implements says (Scala 2.12 holds overrides to it).
+  def get(i: Int): AnyRef
   def isNullAt(i: Int): Boolean = get(i) == null
 
   /** A numeric or time field as a long (timestamps as epoch milliseconds). */
@@ -23,7 +25,7 @@ trait Record {
 /** The local runtime's record: an array of field values. */
 final class ArrayRecord(val values: Array[Any]) extends Record {
   def length: Int = values.length
-  def get(i: Int): Any = values(i)
+  def get(i: Int): AnyRef = values(i).asInstanceOf[AnyRef]
   override def toArray: Array[Any] = values
   override def toString: String = values.mkString("ArrayRecord(", ", ", ")")
   override def equals(o: Any): Boolean = o match {
@@ -58,7 +60,7 @@ object EventTime {
 }
 
 /** A stored element of a window: its timestamp and its record. */
-final case class Element(timestamp: Long, record: Record)
+final case class Element(timestamp: Long, record: Record) extends sparkwin.api.Element
 
 /** Conversions between the value kinds that reach the engine. */
 object Values {

@@ -15,7 +15,8 @@ trait Operator {
   /** Which algorithm and state layout run it ([[Selection]]). */
   def choice: Selection.Choice
 
-  def processElement(record: Record, timestamp: Long): Unit
+  /** An element of the current key; what became of it. */
+  def processElement(record: Record, timestamp: Long): ElementFate
 
   /** `count` elements whose windows are those of `ts`, folded into `partial` (Spark's map-side
     * combine; only for [[Selection.combinable]] specs). The operator only reads `partial` during

@@ -42,9 +42,14 @@ final class WindowOperator private (
   def currentWatermark: Long = watermark
   def currentProcessingTime: Long = processingTime
 
-  def processElement(record: Record, timestamp: Long): Unit = {
+  // What became of the element being processed: accepted unless the algorithm says otherwise.
+  private var fate: ElementFate = ElementFate.Accepted
+
+  def processElement(record: Record, timestamp: Long): ElementFate = {
     metrics.elementsIn += 1
+    fate = ElementFate.Accepted
     algorithm.processElement(record, timestamp)
+    fate
   }
 
   def processPartial(ts: Long, partial: Array[Accumulator], count: Long): Unit = {
@@ -79,8 +84,22 @@ final class WindowOperator private (
   /** An element whose windows are all gone: to the late side output when the pipeline has one,
     * else counted as dropped. Never lost silently.
     */
-  def late(record: Record, timestamp: Long): Unit =
+  def late(record: Record, timestamp: Long): Unit = {
+    fate = if (spec.lateOutput) ElementFate.Late else ElementFate.Dropped
     metrics.late(spec.lateOutput, output, backend.currentKey, record, timestamp)
+  }
+
+  /** An element that falls in no window (sliding windows with gaps), counted. */
+  def droppedNoWindow(): Unit = {
+    fate = ElementFate.Dropped
+    metrics.droppedNoWindow += 1
+  }
+
+  /** An element whose every window a finished trigger closed (Beam), counted. */
+  def droppedClosedWindow(): Unit = {
+    fate = ElementFate.Dropped
+    metrics.droppedClosedWindow += 1
+  }
 
   /** A pre-aggregated group whose windows are all gone: counted (a combinable pipeline has no
     * late side output).

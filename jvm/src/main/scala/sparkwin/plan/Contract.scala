@@ -42,6 +42,9 @@ object Contract {
   /** A result's event time (the window's largest timestamp, as Flink's results carry it). */
   val eventTimeColumn: String = output.get("eventTimeColumn").asText
   val paneColumns: Seq[String] = strings(output.get("paneColumns"))
+
+  /** The columns every aggregate result has besides its keys and aggregates. */
+  val outputColumns: Seq[String] = windowColumns ++ paneColumns
   val paneSeqColumn: String = output.get("paneSeqColumn").asText
   val firedAtColumn: String = output.get("firedAtColumn").asText
   val errorColumn: String = output.get("errorColumn").asText
@@ -58,7 +61,45 @@ object Contract {
   val channelWatermarkField: String = channelFields.get("channelWatermark").asText
   val channelIdleField: String = channelFields.get("idle").asText
 
+  /** What the harness says became of an element (`runtime.harness.Harness.processElement`). */
+  val elementFates: Seq[String] = strings(root.get("harness").get("elementFates"))
+
   private def strings(n: JsonNode): Seq[String] = n.elements().asScala.map(_.asText).toSeq
+
+  /** The fields of a `kind` of plan `section` that hold more of the same section (a trigger's
+    * nested triggers): (field, whether it is a list).
+    */
+  def nestedFields(section: String, kind: String): Seq[(String, Boolean)] =
+    Option(plan.get("sections").get(section).get("kinds").get(kind)).toSeq.flatMap { fields =>
+      fields
+        .fieldNames()
+        .asScala
+        .map(f => (f, fields.get(f).asText))
+        .collect {
+          case (f, spec) if spec.startsWith(s"@$section") => (f, spec.stripSuffix("?").endsWith("]"))
+        }
+        .toSeq
+    }
+
+  // ---------------------------------------------------------------------------------------
+  // The Spark Connect message (connect.SparkwinRelationPlugin reads it, Python writes it).
+
+  private val connect = root.get("connect")
+
+  /** The type URL of the `google.protobuf.Any` the message travels in. */
+  val connectTypeUrl: String = connect.get("typeUrl").asText
+
+  /** A field of the message: its number and its type (string, bool or relation). */
+  def connectField(name: String): (Int, String) = {
+    val f = Option(connect.get("fields").get(name))
+      .getOrElse(throw new IllegalStateException(s"contract.json's connect message has no field '$name'"))
+    (f.get("number").asInt, f.get("type").asText)
+  }
+
+  /** An operation a client may ask for, as it travels (`windowed`, `describe`, ...). */
+  def connectOperation(name: String): String =
+    if (strings(connect.get("operations")).contains(name)) name
+    else throw new IllegalStateException(s"contract.json's connect message has no operation '$name'")
 
   /** The column types an aggregate's column parameters take: parameter -> (types, words). */
   def aggregateInputs(fn: String): Seq[(String, Set[String], String)] =
@@ -117,6 +158,12 @@ object Contract {
         if (!value.isTextual || value.asText.isEmpty) fail(s"$path must be a non-empty string, got $value")
       case "schema" =>
         if (!value.isObject || value.path("type").asText != "struct") fail(s"$path must be a struct schema")
+      case "params" =>
+        val scalar = (v: JsonNode) => v.isTextual || v.isNumber || v.isBoolean
+        if (
+          !value.isObject || !value.properties().asScala.forall(e => e.getKey.nonEmpty && scalar(e.getValue))
+        )
+          fail(s"$path must map names to strings, numbers or booleans, got $value")
       case choice if choice.contains("|") =>
         if (!choice.split('|').contains(value.asText) || !value.isTextual)
           fail(s"$path must be one of ${choice.split('|').mkString(", ")}, got $value")

@@ -51,7 +51,9 @@ final case class Plan(
     hasTimestamp && inputSchema.fields(timestampColumn).metadata.contains(Contract.eventTimeMetadata)
 }
 
-/** Thrown for a plan the JVM cannot accept; Python checks first, so this is a second line. */
+/** Thrown for a plan the JVM cannot accept: off the contract, or breaking a rule of
+  * [[PlanRules]] (which Python's builder asks as it goes, so a builder's plan rarely meets it).
+  */
 final class PlanException(message: String) extends IllegalArgumentException(message)
 
 object PlanDecoder {
@@ -71,13 +73,17 @@ object PlanDecoder {
     decoded.computeIfAbsent(json, j => decode(j))
   }
 
-  def decode(json: String): Plan = {
+  /** The plan of `json`, refused if it is off the contract or breaks a rule of [[PlanRules]];
+    * `streaming`: whether the input is a stream, where the caller knows.
+    */
+  def decode(json: String, streaming: Option[Boolean] = None): Plan = {
     val root = mapper.readTree(json)
     val version = int(root, "planVersion")
     if (version != SupportedVersion)
       throw new PlanException(
         s"plan version $version is not supported by this jar (it reads version $SupportedVersion)"
       )
+    PlanRules.refuse(root, streaming) // first: a rule's message says more than the contract's
     Contract.validate(root)
     val schema = DataType.fromJson(mapper.writeValueAsString(root.get("inputSchema"))) match {
       case s: StructType => s
@@ -94,26 +100,8 @@ object PlanDecoder {
     val keys = root.get("keys").elements().asScala.map(k => columns.index(k.asText, "keys")).toIndexedSeq
     val watermark = optional(root, "watermark").map(decodeWatermark(_, columns))
     val assigner = decodeAssigner(root.get("assigner"), columns)
-    val arrivalOrder = assigner match {
-      case s: StormWindows => !s.isEventTime
-      case _ => false
-    }
-    if (arrivalOrder != (ts < 0))
-      throw new PlanException(
-        if (ts < 0) "a plan without a timestamp runs only Storm windows in arrival order (eventTime false)"
-        else "Storm windows in arrival order (eventTime false) take no timestamp"
-      )
-    if (
-      ts < 0 && (watermark.isDefined || optional(root, "channel").isDefined || optional(
-        root,
-        "arrival"
-      ).isDefined)
-    )
-      throw new PlanException("a plan without a timestamp takes no watermark, channel or arrival")
     val declared =
       optional(root, "channels").fold(Seq.empty[String])(_.elements().asScala.map(_.asText).toSeq)
-    if (declared.nonEmpty && optional(root, "channel").isEmpty)
-      throw new PlanException("channels are declared values of the channel column: give channel= too")
     try ChannelWatermarks.checked(declared)
     catch { case e: IllegalArgumentException => throw new PlanException(e.getMessage) }
     val trigger = optional(root, "trigger")
@@ -128,9 +116,8 @@ object PlanDecoder {
         // Beam's EARLIEST/LATEST: one more aggregate over the timestamp gives window_time.
         val combined = combiner match {
           case "endOfWindow" => IndexedSeq.empty
-          case "earliest" if ts >= 0 => IndexedSeq(Aggregate.Min(WindowTimeAlias, ts))
-          case "latest" if ts >= 0 => IndexedSeq(Aggregate.Max(WindowTimeAlias, ts))
-          case other => throw new PlanException(s"timestampCombiner '$other' needs a timestamp")
+          case "earliest" => IndexedSeq(Aggregate.Min(WindowTimeAlias, ts))
+          case "latest" => IndexedSeq(Aggregate.Max(WindowTimeAlias, ts)) // PlanRules: ts >= 0
         }
         (WindowFunction.Aggregates(aggs.map(_._1) ++ combined), aggs.map(_._2), None)
       case "process" =>
@@ -185,7 +172,14 @@ object PlanDecoder {
         )
       )
     def field(i: Int): StructField = schema.fields(i)
+    def forExtensions: Extensions.Columns = new Extensions.Columns(index, field)
   }
+
+  /** The assigner and a trigger of a plan's JSON, for [[PlanRules]] (which ask what they are). */
+  private[plan] def assignerOf(n: JsonNode, schema: StructType): WindowAssigner =
+    decodeAssigner(n, new Columns(schema))
+  private[plan] def triggerOf(n: JsonNode, schema: StructType): Trigger =
+    decodeTrigger(n, new Columns(schema))
 
   private def decodeWatermark(n: JsonNode, columns: Columns): WatermarkStrategy = {
     val idle = optional(n, "idleTimeoutMs").map(_.asLong)
@@ -218,6 +212,7 @@ object PlanDecoder {
             bool(n, "eventTime")
           )
         case "global" => GlobalWindows
+        case "jvm" => Extensions.assigner(n, columns.forExtensions)
         case "storm" =>
           val length = stormSize(n.get("length"))
           val slide = optional(n, "slide").map(stormSize).getOrElse(length)
@@ -261,16 +256,18 @@ object PlanDecoder {
       case "afterFirst" => AfterFirst(list("triggers"))
       case "afterAll" => AfterAll(list("triggers"))
       case "orFinally" => OrFinally(nested("main"), nested("until"))
+      case "jvm" => Extensions.trigger(n, columns.forExtensions)
       case other => throw new PlanException(s"unknown trigger kind '$other'")
     }
   }
 
   private def decodeEvictor(n: JsonNode, columns: Columns): Evictor = guard {
-    val after = bool(n, "doEvictAfter")
+    def after = bool(n, "doEvictAfter")
     str(n, "kind") match {
       case "count" => CountEvictor(long(n, "maxCount"), after)
       case "time" => TimeEvictor(long(n, "windowSizeMs"), after)
       case "delta" => DeltaEvictor(n.get("threshold").asDouble, delta(n, columns), after)
+      case "jvm" => Extensions.evictor(n, columns.forExtensions)
       case other => throw new PlanException(s"unknown evictor kind '$other'")
     }
   }
@@ -299,6 +296,7 @@ object PlanDecoder {
     }
     def ord = columns.index(str(n, "ord"), s"aggregate $alias")
     fn match {
+      case "jvm" => Extensions.aggregate(n, alias, columns.forExtensions)
       case "stddev" | "stddevSamp" | "stddevPop" | "variance" | "varSamp" | "varPop" =>
         val sample = !fn.endsWith("Pop")
         (

@@ -34,8 +34,9 @@ object PythonEntryPoint {
   /** Checks a plan and returns its output schemas as JSON: {"result", "pane", "errors",
     * "union"} (Spark schema JSON each) plus "timerDomains", "timeMode" (whether Spark wakes key
     * groups on its watermark: "EventTime" or "None"), the stateful "operator" of this jar's Spark
-    * line and how it is woken ("timers", in Spark's terms), and the "algorithm" the Spark
-    * runtimes run it on.
+    * line and how it is woken ("timers", in Spark's terms), the "algorithm" the Spark runtimes
+    * run it on, and what the "assigner" is ({"eventTime", "merging"}: Python's builder asks it
+    * of a user's assigner).
     */
   def describe(planJson: String, java8Time: Boolean): String = {
     val plan = PlanDecoder.decode(planJson)
@@ -52,14 +53,31 @@ object PythonEntryPoint {
     node.put("operator", SparkShim.Operator)
     node.put("timers", SparkShim.timers(plan))
     node.put("algorithm", Selection.choose(plan.spec, packable = false).toString)
+    val assigner = node.putObject("assigner")
+    assigner.put("eventTime", plan.spec.assigner.isEventTime)
+    assigner.put("merging", plan.spec.assigner.isMerging)
     mapper.writeValueAsString(node)
   }
+
+  /** The first rule of [[PlanRules]] the plan so far breaks, for Python's builder to raise
+    * after each step: JSON `{"rule": ..., "message": ...}` with the plan's pieces as
+    * `{/pointer}`s in the message (Python names them as the user wrote them), or `null`.
+    */
+  def validate(planJson: String, streaming: Boolean): String =
+    PlanRules.check(mapper.readTree(planJson), Some(streaming)) match {
+      case None => "null"
+      case Some(r) =>
+        val node = mapper.createObjectNode()
+        node.put("rule", r.rule)
+        node.put("message", r.message)
+        mapper.writeValueAsString(node)
+    }
 
   /** Runs the plan on `df` (streaming or bounded); the union of all outputs
     * (see [[OutputLayout]]).
     */
   def windowed(df: Dataset[Row], planJson: String): DataFrame =
-    SparkRuntime.windowed(df.toDF(), PlanDecoder.decode(planJson))
+    SparkRuntime.windowed(df.toDF(), PlanDecoder.decode(planJson, Some(df.isStreaming)))
 
   /** Refuses a streaming checkpoint written by another Spark line's runtime (see
     * [[Checkpoints]]), before `df`'s query starts.
@@ -69,7 +87,7 @@ object PythonEntryPoint {
 
   /** Replays a bounded DataFrame with live-stream semantics (see [[ReplayRuntime]]). */
   def replay(df: Dataset[Row], planJson: String, endOfInput: Boolean): ReplayHandle =
-    ReplayRuntime.replay(df.toDF(), PlanDecoder.decode(planJson), endOfInput)
+    ReplayRuntime.replay(df.toDF(), PlanDecoder.decode(planJson, Some(df.isStreaming)), endOfInput)
 
   /** A test harness for the plan (sparkwin.testing.WindowHarness). */
   def harness(planJson: String, channels: Int, generateWatermarks: Boolean): Harness =

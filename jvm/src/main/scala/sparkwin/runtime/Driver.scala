@@ -3,7 +3,7 @@ package sparkwin.runtime
 import sparkwin.core.{EventTime, Record, RecordError, Values}
 import sparkwin.core.agg.Accumulator
 import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
-import sparkwin.operator.{Emitter, Operator, OperatorSpec, WindowOperator}
+import sparkwin.operator.{ElementFate, Emitter, Operator, OperatorSpec, WindowOperator}
 import sparkwin.operator.store.KeyedBackend
 
 /** The one loop that feeds an operator: every runtime (Spark streaming, batch, replay, the local
@@ -50,10 +50,12 @@ class Driver(
   // ---------------------------------------------------------------------------------------
   // Elements
 
-  /** A record as it arrived on `channel`: its timestamp read from the event-time column. */
-  final def processRecord(record: Record, channel: Int = 0): Unit = {
+  /** A record as it arrived on `channel`: its timestamp read from the event-time column.
+    * Returns what became of it.
+    */
+  final def processRecord(record: Record, channel: Int = 0): ElementFate = {
     val ts = timestampOf(record)
-    if (ts != null) processElement(record, ts.longValue, channel)
+    if (ts != null) processElement(record, ts.longValue, channel) else ElementFate.Error
   }
 
   /** The record's event time, or null after routing the record to the error output (a null
@@ -68,17 +70,19 @@ class Driver(
       else { output.emitError(record, EventTime.outOfRange(ts)); null }
     }
 
-  /** An element with its event time, on `channel`. */
-  def processElement(record: Record, timestamp: Long, channel: Int = 0): Unit = {
+  /** An element with its event time, on `channel`; what became of it. */
+  def processElement(record: Record, timestamp: Long, channel: Int = 0): ElementFate = {
     checkChannel(channel)
     select(keyOf(record))
-    try operator.processElement(record, timestamp)
-    catch { case e: RecordError => output.emitError(record, e.getMessage) }
+    val fate =
+      try operator.processElement(record, timestamp)
+      catch { case e: RecordError => output.emitError(record, e.getMessage); ElementFate.Error }
     if (generators != null) {
       val now = operator.currentProcessingTime
       generators(channel).onEvent(record, timestamp, now)
       ticks.foreach(_.onElement(channel, now))
     }
+    fate
   }
 
   /** `count` elements of `key` pre-aggregated into `partial` (see `Selection.combinable`). */

@@ -152,6 +152,30 @@ object Aggregate {
     def newAccumulator(): Accumulator = new PercentileAcc(column, this)
   }
 
+  /** A user's aggregate (`sparkwin.api.Aggregate`, from the user's jar) over `columns`, whose
+    * results become `result` (one of [[Extension.ResultTypes]]). `description` is how the
+    * pipeline named it.
+    */
+  final case class Extension(
+      alias: String,
+      override val columns: Seq[Int],
+      className: String,
+      impl: sparkwin.api.Aggregate,
+      result: String,
+      description: String
+  ) extends Aggregate {
+    def column: Int = columns.headOption.getOrElse(-1)
+    val version: Int = impl.version
+    def newAccumulator(): Accumulator = new ExtensionAcc(this, impl.newAccumulator())
+    override def toString: String = description
+  }
+
+  object Extension {
+
+    /** The result types a user's aggregate may have (Spark's names), each a plain Java value. */
+    val ResultTypes: Seq[String] = Seq("bigint", "int", "double", "string", "boolean")
+  }
+
   /** Orders the values min/max compare: numbers numerically, strings, timestamps, booleans. */
   val valueOrdering: Ordering[Any] = new Ordering[Any] {
     def compare(a: Any, b: Any): Int = (a, b) match {
@@ -355,4 +379,73 @@ final class CollectAcc(column: Int, distinct: Boolean) extends Accumulator {
   def copy(): Accumulator = { val c = new CollectAcc(column, distinct); c.merge(this); c }
   def save: Array[Any] = values.toArray.asInstanceOf[Array[Any]]
   def restore(f: Array[Any]): Unit = { values.clear(); f.foreach(offer) }
+}
+
+/** A user's accumulator. Its saved fields start with the aggregate's class and version, so a
+  * checkpoint written by another class or version is refused by name instead of misread; its
+  * result is converted to the declared type, so Spark's rows get the Java type they expect.
+  */
+final class ExtensionAcc(spec: Aggregate.Extension, val impl: sparkwin.api.Aggregate.Accumulator)
+    extends Accumulator {
+  def add(record: Record, ts: Long): Unit = impl.add(record, ts)
+  def merge(other: Accumulator): Unit = impl.merge(other.asInstanceOf[ExtensionAcc].impl)
+
+  def result: Any = impl.result match {
+    case null => null
+    case v =>
+      (spec.result, v) match {
+        case ("bigint", n: java.lang.Number) => n.longValue
+        case ("int", n: java.lang.Number) => n.intValue
+        case ("double", n: java.lang.Number) => n.doubleValue
+        case ("string", s: String) => s
+        case ("boolean", b: java.lang.Boolean) => b
+        case _ =>
+          throw new IllegalStateException(
+            s"${spec.description} returned a ${v.getClass.getName} where its resultType is ${spec.result}"
+          )
+      }
+  }
+
+  def copy(): Accumulator = { val c = spec.newAccumulator(); c.restore(save); c }
+
+  def save: Array[Any] = {
+    val fields = impl.save
+    val out = new Array[Any](fields.length + 2)
+    out(0) = spec.className
+    out(1) = spec.version
+    var i = 0
+    while (i < fields.length) {
+      val v = fields(i)
+      if (!ExtensionAcc.storable(v))
+        throw new IllegalArgumentException(
+          s"${spec.description} saves a ${v.getClass.getName}: accumulators save Long, Integer, " +
+            "Double, Boolean, String or byte[] values (or null)"
+        )
+      out(i + 2) = v
+      i += 1
+    }
+    out
+  }
+
+  def restore(fields: Array[Any]): Unit = {
+    val (writer, version) =
+      if (fields.length >= 2) (fields(0), fields(1)) else (null, null)
+    if (writer != spec.className || version != spec.version)
+      throw new IllegalStateException(
+        s"this checkpoint holds the aggregate '${spec.alias}' saved by " +
+          (if (writer == null) "another aggregate" else s"$writer version $version") +
+          s", but the pipeline's is ${spec.className} version ${spec.version}: restore the aggregate " +
+          "as it was to resume, or start the query from a new checkpoint"
+      )
+    impl.restore(fields.drop(2).map(_.asInstanceOf[AnyRef]))
+  }
+}
+
+object ExtensionAcc {
+  private def storable(v: Any): Boolean = v match {
+    case null | _: java.lang.Long | _: java.lang.Integer | _: java.lang.Double | _: java.lang.Boolean |
+        _: String | _: Array[Byte] =>
+      true
+    case _ => false
+  }
 }

@@ -7,7 +7,7 @@ import sparkwin.core.trigger.DeltaFunction
 import sparkwin.core.window.Window
 
 /** What an evictor may know besides the elements. */
-trait EvictorContext {
+trait EvictorContext extends sparkwin.api.Evictor.Context {
   def currentWatermark: Long
   def currentProcessingTime: Long
 }
@@ -23,11 +23,25 @@ sealed trait Evictor {
   /** Removes elements in place; `elements` are in arrival order. */
   def evict(elements: JList[Element], window: Window, ctx: EvictorContext): Unit
 
-  final def evictBefore(elements: JList[Element], window: Window, ctx: EvictorContext): Unit =
+  def evictBefore(elements: JList[Element], window: Window, ctx: EvictorContext): Unit =
     if (!doEvictAfter) evict(elements, window, ctx)
 
-  final def evictAfter(elements: JList[Element], window: Window, ctx: EvictorContext): Unit =
+  def evictAfter(elements: JList[Element], window: Window, ctx: EvictorContext): Unit =
     if (doEvictAfter) evict(elements, window, ctx)
+}
+
+/** A user's evictor (`sparkwin.api.Evictor`, from the user's jar), which may evict both before
+  * and after the function. `description` is how the pipeline named it.
+  */
+final class ExtensionEvictor(val impl: sparkwin.api.Evictor, description: String) extends Evictor {
+  def doEvictAfter: Boolean = false
+  def evict(elements: JList[Element], window: Window, ctx: EvictorContext): Unit =
+    impl.evictBefore(elements, window, ctx)
+  override def evictBefore(elements: JList[Element], window: Window, ctx: EvictorContext): Unit =
+    impl.evictBefore(elements, window, ctx)
+  override def evictAfter(elements: JList[Element], window: Window, ctx: EvictorContext): Unit =
+    impl.evictAfter(elements, window, ctx)
+  override def toString: String = description
 }
 
 /** Keeps the last `maxCount` elements, in arrival order. */

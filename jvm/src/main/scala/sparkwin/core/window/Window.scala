@@ -1,7 +1,7 @@
 package sparkwin.core.window
 
 /** A window: the namespace that window contents, trigger state and timers are scoped to. */
-sealed trait Window extends Ordered[Window] {
+sealed trait Window extends Ordered[Window] with sparkwin.api.Window {
 
   /** The largest timestamp that still belongs to the window; results carry it. */
   def maxTimestamp: Long
@@ -48,6 +48,8 @@ final case class StormWindow(start: Long, end: Long) extends Window {
 
 /** The one window of global windowing; it never ends on its own. */
 case object GlobalWindow extends Window {
+  def start: Long = Long.MinValue
+  def end: Long = Long.MaxValue
   def maxTimestamp: Long = Long.MaxValue
 }
 

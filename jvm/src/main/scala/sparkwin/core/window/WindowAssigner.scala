@@ -154,6 +154,43 @@ case object GlobalWindows extends WindowAssigner {
   def isEventTime: Boolean = false
 }
 
+/** A user's assigner (`sparkwin.api.WindowAssigner`, from the user's jar): non-merging time
+  * windows. A window it makes that is empty or could overflow the engine's arithmetic (beyond
+  * [[EventTime.MaxSpan]] of Spark's timestamp range) sends the element to the errors output,
+  * as a bad record does, rather than failing the query. `description` is how the pipeline named
+  * it.
+  */
+final class ExtensionWindows(val impl: sparkwin.api.WindowAssigner, description: String)
+    extends WindowAssigner {
+  val isEventTime: Boolean = impl.isEventTime
+
+  def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] = {
+    val out = List.newBuilder[Window]
+    impl.assignWindows(
+      record,
+      ts,
+      new sparkwin.api.WindowAssigner.Context {
+        def currentProcessingTime: Long = ctx.currentProcessingTime
+        def addWindow(start: Long, end: Long): Unit = out += checked(start, end)
+      }
+    )
+    out.result()
+  }
+
+  private def checked(start: Long, end: Long): TimeWindow = {
+    if (start >= end)
+      throw new RecordError(s"$description assigned the window [$start, $end), which is empty")
+    if (start < EventTime.Min - EventTime.MaxSpan || end > EventTime.Max + EventTime.MaxSpan)
+      throw new RecordError(
+        s"$description assigned the window [$start, $end), beyond 0001-01-01..9999-12-31 by more " +
+          s"than ${EventTime.MaxSpan} ms"
+      )
+    TimeWindow(start, end)
+  }
+
+  override def toString: String = description
+}
+
 /** A Storm window length or sliding interval: a number of tuples or a duration. */
 sealed trait StormSize
 object StormSize {

@@ -60,7 +60,7 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
     if (windows.isEmpty) {
       // As in Flink: an element in no window (a gap of sliding windows) that is late by its own
       // time goes where late elements go; otherwise it is counted as in no window.
-      if (lateByItsTime(timestamp)) op.late(record, timestamp) else metrics.droppedNoWindow += 1
+      if (lateByItsTime(timestamp)) op.late(record, timestamp) else op.droppedNoWindow()
       return
     }
     var accepted = false
@@ -95,7 +95,7 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
       }
     }
     if (!accepted) {
-      if (closed) metrics.droppedClosedWindow += 1
+      if (closed) op.droppedClosedWindow()
       else op.late(record, timestamp)
     }
     backend.stateTouched()

@@ -149,8 +149,8 @@ final class GeneralStateKind(aggregates: IndexedSeq[Aggregate], triggers: Trigge
         )
       if (version != triggers.versions(slot))
         throw new IllegalStateException(
-          s"this checkpoint holds trigger state '$name' of version $version, this sparkwin reads " +
-            s"version ${triggers.versions(slot)}: start the query from a new checkpoint"
+          s"this checkpoint holds trigger state '$name' of version $version, the pipeline's trigger " +
+            s"reads version ${triggers.versions(slot)}: start the query from a new checkpoint"
         )
       slots(slot) = value
     }

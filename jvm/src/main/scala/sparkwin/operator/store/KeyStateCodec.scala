@@ -12,11 +12,13 @@ import sparkwin.operator.Selection
 /** A key's whole engine state (the algorithm's state and the key's timers) as one byte array,
   * so a runtime stores it in a single value per key.
   *
-  * Version 4, big-endian: the version byte, the algorithm and layout ids of the writer
-  * ([[Selection]]), the algorithm's body ([[StateKind]]), then the event-time and the
-  * processing-time timers. A state written by another algorithm than `kind`'s is refused with a
+  * Version 5, big-endian: the version byte, the algorithm and layout ids of the writer
+  * ([[Selection]]), the aggregates' signature (their kinds and columns, not their names), the
+  * algorithm's body ([[StateKind]]), then the event-time and the processing-time timers. A state
+  * written by another algorithm than `kind`'s, or for other aggregates, is refused with a
   * message, never misread: a spec whose choice changed between runs of a checkpoint (a new
-  * trigger, a lateness, an aggregate) cannot resume it. Versions 1 to 3 (sparkwin 0.3 and
+  * trigger, a lateness, an aggregate) cannot resume it. Version 4 (sparkwin 0.4) had no
+  * signature, and is read as written for these aggregates. Versions 1 to 3 (sparkwin 0.3 and
   * earlier) did not say who wrote them; they are read as written by the algorithm the same spec
   * chose then, which is the one `kind` is.
   *
@@ -26,6 +28,7 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
   import KeyStateCodec._
 
   private val aggs = aggregates.toArray
+  private val signature = aggregateSignature(aggregates)
   private val sink = new ByteSink(256)
   private val out = new DataOutputStream(sink)
   private val source = new ByteSource
@@ -36,6 +39,7 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
     out.writeByte(Version)
     out.writeByte(kind.algorithm.id)
     out.writeByte(Selection.Layout.Keyed.id)
+    out.writeInt(signature)
     kind.write(out, s.state)
     writeTimers(out, s.eventTimers)
     writeTimers(out, s.processingTimers)
@@ -67,6 +71,14 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
                    "256 slices on the general algorithm, and this version slices them; let the old " +
                    "version finish the open windows, or start from a new checkpoint."
                else "")
+          )
+        if (version >= 5 && in.readInt() != signature)
+          throw new IllegalStateException(
+            "this checkpoint's state was written for other aggregates than the pipeline now " +
+              s"computes (${aggregates.map(_.alias).mkString(", ")}): a change to the " +
+              "aggregates (added, removed, reordered, or on other columns) cannot resume a " +
+              "window's accumulators. Restore the aggregates as they were to resume, or start " +
+              "from a new checkpoint."
           )
         kind.read(in)
       }
@@ -127,7 +139,20 @@ object KeyStateCodec {
   }
 
   /** Version 4 says which algorithm and layout wrote a state. */
-  val Version = 4
+  val Version = 5
+
+  /** What a window's accumulators depend on: each aggregate's kind and parameters, but not its
+    * output name (renaming a column keeps the state).
+    */
+  def aggregateSignature(aggregates: Seq[Aggregate]): Int =
+    scala.util.hashing.MurmurHash3.seqHash(
+      aggregates.map {
+        // A user's class and columns: its saved fields carry its version, checked on restore.
+        case e: Aggregate.Extension => ("Extension", List(e.className, e.columns))
+        case p: Product => (p.productPrefix, p.productIterator.drop(1).toList) // the alias leads
+        case other => (other.getClass.getName, Nil)
+      }
+    )
 
   def writeElements(out: DataOutputStream, elements: java.util.List[Element]): Unit = {
     out.writeInt(elements.size)

@@ -2,26 +2,41 @@ package sparkwin.plan.connect
 
 import org.sparkproject.connect.protobuf.{Any => ProtoAny, ByteString, CodedInputStream, WireFormat}
 
-import sparkwin.plan.PlanException
+import sparkwin.plan.{Contract, PlanException}
 
-/** What a sparkwin client asks a Spark Connect server for: an operation, a plan, and for
-  * "windowed" the input relation, still as its serialized `spark.connect.Relation`. The wire
-  * format is `SparkwinRelation` in jvm/src/main/protobuf/sparkwin_connect.proto; nothing is
-  * generated from that file, this object reads the few fields by hand with the protobuf classes
-  * Spark Connect ships (shaded).
+/** What a sparkwin client asks a Spark Connect server for: an operation, a plan, for
+  * "windowed" the input relation, still as its serialized `spark.connect.Relation`, and for
+  * "validate" whether that input is a stream. The wire layout is contract.json's `connect`
+  * (which Python's writer reads too); nothing is generated, this object reads the few fields
+  * by hand with the protobuf classes Spark Connect ships (shaded).
   */
-final case class RelationMessage(operation: String, planJson: String, input: Option[ByteString])
+final case class RelationMessage(
+    operation: String,
+    planJson: String,
+    input: Option[ByteString],
+    streaming: Boolean = false
+)
 
 object RelationMessage {
-  val TypeUrl = "type.googleapis.com/sparkwin.plan.connect.SparkwinRelation"
+  val TypeUrl: String = Contract.connectTypeUrl
 
-  val Windowed = "windowed"
-  val Describe = "describe"
-  val Version = "version"
+  val Windowed: String = Contract.connectOperation("windowed")
+  val Describe: String = Contract.connectOperation("describe")
+  val Version: String = Contract.connectOperation("version")
+  val Validate: String = Contract.connectOperation("validate")
 
-  private val OperationField = 1
-  private val PlanJsonField = 2
-  private val InputField = 3
+  private val OperationField = field("operation", "string")
+  private val PlanJsonField = field("plan_json", "string")
+  private val InputField = field("input", "relation")
+  private val StreamingField = field("streaming", "bool")
+
+  /** A field's number, the contract's type checked against what this reader reads it as. */
+  private def field(name: String, readAs: String): Int = {
+    val (number, kind) = Contract.connectField(name)
+    if (kind != readAs)
+      throw new IllegalStateException(s"contract.json's connect field $name is $kind; the jar reads $readAs")
+    number
+  }
 
   /** The message inside a serialized `google.protobuf.Any`, or None when the Any carries
     * another plugin's message.
@@ -36,16 +51,19 @@ object RelationMessage {
     var operation = ""
     var planJson = ""
     var input: Option[ByteString] = None
+    var streaming = false
     var done = false
     try {
       while (!done) {
         val tag = in.readTag()
         val field = WireFormat.getTagFieldNumber(tag)
         val lengthDelimited = WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_LENGTH_DELIMITED
+        val varint = WireFormat.getTagWireType(tag) == WireFormat.WIRETYPE_VARINT
         if (tag == 0) done = true
         else if (field == OperationField && lengthDelimited) operation = in.readStringRequireUtf8()
         else if (field == PlanJsonField && lengthDelimited) planJson = in.readStringRequireUtf8()
         else if (field == InputField && lengthDelimited) input = Some(in.readBytes())
+        else if (field == StreamingField && varint) streaming = in.readBool()
         else in.skipField(tag) // a field of a newer client: proto3 readers ignore what they don't know
       }
     } catch {
@@ -55,7 +73,7 @@ object RelationMessage {
             "sparkwin and the server's jar may be of different versions"
         )
     }
-    RelationMessage(operation, planJson, input)
+    RelationMessage(operation, planJson, input, streaming)
   }
 
   /** A Relation read with the recursion limit the Connect server uses for its own requests:

@@ -52,6 +52,8 @@ object SparkwinRelationPlugin {
         PythonEntryPoint.windowed(df, message.planJson).queryExecution.analyzed
       case RelationMessage.Describe =>
         single(session, "describe", PythonEntryPoint.describe(message.planJson, java8Time(session)))
+      case RelationMessage.Validate =>
+        single(session, "validate", PythonEntryPoint.validate(message.planJson, message.streaming))
       case RelationMessage.Version =>
         single(session, "version", PythonEntryPoint.version())
       case other =>

@@ -33,9 +33,11 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
     timestampColumn = plan.timestampColumn
   )
 
-  /** Processes one element; `row` is a JSON object of column values. */
-  def processElement(row: String, channel: Int): Unit =
-    runner.processRecord(new ArrayRecord(Harness.fromJson(mapper.readTree(row), schema)), channel)
+  /** Processes one element; `row` is a JSON object of column values. Returns what became of
+    * it, as the engine decided it (an [[sparkwin.operator.ElementFate]]'s name).
+    */
+  def processElement(row: String, channel: Int): String =
+    runner.processRecord(new ArrayRecord(Harness.fromJson(mapper.readTree(row), schema)), channel).name
 
   def processWatermark(watermark: Long, channel: Int): Unit = runner.processWatermark(watermark, channel)
   def markIdle(channel: Int): Unit = runner.markIdle(channel)
@@ -61,6 +63,7 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
   def numStateEntries(): Int = runner.numStateEntries
   def numLateRecordsDropped(): Long = runner.operator.metrics.droppedLate
   def metrics(): String = mapper.writeValueAsString(runner.operator.metrics.asMap.asJava)
+  def panesFired(): Long = runner.operator.metrics.panesFired
 
   /** Results since the last call, in emission order: JSON list of objects. For process
     * pipelines each entry is {"pane": {...}, "elements": [...]}.

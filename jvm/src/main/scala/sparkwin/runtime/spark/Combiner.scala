@@ -98,7 +98,7 @@ object Combiner {
   private final class RowView extends Record {
     var row: Row = _
     def length: Int = row.length
-    def get(i: Int): Any = row.get(i)
+    def get(i: Int): AnyRef = row.get(i).asInstanceOf[AnyRef]
     override def isNullAt(i: Int): Boolean = row.isNullAt(i)
   }
 

@@ -249,7 +249,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
 
   private def element(row: Row): Unit = {
     val record = new RowRecord(row, payloadWidth)
-    if (channels && row.isNullAt(payloadWidth)) collector.emitError(record, "the channel is null")
+    if (policy.checksChannel && row.isNullAt(payloadWidth)) collector.emitError(record, "the channel is null")
     else driver.processRecord(record)
   }
 
@@ -267,7 +267,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     val k = keyWidth
     if (!row.isNullAt(k + 3)) {
       val raw = row.getStruct(k + 3)
-      if (channels && raw.isNullAt(plan.channelColumn.get))
+      if (policy.checksChannel && raw.isNullAt(plan.channelColumn.get))
         collector.emitError(new RowRecord(raw), "the channel is null")
       else driver.processRecord(new RowRecord(raw))
     } else

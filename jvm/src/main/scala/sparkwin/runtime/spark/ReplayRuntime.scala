@@ -54,13 +54,10 @@ object ReplayRuntime {
   )
 
   def replay(df: DataFrame, plan: Plan, endOfInput: Boolean): ReplayHandle = {
-    val arrivalIdx = plan.arrivalColumn.getOrElse(
-      throw new PlanException("replay needs an arrival column: sw.stream(df, ..., arrival=\"column\")")
-    )
+    PlanRules.refuseReplay(plan, df.isStreaming) // so it has an arrival column and a strategy
+    val arrivalIdx = plan.arrivalColumn.get
     val arrivalField = plan.inputSchema.fields(arrivalIdx)
-    val strategy = plan.watermark.getOrElse(
-      throw new PlanException("replay needs a watermark strategy: sw.stream(df, ..., watermark=...)")
-    )
+    val strategy = plan.watermark.get
     val spark = df.sparkSession
     val java8 = spark.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
     val firedAtType = if (arrivalField.dataType == TimestampType) TimestampType else LongType

@@ -13,7 +13,7 @@ import sparkwin.core.{ArrayRecord, Record, Values}
   */
 final class RowRecord(val row: Row, val length: Int) extends Record {
   def this(row: Row) = this(row, row.length)
-  def get(i: Int): Any = row.get(i)
+  def get(i: Int): AnyRef = row.get(i).asInstanceOf[AnyRef]
   override def isNullAt(i: Int): Boolean = row.isNullAt(i)
 
   /** The input row itself: the row, or its first `length` fields. */

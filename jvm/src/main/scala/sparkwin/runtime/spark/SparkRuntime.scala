@@ -156,7 +156,11 @@ object SparkRuntime {
     val wakes = if (TimePolicy.of(plan).needsClock) Some(WakeReports.register(df.sparkSession)) else None
     val (grouped, keyGroup) = wakes match {
       case None => (rows, group.as(KeyGroup))
-      case Some((token, _)) => (withTicks(rows, group, token, groupLabels(plan, groupCount)), col(KeyGroup))
+      case Some((token, _)) =>
+        // Every group that can hold keys: windowAll's one is 0 without channels (keyGrouped).
+        val labels =
+          if (plan.keys.isWindowAll && !hasChannels(plan)) Array(0) else groupLabels(plan, groupCount)
+        (withTicks(rows, group, token, labels), col(KeyGroup))
     }
     val tickColumn = if (wakes.isDefined) grouped.schema.fieldIndex(TickColumn) else -1
     val spec = LoopSpec(plan.json, layout.java8Time, combined, groupCount, wakes.map(_._2), tickColumn)

@@ -266,7 +266,7 @@ class MergeableAggregatesSuite extends munit.FunSuite {
       .flatMap { r =>
         val ts = r.get(2).asInstanceOf[Long]
         val last = ts - ts % 250
-        (last until (ts - 1000) by -250).map(s => ((r.get(0), s, s + 1000), r))
+        (last until (ts - 1000) by -250).map(s => ((r.get(0): Any, s, s + 1000), r))
       }
       .groupBy(_._1)
       .map { case (w, rs) => w -> rs.map(_._2) }
@@ -288,7 +288,7 @@ class MergeableAggregatesSuite extends munit.FunSuite {
         } else sessions += ((ts, ts + 60, Vector(r)))
       }
       // A session's elements in arrival order, as the operator saw them.
-      sessions.map { case (s, e, members) => (key, s, e) -> rs.filter(members.contains) }
+      sessions.map { case (s, e, members) => (key: Any, s, e) -> rs.filter(members.contains) }
     }
     assertEquals(got.map { case (w, v) => w -> roundedResults(v) }, expected(windows))
   }

@@ -212,6 +212,26 @@ class KeyStateCodecSuite extends munit.FunSuite {
     val wider = new KeyStateCodec(new sparkwin.operator.slice.SliceStateKind(aggs, 120), aggs)
     intercept[IllegalStateException](wider.decode(bytes))
   }
+
+  test("a state written for other aggregates is refused, never misread; a renamed one is read") {
+    val sum = IndexedSeq[sparkwin.core.agg.Aggregate](sumValue)
+    def codec(aggs: IndexedSeq[sparkwin.core.agg.Aggregate]) =
+      new KeyStateCodec(new sparkwin.operator.slice.SliceStateKind(aggs, 60), aggs)
+    val s = codec(sum).empty()
+    s.state.asInstanceOf[sparkwin.operator.slice.SliceState].put(0L, Array(sumValue.newAccumulator()))
+    val bytes = codec(sum).encode(s)
+    val more = sum :+ countAll
+    val e = intercept[IllegalStateException](codec(more).decode(bytes))
+    assert(e.getMessage.contains("other aggregates") && e.getMessage.contains("new checkpoint"), e.getMessage)
+    val otherColumn = IndexedSeq[sparkwin.core.agg.Aggregate](
+      sparkwin.core.agg.Aggregate.Sum("sum", 2, sparkwin.core.agg.NumericKind.Integral)
+    )
+    intercept[IllegalStateException](codec(otherColumn).decode(bytes))
+    val renamed = IndexedSeq[sparkwin.core.agg.Aggregate](
+      sumValue.asInstanceOf[sparkwin.core.agg.Aggregate.Sum].copy(alias = "total")
+    )
+    assertEquals(codec(renamed).decode(bytes).state.numEntries, 1)
+  }
 }
 
 /** States in the layout of versions 1 to 3, written as those versions did, for the tests that

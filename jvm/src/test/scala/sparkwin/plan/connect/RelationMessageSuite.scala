@@ -5,7 +5,7 @@ import java.io.ByteArrayOutputStream
 import org.apache.spark.connect.proto.{Range, Relation}
 import org.sparkproject.connect.protobuf.{Any => ProtoAny, ByteString, CodedOutputStream}
 
-import sparkwin.plan.PlanException
+import sparkwin.plan.{Contract, PlanException}
 
 class RelationMessageSuite extends munit.FunSuite {
 
@@ -49,6 +49,21 @@ class RelationMessageSuite extends munit.FunSuite {
     assertEquals(RelationMessage.unpack(ours.toByteArray), Some(RelationMessage("describe", "{}", None)))
     val other = ours.toBuilder.setTypeUrl("type.googleapis.com/delta.connect.DeltaRelation").build()
     assertEquals(RelationMessage.unpack(other.toByteArray), None)
+  }
+
+  test("whether the input is a stream travels as a bool, for validate") {
+    val bytes = written(out => out.writeBool(4, true), 1 -> utf8("validate"), 2 -> utf8("{}"))
+    assertEquals(RelationMessage.decode(bytes), RelationMessage("validate", "{}", None, streaming = true))
+    assertEquals(RelationMessage.Validate, "validate")
+  }
+
+  test("the type URL, the operations and the field numbers are contract.json's") {
+    assertEquals(RelationMessage.TypeUrl, Contract.connectTypeUrl)
+    assertEquals(
+      Seq("operation", "plan_json", "input", "streaming").map(Contract.connectField),
+      Seq(1 -> "string", 2 -> "string", 3 -> "relation", 4 -> "bool")
+    )
+    intercept[IllegalStateException](Contract.connectOperation("explode"))
   }
 
   test("bytes that are not protobuf are a PlanException that names the likely cause") {
