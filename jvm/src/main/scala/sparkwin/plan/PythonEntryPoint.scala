@@ -49,9 +49,10 @@ object PythonEntryPoint {
     val time = TimePolicy.of(plan)
     node.put("timerDomains", time.domains.toString)
     node.put("clock", time.needsClock)
-    node.put("timeMode", if (time.sparkTimers == SparkTimers.OnWatermark) "EventTime" else "None")
+    val onWatermark = time.sparkTimers == SparkTimers.OnWatermark
+    node.put("timeMode", if (onWatermark) "EventTime" else "None")
     node.put("operator", SparkShim.Operator)
-    node.put("timers", SparkShim.timers(plan))
+    node.put("timers", SparkShim.timers(onWatermark))
     node.put("algorithm", Selection.choose(plan.spec, packable = false).toString)
     val assigner = node.putObject("assigner")
     assigner.put("eventTime", plan.spec.assigner.isEventTime)

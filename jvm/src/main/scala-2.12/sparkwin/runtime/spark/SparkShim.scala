@@ -19,7 +19,10 @@ object SparkShim {
   /** The stateful operator, as `describe()` names it. */
   val Operator = "flatMapGroupsWithState"
 
-  /** `spark.sparkwin.keyGroups` when the session does not set it (DESIGN.md, "Key groups"). */
+  /** `spark.sparkwin.keyGroups` when the session does not set it: 4.x's. More, smaller group
+    * values do not pay, since an evenly spread micro-batch changes every group anyway
+    * (docs/benchmarks.md, "Spark 3.5").
+    */
   val DefaultKeyGroups = 128
 
   /** A column in the operator's input that carries Spark's watermark tag and is null on every
@@ -28,18 +31,15 @@ object SparkShim {
     */
   private val WatermarkTag = "__sw_watermark"
 
-  /** How Spark wakes a key group for event time, in Spark's own terms. */
-  def timers(plan: Plan): String = TimePolicy.of(plan).sparkTimers match {
-    case SparkTimers.OnWatermark => "GroupStateTimeout.EventTimeTimeout"
-    case SparkTimers.NoTimers => "GroupStateTimeout.NoTimeout"
-  }
+  /** How Spark wakes a key group for event time, in Spark's terms: on its watermark, or never. */
+  def timers(onWatermark: Boolean): String =
+    if (onWatermark) "GroupStateTimeout.EventTimeTimeout" else "GroupStateTimeout.NoTimeout"
 
   // Processing time comes from sparkwin's clock, never from ProcessingTimeTimeout, which runs a
   // micro-batch every trigger interval for as long as the query runs.
-  private def timeout(plan: Plan): GroupStateTimeout = TimePolicy.of(plan).sparkTimers match {
-    case SparkTimers.OnWatermark => GroupStateTimeout.EventTimeTimeout
-    case SparkTimers.NoTimers => GroupStateTimeout.NoTimeout
-  }
+  private def timeout(plan: Plan): GroupStateTimeout =
+    if (TimePolicy.of(plan).sparkTimers == SparkTimers.OnWatermark) GroupStateTimeout.EventTimeTimeout
+    else GroupStateTimeout.NoTimeout
 
   /** The key groups' stateful operator over `rows`, grouped by `group` (an Int column). */
   def keyGroupOperator(

@@ -19,11 +19,8 @@ object SparkShim {
   /** `spark.sparkwin.keyGroups` when the session does not set it (DESIGN.md, "Key groups"). */
   val DefaultKeyGroups = 128
 
-  /** How Spark wakes a key group for event time, in Spark's own terms. */
-  def timers(plan: Plan): String = TimePolicy.of(plan).sparkTimers match {
-    case SparkTimers.OnWatermark => "TimeMode.EventTime"
-    case SparkTimers.NoTimers => "TimeMode.None"
-  }
+  /** How Spark wakes a key group for event time, in Spark's terms: on its watermark, or never. */
+  def timers(onWatermark: Boolean): String = if (onWatermark) "TimeMode.EventTime" else "TimeMode.None"
 
   /** The key groups' stateful operator over `rows`, grouped by `group` (an Int column). */
   def keyGroupOperator(
@@ -33,10 +30,8 @@ object SparkShim {
       plan: Plan,
       output: StructType
   ): DataFrame = {
-    val timeMode = TimePolicy.of(plan).sparkTimers match {
-      case SparkTimers.OnWatermark => TimeMode.EventTime()
-      case SparkTimers.NoTimers => TimeMode.None()
-    }
+    val onWatermark = TimePolicy.of(plan).sparkTimers == SparkTimers.OnWatermark
+    val timeMode = if (onWatermark) TimeMode.EventTime() else TimeMode.None()
     rows
       .groupBy(group)
       .as[Int, Row](Encoders.scalaInt, Encoders.row(rows.schema))
