@@ -1,27 +1,29 @@
 // sparkwin's JVM core. Spark is `provided`: we compile against the exact jars of a PySpark
 // (Maven Central does not carry every PySpark release, and the jars PySpark ships are the ones
 // the code runs against). The engine cross-builds: Scala 2.13 against the newest supported
-// PySpark (bin/matrix links that one jar against every older 4.x line), Scala 2.12 against
-// PySpark 3.5's (`++2.12 core/test`), without the Spark-4-only runtime (`spark4Only` below).
+// PySpark (bin/matrix links that one jar against every 4.x line), Scala 2.12 against PySpark
+// 3.5's (`++2.12 core/test`), each with its Spark line's shim (`spark4Only` below).
 import scala.sys.process._
 
 val supportTable = IO.read(file("python/sparkwin/_support.py"))
 
-// The newest line of python/sparkwin/_support.py's support table: the one table of versions.
-val pinnedSpark =
-  "SparkLine\\(\\(\\d+, \\d+\\), \"([^\"]+)\"".r
+// python/sparkwin/_support.py's support table (the one table of versions): each row's tested
+// PySpark and whether it names `scala="2.12"` (Spark 3.5's jars; the other rows are 2.13).
+val supportRows: List[(String, Boolean)] =
+  "SparkLine\\(\\(\\d+, \\d+\\), \"([^\"]+)\"([^\\n]*)".r
     .findAllMatchIn(supportTable)
-    .map(_.group(1))
+    .map(m => (m.group(1), m.group(2).contains("scala=\"2.12\"")))
     .toList
-    .lastOption
-    .getOrElse(sys.error("python/sparkwin/_support.py has no SparkLine rows"))
 
-// The PySpark the Scala 2.12 build compiles against (Spark 3.5: the last line with 2.12 jars).
-val pinnedSpark212 =
-  "SCALA_2_12_PYSPARK = \"([^\"]+)\"".r
-    .findFirstMatchIn(supportTable)
-    .map(_.group(1))
-    .getOrElse(sys.error("python/sparkwin/_support.py has no SCALA_2_12_PYSPARK"))
+// The newest line: Scala 2.13 compiles against its jars.
+val pinnedSpark = supportRows.lastOption
+  .map(_._1)
+  .getOrElse(sys.error("python/sparkwin/_support.py has no SparkLine rows"))
+
+// The Scala 2.12 line (Spark 3.5: the last line with 2.12 jars).
+val pinnedSpark212 = supportRows
+  .collectFirst { case (v, true) => v }
+  .getOrElse(sys.error("python/sparkwin/_support.py has no SparkLine row with scala=\"2.12\""))
 
 val scala213 = "2.13.18"
 val scala212 = "2.12.18" // the scala-library PySpark 3.5 ships
@@ -107,19 +109,13 @@ ThisBuild / scalaVersion := scala213
 ThisBuild / version := sparkwinVersion
 ThisBuild / organization := "io.sparkwin"
 
-// Sources left out of the Scala 2.12 (Spark 3.5) build, by path under src/*/scala; they stay
-// where they are, so work on them merges as usual. They need Spark 4's API: the
-// `transformWithState` processor and SparkRuntime, which plans it; the Spark Connect plugin
-// (Spark 4's RelationPlugin); PythonEntryPoint (TimeMode, and it runs SparkRuntime).
-// ReplayRuntime needs only SparkRuntime.inEventTimeRange. A folder ends with '/'.
-val spark4Only = Seq(
-  "sparkwin/runtime/spark/KeyGroupProcessor.scala",
-  "sparkwin/runtime/spark/SparkRuntime.scala",
-  "sparkwin/runtime/spark/ReplayRuntime.scala",
-  "sparkwin/plan/PythonEntryPoint.scala",
-  "sparkwin/plan/connect/",
-  "sparkwin/plan/ExtensionsSuite.scala" // asks PythonEntryPoint.describe
-)
+// What differs between Spark lines lives in per-version source folders that sbt adds by Scala
+// version, which is the Spark line here (as Iceberg's spark/v3.5, spark/v4.0): src/main/scala-2.13
+// (Spark 4: `transformWithState`) and src/main/scala-2.12 (Spark 3.5: `flatMapGroupsWithState`),
+// each an object `SparkShim` and its operator's host. The Spark Connect plugin (Spark 4's
+// RelationPlugin; Spark 3.5's jars have no Connect server) is left out of the 2.12 build by path,
+// so it stays where it is. A folder ends with '/'.
+val spark4Only = Seq("sparkwin/plan/connect/")
 
 /** `sources` without the Spark-4-only ones when compiling for Scala 2.12. */
 def forSpark(sources: Seq[File], root: File, scalaBinary: String): Seq[File] =
@@ -186,6 +182,7 @@ lazy val core = (project in file("jvm"))
            |  val version: String = "${version.value}"
            |  val sparkVersion: String = "${if (scalaBinaryVersion.value == "2.12") pinnedSpark212
           else pinnedSpark}"
+           |  val scalaVersion: String = "${scalaBinaryVersion.value}"
            |}
            |""".stripMargin
       )

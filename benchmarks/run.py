@@ -6,8 +6,12 @@ the same run.
                              [--systems engine,engine-keyed,flink-operator,flink,sparkwin,
                                         native,pandas,floor]
                              [--workloads tumbling,sliding,session,channels] [--slide MS]
-                             [--gap MS] [--breakdown] [--conf KEY=VALUE ...]
+                             [--gap MS] [--breakdown] [--conf KEY=VALUE ...] [--spark 3.5]
     python benchmarks/run.py --scale [benchmarks/scale.py's options]
+
+`--spark LINE` runs the Spark systems on another supported line's PySpark (bin/matrix's cached
+environment for it, made if missing) with this checkout's package and jars, e.g. `--spark 3.5`
+for sparkwin on flatMapGroupsWithState against Spark 3.5's own windows.
 
 The JVM systems run on the events file in a JVM of their own (sbt projects `bench` and
 `flinkBench`; SPARKWIN_BENCH_CLASSPATH and SPARKWIN_FLINK_CLASSPATH skip asking sbt):
@@ -442,7 +446,29 @@ def resized(w: Workload, args: argparse.Namespace) -> Workload:
     return w
 
 
+def onLine(line: str, argv: list[str]) -> None:
+    """Runs this script again, without `--spark`, on PySpark `line`'s matrix environment."""
+    from sparkwin._support import LINES
+
+    chosen = next((x for x in LINES if x.name == line), None)
+    if chosen is None:
+        raise SystemExit(f"--spark {line}: the supported lines are {[x.name for x in LINES]}")
+    subprocess.run([str(ROOT / "bin" / "matrix"), "--prepare", chosen.tested], check=True)
+    cache = os.environ.get("SPARKWIN_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "sparkwin"
+    )
+    python = os.path.join(cache, "matrix", f"pyspark-{chosen.tested}", "bin", "python")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python"), "PYSPARK_PYTHON": python}
+    os.execve(python, [python, __file__, *argv], env)
+
+
 def main() -> None:
+    if "--spark" in sys.argv:  # another line's PySpark: run there, Spark systems only
+        at = sys.argv.index("--spark")
+        rest = sys.argv[1:at] + sys.argv[at + 2 :]
+        if not any(a.startswith("--systems") for a in rest):
+            rest += ["--systems", "sparkwin,native"]
+        onLine(sys.argv[at + 1], rest)
     if "--scale" in sys.argv:  # how cost grows: benchmarks/scale.py, one run of this per point
         from benchmarks import scale
 

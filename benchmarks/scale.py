@@ -1,7 +1,7 @@
 """How cost grows: benchmarks/run.py over growing work, one factor at a time.
 
     python benchmarks/scale.py [--json PATH] [--chart PATH] [--series events,keys,slides]
-                               [--systems engine,sparkwin,native]
+                               [--systems engine,sparkwin,native] [--spark 3.5]
     python benchmarks/run.py --scale [the same options]
 
 Series (each point is one run.py process: its own events, warm-up and result check):
@@ -55,10 +55,11 @@ SERIES: dict[str, list[tuple[str, list[str], set[str]]]] = {
 }
 
 
-def runPoint(args: list[str], systems: list[str]) -> list[dict]:
+def runPoint(args: list[str], systems: list[str], line: str | None = None) -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="sparkwin-scale-") as tmp:
         out = os.path.join(tmp, "point.json")
         command = [sys.executable, str(ROOT / "benchmarks" / "run.py"), *args]
+        command += ["--spark", line] if line else []
         command += ["--systems", ",".join(systems), "--json", out]
         print("  $", " ".join(command[1:]), file=sys.stderr)
         subprocess.run(command, check=True, cwd=ROOT)
@@ -97,8 +98,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--systems", default="engine,sparkwin,native")
     parser.add_argument("--json", default=None)
     parser.add_argument("--chart", default=None, help="write a PNG of cost per event here")
+    parser.add_argument("--spark", default=None, help="the Spark systems on this line (run.py)")
     args = parser.parse_args(argv)
     systems = [s for s in args.systems.split(",") if s]
+    if args.spark:  # the engine alone does not depend on the line
+        systems = [s for s in systems if s not in ("engine", "engine-keyed")]
     if "engine" in systems and not os.environ.get("SPARKWIN_BENCH_CLASSPATH"):
         sys.path.insert(0, str(ROOT))
         from benchmarks.run import engineClasspath  # sbt starts once, not once per point
@@ -107,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
     points: list[dict] = []
     for name in [s for s in args.series.split(",") if s]:
         for label, runArgs, skip in SERIES[name]:
-            for case in runPoint(runArgs, [s for s in systems if s not in skip]):
+            for case in runPoint(runArgs, [s for s in systems if s not in skip], args.spark):
                 points.append(
                     {
                         "series": name,

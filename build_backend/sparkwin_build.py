@@ -1,8 +1,11 @@
-"""PEP 517 backend: setuptools, plus building the JVM jar into the package first.
+"""PEP 517 backend: setuptools, plus building the JVM jars into the package first.
 
-`pip install .` / `pip wheel .` / `pip install -e .` all land here. The jar is built with the
-project's own `bin/sbt` (which fetches sbt itself) against the pinned PySpark's jars, and copied
-to `python/sparkwin/jars/` so the wheel carries it. A jar newer than every JVM source is reused.
+`pip install .` / `pip wheel .` / `pip install -e .` all land here. Both jars are built with the
+project's own `bin/sbt` (which fetches sbt itself) and copied to `python/sparkwin/jars/` so the
+wheel carries them: Scala 2.13 (Spark 4) against the newest PySpark's jars, which the build
+environment has, and Scala 2.12 (Spark 3.5) against PySpark 3.5's, which a build machine
+fetches once into sparkwin's cache (its own PySpark stays as it is). A jar newer than every JVM
+source is reused.
 """
 
 from __future__ import annotations
@@ -25,17 +28,20 @@ get_requires_for_build_sdist = _setuptools.get_requires_for_build_sdist
 build_sdist = _setuptools.build_sdist
 
 
-def _newestSpark() -> str:
-    """The newest line of the support table (python/sparkwin/_support.py): the jar compiles
-    against that PySpark's jars."""
+def _supportRows() -> list[tuple[str, str]]:
+    """(tested PySpark, Scala version) of each line of the support table
+    (python/sparkwin/_support.py), oldest first."""
     text = (ROOT / "python" / "sparkwin" / "_support.py").read_text()
-    rows = re.findall(r'SparkLine\(\(\d+, \d+\), "([^"]+)"', text)
+    rows = re.findall(r'SparkLine\(\(\d+, \d+\), "([^"]+)"(.*)', text)
     if not rows:
         raise RuntimeError("python/sparkwin/_support.py has no SparkLine rows")
-    return rows[-1]
+    return [(v, "2.12" if 'scala="2.12"' in rest else "2.13") for v, rest in rows]
 
 
-PINNED_PYSPARK = f"pyspark=={_newestSpark()}"
+# The 2.13 jar compiles against the newest line's PySpark, the 2.12 jar against the 2.12 line's.
+PINNED_PYSPARK = f"pyspark=={_supportRows()[-1][0]}"
+PYSPARK_2_12 = next(v for v, scala in _supportRows() if scala == "2.12")
+SCALAS = ("2.13", "2.12")
 
 
 def _version() -> str:
@@ -46,51 +52,109 @@ def _version() -> str:
     return match.group(1)
 
 
-def _jar_name() -> str:
-    return f"sparkwin-core_2.13-{_version()}.jar"
+def _jar_name(scala: str) -> str:
+    return f"sparkwin-core_{scala}-{_version()}.jar"
 
 
 def _newer_than_sources(jar: Path) -> bool:
     if not jar.exists():
         return False
-    inputs = [ROOT / "build.sbt", ROOT / "project" / "build.properties",
-              ROOT / "python" / "sparkwin" / "_version.py",
-              ROOT / "python" / "sparkwin" / "_support.py"]
+    inputs = [
+        ROOT / "build.sbt",
+        ROOT / "project" / "build.properties",
+        ROOT / "python" / "sparkwin" / "_version.py",
+        ROOT / "python" / "sparkwin" / "_support.py",
+    ]
     inputs += [p for p in (ROOT / "jvm" / "src" / "main").rglob("*") if p.is_file()]
     newest = max((p.stat().st_mtime for p in inputs if p.exists()), default=0.0)
     return jar.stat().st_mtime >= newest
 
 
-def _built_jar() -> Path:
-    return ROOT / "jvm" / "target" / "scala-2.13" / _jar_name()
+def _built_jar(scala: str) -> Path:
+    return ROOT / "jvm" / "target" / f"scala-{scala}" / _jar_name(scala)
 
 
-def _jar_is_fresh() -> bool:
-    return _newer_than_sources(JAR_DIR / _jar_name()) or _newer_than_sources(_built_jar())
+def _jar_is_fresh(scala: str) -> bool:
+    return _newer_than_sources(JAR_DIR / _jar_name(scala)) or _newer_than_sources(_built_jar(scala))
 
 
 def _needs_pyspark_to_build() -> bool:
-    return not _jar_is_fresh() and "SPARK_JARS_DIR" not in os.environ
+    return not _jar_is_fresh("2.13") and "SPARK_JARS_DIR" not in os.environ
 
 
-def _build_jar() -> None:
-    if _newer_than_sources(JAR_DIR / _jar_name()):
+def _cache() -> Path:
+    """sparkwin's cache folder, as bin/sbt and build.sbt find it."""
+    if "SPARKWIN_CACHE" in os.environ:
+        return Path(os.environ["SPARKWIN_CACHE"])
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sparkwin"
+
+
+def _jars_2_12(env: dict[str, str]) -> None:
+    """Points the 2.12 compile at PySpark 3.5's jars: `$SPARK_JARS_DIR_2_12`, the environment
+    `bin/matrix --prepare` keeps (build.sbt's default), else PySpark 3.5 installed once into
+    the cache with pip (its jars only: nothing is imported from it)."""
+    matrix = _cache() / "matrix"
+    if "SPARK_JARS_DIR_2_12" in env or "SPARKWIN_PYTHON_2_12" in env:
         return
-    built = _built_jar()
-    if not _newer_than_sources(built):  # sbt has not built it already (bin/test does)
+    if (matrix / f"pyspark-{PYSPARK_2_12}" / "bin" / "python").exists():
+        return
+    target = matrix / f"pyspark-{PYSPARK_2_12}-jars"
+    jars = target / "pyspark" / "jars"
+    if not (jars / f"spark-sql_2.12-{PYSPARK_2_12}.jar").exists():
+        print(f"sparkwin: fetching PySpark {PYSPARK_2_12}'s jars into {target}", file=sys.stderr)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--upgrade",
+                "--target",
+                str(target),
+                f"pyspark=={PYSPARK_2_12}",
+            ],
+            check=True,
+            stdout=sys.stderr,
+        )
+    env["SPARK_JARS_DIR_2_12"] = str(jars)
+
+
+def _build_jars() -> None:
+    stale = [scala for scala in SCALAS if not _newer_than_sources(JAR_DIR / _jar_name(scala))]
+    if not stale:
+        return
+    unbuilt = [scala for scala in stale if not _newer_than_sources(_built_jar(scala))]
+    if unbuilt:  # sbt has not built them already (bin/test does)
         env = dict(os.environ)
         env.setdefault("SPARKWIN_PYTHON", sys.executable)  # the build env has the pinned pyspark
+        if "2.12" in unbuilt:
+            _jars_2_12(env)
         sbt = ROOT / "bin" / "sbt"
-        print(f"sparkwin: building {_jar_name()} with {sbt}", file=sys.stderr)
-        subprocess.run([str(sbt), "core/package"], cwd=ROOT, env=env, check=True,
-                       stdout=sys.stderr)
-    if not built.exists():
-        raise RuntimeError(f"sbt did not produce {built}")
+        tasks = [
+            "core/package" if scala == "2.13" else f"++{scala} core/package" for scala in unbuilt
+        ]
+        print(
+            f"sparkwin: building {', '.join(map(_jar_name, unbuilt))} with {sbt}", file=sys.stderr
+        )
+        subprocess.run(
+            [str(sbt), *tasks],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            stdout=sys.stderr,
+            stdin=subprocess.DEVNULL,
+        )
     JAR_DIR.mkdir(parents=True, exist_ok=True)
-    for old in JAR_DIR.glob("sparkwin-core_*.jar"):
-        old.unlink()
-    shutil.copy2(built, JAR_DIR / _jar_name())
-    os.utime(JAR_DIR / _jar_name())
+    for scala in stale:
+        built = _built_jar(scala)
+        if not built.exists():
+            raise RuntimeError(f"sbt did not produce {built}")
+        for old in JAR_DIR.glob(f"sparkwin-core_{scala}-*.jar"):
+            old.unlink()
+        shutil.copy2(built, JAR_DIR / _jar_name(scala))
+        os.utime(JAR_DIR / _jar_name(scala))
 
 
 def get_requires_for_build_wheel(config_settings=None):  # noqa: ANN001, ANN201
@@ -104,10 +168,10 @@ def get_requires_for_build_editable(config_settings=None):  # noqa: ANN001, ANN2
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):  # noqa: ANN001, ANN201
-    _build_jar()
+    _build_jars()
     return _setuptools.build_wheel(wheel_directory, config_settings, metadata_directory)
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):  # noqa: ANN001, ANN201
-    _build_jar()
+    _build_jars()
     return _setuptools.build_editable(wheel_directory, config_settings, metadata_directory)

@@ -17,10 +17,13 @@ from kafka_broker import BROKER_CLASSPATH, BUILD_COMMAND, KafkaBroker, connector
 
 import sparkwin
 from sparkwin._support import lineFor
+from sparkwin.errors import UnsupportedSparkError
 
 # Delta Lake where the running PySpark's line has a release (bin/matrix's older lines): the
 # shared session then runs every test with Delta's catalog, as a Delta user's session does.
 DELTA = lineFor(pyspark.__version__).delta is not None
+# Spark Connect clients where the line has them (4.x); Spark 3.5 refuses them (connectSpark).
+CONNECT = lineFor(pyspark.__version__).connect
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
@@ -83,6 +86,11 @@ def connectSpark(spark):
     a free port (see `spark`), so test runs side by side do not collide. `sparkwin.configure`
     registered sparkwin's relation plugin with the session.
     """
+    if not CONNECT:
+        # What runs on this line instead: Connect is refused before anything starts.
+        with pytest.raises(UnsupportedSparkError, match=r"Spark Connect needs Spark 4\.0, "):
+            sparkwin.session(connect=True)
+        pytest.skip(f"PySpark {pyspark.__version__} refuses Spark Connect (asserted)")
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
     jvm = spark._jvm

@@ -211,12 +211,17 @@ def _writeStream(
         result.progress += query.recentProgress
     # The properties, not p["numInputRows"]: Connect's progress (parsed from JSON) leaves that
     # key None and sums its sources only in the property.
-    result.rowsByBatch = {p.batchId: dataRows(p) for p in result.progress}
+    result.rowsByBatch = {_batchId(p): dataRows(p) for p in result.progress}
     result.checkpoint = workdir / "checkpoint"
     for tag, path in paths.items():
         if os.path.isdir(path):
             result.outputs[tag] = rowsOf(session.read.parquet(path).drop("batch_id"))
     return result
+
+
+def _batchId(progress) -> int:
+    # PySpark 3.5's progress is a dict; 4.x's an object with properties.
+    return progress["batchId"] if isinstance(progress, dict) else progress.batchId
 
 
 @pytest.mark.parametrize("build", [tumbling, processed], ids=lambda b: b.__name__)

@@ -258,7 +258,7 @@ def test_delta_is_refused_where_delta_has_no_release(spark, tmp_path) -> None:
     if lineFor(spark.version).delta is not None:
         pytest.skip(f"Spark {spark.version} has Delta")
     sdf = spark.readStream.schema(SCHEMA).json(str(tmp_path))
-    names = r"Delta outputs run on Spark 4\.0, 4\.1, 4\.2"
+    names = r"Delta outputs run on Spark 3\.5, 4\.0, 4\.1, 4\.2"
     with pytest.raises(UnsupportedSparkError, match=r"outputs\['main'\]: toDelta.*" + names):
         _pipeline(sdf).writeStream(str(tmp_path / "c"), {"main": sw.toDelta(str(tmp_path / "d"))})
     with pytest.raises(UnsupportedSparkError, match="the installed PySpark is Spark .*" + names):

@@ -7,6 +7,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pyspark
 import pytest
 
 import sparkwin
@@ -26,7 +27,11 @@ def test_jar_path_is_the_jar_inside_the_package() -> None:
     jar = Path(sparkwin.jarPath())
     assert jar.is_file()
     assert jar.parent == Path(sparkwin.__file__).resolve().parent / "jars"
-    assert jar.name == f"sparkwin-core_2.13-{sparkwin.__version__}.jar"
+    # The installed PySpark's Scala version: 2.13 for Spark 4, 2.12 for Spark 3.5.
+    scala = lineFor(pyspark.__version__).scala
+    assert jar.name == f"sparkwin-core_{scala}-{sparkwin.__version__}.jar"
+    other = "2.12" if scala == "2.13" else "2.13"
+    assert Path(sparkwin.jarPath(next(x.tested for x in LINES if x.scala == other))).is_file()
 
 
 @pytest.mark.compat
@@ -53,7 +58,8 @@ def test_a_wheel_carries_the_jar(tmp_path: Path) -> None:
     )
     (wheel,) = tmp_path.glob("sparkwin-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    assert f"sparkwin/jars/sparkwin-core_2.13-{sparkwin.__version__}.jar" in names
+    for scala in ("2.13", "2.12"):  # Spark 4's and Spark 3.5's
+        assert f"sparkwin/jars/sparkwin-core_{scala}-{sparkwin.__version__}.jar" in names
     assert "sparkwin/py.typed" in names
 
 
@@ -153,9 +159,9 @@ def test_a_spark_outside_the_supported_lines_is_refused_naming_them() -> None:
         assert lineFor(line.tested) is line
     with pytest.raises(
         UnsupportedSparkError,
-        match=r"is Spark 3\.5\.2; sparkwin runs on Spark 4\.0 to 4\.3 .*pip install 'pyspark==",
+        match=r"is Spark 3\.4\.1; sparkwin runs on Spark 3\.5 to 4\.3 .*pip install 'pyspark==",
     ):
-        lineFor("3.5.2", "this SparkSession")
+        lineFor("3.4.1", "this SparkSession")
     with pytest.raises(
         UnsupportedSparkError, match=r"Spark 4\.4\.0; .*a newer sparkwin may support it"
     ):
@@ -166,8 +172,8 @@ def test_configure_refuses_an_unsupported_pyspark(monkeypatch) -> None:
     import pyspark
     from pyspark.sql import SparkSession
 
-    monkeypatch.setattr(pyspark, "__version__", "3.5.2")
-    with pytest.raises(UnsupportedSparkError, match=r"the installed PySpark is Spark 3\.5\.2"):
+    monkeypatch.setattr(pyspark, "__version__", "3.4.1")
+    with pytest.raises(UnsupportedSparkError, match=r"the installed PySpark is Spark 3\.4\.1"):
         sparkwin.configure(SparkSession.builder)
 
 

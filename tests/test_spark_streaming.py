@@ -16,7 +16,8 @@ from pyspark.sql import functions as F  # noqa: N812
 from sparkstreams import canonical, harnessFed, replayInHarness, runStream, writeBatches
 
 import sparkwin as sw
-from sparkwin.errors import PlanError
+from sparkwin._support import lineFor
+from sparkwin.errors import PlanError, UnsupportedSparkError
 from sparkwin.testing import WindowHarness
 
 SCHEMA = "user string, amount long, ts long"
@@ -254,6 +255,22 @@ def unsafeRowString(row: bytes) -> str:
     (word,) = struct.unpack_from("<q", row, 8)
     offset, size = word >> 32, word & 0xFFFFFFFF
     return row[offset : offset + size].decode()
+
+
+@pytest.mark.compat
+def test_a_checkpoint_of_the_other_spark_lines_runtime_is_refused_before_it_starts(
+    spark, tmp_path: Path
+) -> None:
+    (tmp_path / "source").mkdir()
+    df = spark.readStream.schema(SCHEMA).json(str(tmp_path / "source"))
+    spark4 = lineFor(spark.version).scala == "2.13"
+    # What the other line's operator leaves: state alone (3.5), or Spark 4's state schemas.
+    checkpoint = tmp_path / "checkpoint"
+    (checkpoint / "state" / "0" / ("0" if spark4 else "_stateSchema")).mkdir(parents=True)
+    other = "3.5 runtime" if spark4 else "4.0 or newer runtime"
+    with pytest.raises(UnsupportedSparkError, match=rf"holds state of sparkwin's Spark {other}"):
+        tumbling(df).writeStream(str(checkpoint), {"main": str(tmp_path / "out")})
+    assert not (checkpoint / "offsets").exists()  # refused before the query started
 
 
 def test_key_groups_are_fixed_for_the_life_of_a_checkpoint(spark, tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def ensure(spark: Any, entryClass: str) -> bool:
     sc = spark.sparkContext
     jsc = sc._jsc
     try:
-        ours: str | None = jarPath()
+        ours: str | None = jarPath(spark.version)  # the jar of the running Spark's Scala version
     except JarNotFoundError:  # a source checkout before its build: the JVM may have one
         ours = None
     listed = str(jsc.sc().listJars().mkString("\n")).splitlines()  # a Scala Seq

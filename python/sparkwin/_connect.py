@@ -26,13 +26,19 @@ from typing import Any
 from sparkwin._conf import withItem
 from sparkwin._contract import CHANNEL_METRICS, OBSERVE_NAME
 from sparkwin._jar import checkJarVersion, jarHint
-from sparkwin._support import lineFor
+from sparkwin._support import requireFeature
 from sparkwin.errors import ConnectUnsupportedError, JarNotFoundError, translated
 
 PLUGIN_CLASS = "sparkwin.plan.connect.SparkwinRelationPlugin"
 RELATION_CLASSES_CONF = "spark.connect.extensions.relation.classes"
 
 _checked: set[str] = set()
+
+# What to use where a Spark line has no Spark Connect for sparkwin (Spark 3.5).
+CLASSIC = (
+    "sparkwin's Connect plugin is written against Spark 4's plugin API; run the pipeline on a "
+    "classic session (sparkwin.session())"
+)
 
 
 def isConnect(obj: Any) -> bool:
@@ -143,7 +149,7 @@ def check(spark: Any) -> None:
         return
     from sparkwin._connect_plan import VERSION
 
-    lineFor(spark.version, "this Spark Connect server")
+    requireFeature(spark.version, "connect", "Spark Connect", CLASSIC, "this Spark Connect server")
     try:
         with translated():
             jarVersion = _single(spark, VERSION)
@@ -232,7 +238,10 @@ def observedMetrics(progress: Any, name: str = OBSERVE_NAME) -> dict[str, Any]:
         query.processAllAvailable()
         sparkwin.observedMetrics(query.lastProgress)["panesFired"]
     """
-    metrics = progress["observedMetrics"] if progress is not None else None
+    try:
+        metrics = progress["observedMetrics"] if progress is not None else None
+    except KeyError:  # PySpark 3.5 leaves it out of a batch without new data (DESIGN.md)
+        metrics = None
     row = (metrics or {}).get(name)
     if row is None:
         return {}

@@ -1,4 +1,5 @@
-"""Where the sparkwin jar is: the copy shipped inside this package.
+"""Where the sparkwin jar is: the copies shipped inside this package, one per Scala version
+(Spark 4's 2.13, Spark 3.5's 2.12), picked by the Spark that runs them.
 
 A leaf module: the session builders and the JVM bridges both name the jar in their messages.
 """
@@ -7,18 +8,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyspark
+
+from sparkwin._support import lineFor
 from sparkwin._version import __version__
-from sparkwin.errors import JarNotFoundError, VersionMismatchError
+from sparkwin.errors import JarNotFoundError, UnsupportedSparkError, VersionMismatchError
 
 
-def jarPath() -> str:
-    """The path of the jar shipped inside this package.
+def jarPath(sparkVersion: str | None = None) -> str:
+    """The path of the jar shipped inside this package for Spark ``sparkVersion`` (default: the
+    installed PySpark's): the Scala 2.13 jar for Spark 4, the Scala 2.12 jar for Spark 3.5.
 
     Example::
 
         spark = SparkSession.builder.config("spark.jars", sparkwin.jarPath()).getOrCreate()
+        sparkwin.jarPath("3.5.9")  # .../sparkwin/jars/sparkwin-core_2.12-<version>.jar
     """
-    name = f"sparkwin-core_2.13-{__version__}.jar"
+    version = sparkVersion if sparkVersion is not None else pyspark.__version__
+    line = lineFor(version, "this Spark" if sparkVersion is not None else "the installed PySpark")
+    name = f"sparkwin-core_{line.scala}-{__version__}.jar"
     jar = Path(__file__).resolve().parent / "jars" / name
     if not jar.is_file():
         raise JarNotFoundError(
@@ -28,11 +36,11 @@ def jarPath() -> str:
     return str(jar)
 
 
-def jarHint() -> str:
+def jarHint(sparkVersion: str | None = None) -> str:
     """The jar's path for an error message, or a placeholder when the package has none."""
     try:
-        return jarPath()
-    except JarNotFoundError:
+        return jarPath(sparkVersion)
+    except (JarNotFoundError, UnsupportedSparkError):
         return "<path to sparkwin-core jar>"
 
 

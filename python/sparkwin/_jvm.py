@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from sparkwin import _classpath
 from sparkwin._jar import checkJarVersion, jarHint
 from sparkwin._support import lineFor
-from sparkwin.errors import JarNotFoundError
+from sparkwin.errors import JarNotFoundError, VersionMismatchError
 from sparkwin.errors import translated as translated  # the Py4J bridge's callers use it here
 
 ENTRY_CLASS = "sparkwin.plan.PythonEntryPoint"
@@ -40,19 +40,27 @@ def entryPoint(spark: SparkSession | None = None) -> Any:
     assert jvm is not None
     key = id(spark.sparkContext._jsc)
     if key not in _checked:
-        lineFor(spark.version, "this SparkSession")
+        line = lineFor(spark.version, "this SparkSession")
         # Once per context: the jars the session's options hid, and ours if the JVM lacks it.
         if not _classpath.ensure(spark, ENTRY_CLASS):
             raise JarNotFoundError(
                 "this SparkSession was started without the sparkwin jar, and its driver's class "
                 "loader cannot take it at run time. Stop it (spark.stop()) and start it with "
                 "sparkwin.session() or sparkwin.configure(SparkSession.builder).getOrCreate(); "
-                f'under spark-submit, pass --jars "$(python -m sparkwin jar)" ({jarHint()}).'
+                f'under spark-submit, pass --jars "$(python -m sparkwin jar)" '
+                f"({jarHint(spark.version)})."
             )
         checkJarVersion(
             str(jvm.sparkwin.plan.PythonEntryPoint.version()),
             "on the JVM",
             "reinstall sparkwin and restart the SparkSession so both come from the same build",
         )
+        scala = str(jvm.sparkwin.plan.PythonEntryPoint.scalaVersion())
+        if scala != line.scala:
+            raise VersionMismatchError(
+                f"the sparkwin jar on the JVM is built for Scala {scala}, but Spark "
+                f"{spark.version} runs Scala {line.scala}: start the session with "
+                f"sparkwin.session() or configure(builder), or pass --jars {jarHint(spark.version)}"
+            )
         _checked.add(key)
     return jvm.sparkwin.plan.PythonEntryPoint

@@ -73,6 +73,8 @@ def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
     }
     out["timerDomains"] = raw["timerDomains"]
     out["timeMode"] = raw["timeMode"]
+    out["operator"] = raw["operator"]
+    out["timers"] = raw["timers"]
     out["clock"] = raw["clock"]
     out["algorithm"] = raw["algorithm"]
     out["assigner"] = raw["assigner"]  # {"eventTime", "merging"}: what a user's assigner is
@@ -270,6 +272,9 @@ def startQuery(
         finally:
             batch.unpersist()
 
+    if not _connect.isConnect(unioned):  # a checkpoint of the other Spark line's runtime
+        with translated():
+            entryPoint(unioned.sparkSession).checkCheckpoint(unioned._jdf, checkpointLocation)
     writer = observed(unioned).writeStream.foreachBatch(perBatch)
     writer = writer.option("checkpointLocation", checkpointLocation)
     if queryName:

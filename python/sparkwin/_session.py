@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 
 from sparkwin import _connect, _delta, _jvm
 from sparkwin._jar import jarPath
-from sparkwin._support import lineFor
+from sparkwin._support import lineFor, requireFeature
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
@@ -67,16 +67,19 @@ def configure(builder: SparkSession.Builder, *, delta: bool = False) -> SparkSes
         raise TypeError(
             f"builder must be a SparkSession.Builder (SparkSession.builder), got {type(builder)}"
         )
-    lineFor(pyspark.__version__, "the installed PySpark")
+    line = lineFor(pyspark.__version__, "the installed PySpark")
     if not isinstance(delta, bool):
         raise TypeError("delta must be a bool")
     if delta:
         builder = _delta.withDelta(builder)
-    jar = jarPath()
+    if "spark.remote" in builder._options:  # a Connect client: refused where Connect cannot run
+        requireFeature(pyspark.__version__, "connect", "Spark Connect", _connect.CLASSIC)
+    jar = jarPath()  # the jar of the installed PySpark's Scala version
     existing = builder._options.get("spark.jars")
     jars = jar if not existing else f"{existing},{jar}"
     builder = builder.config("spark.jars", jars)
-    builder = _connect.withPlugin(builder)  # Spark Connect: the relation plugin (server side)
+    if line.connect:
+        builder = _connect.withPlugin(builder)  # Spark Connect: the relation plugin (server side)
     for key, value in _REQUIRED_CONF.items():
         builder = builder.config(key, value)
     return builder
@@ -127,7 +130,7 @@ def session(
         spark = sparkwin.session()
         print(sparkwin.jvm_version())
         spark = sparkwin.session(connect=True)  # a Spark Connect client of a local server
-        spark = sparkwin.session(delta=True)  # with Delta Lake (Spark 4.0 to 4.2)
+        spark = sparkwin.session(delta=True)  # with Delta Lake (Spark 3.5 to 4.2)
     """
     if not isinstance(appName, str) or not appName:
         raise TypeError("appName must be a non-empty string")

@@ -20,7 +20,7 @@ def describe(pipeline: Any) -> dict[str, Any]:
     jvm = _runtime.describe(pipeline.df.sparkSession, pipeline.planJson())
     streaming = pipeline.df.isStreaming
     if streaming:
-        runtime = "streaming: transformWithState over key groups, one query for every output"
+        runtime = f"streaming: {jvm['operator']} over key groups, one query for every output"
     elif plan.get("arrival"):
         runtime = f"replay: bounded input in arrival order of column {plan['arrival']!r}"
     else:
@@ -32,6 +32,7 @@ def describe(pipeline: Any) -> dict[str, Any]:
         "watermarks": _watermarks(plan, streaming),
         "operator": jvm["algorithm"],
         "timeMode": jvm["timeMode"],
+        "timers": jvm["timers"],
         "timerDomains": jvm["timerDomains"],
         "clock": bool(jvm["clock"]) and streaming,
         "outputs": outputs,
@@ -45,7 +46,7 @@ def render(described: dict[str, Any]) -> str:
         f"  runtime:    {described['runtime']}",
         f"  watermarks: {described['watermarks']}",
         f"  operator:   {described['operator']}",
-        f"  timers:     TimeMode.{described['timeMode']} (engine timers: "
+        f"  timers:     {described['timers']} (engine timers: "
         f"{described['timerDomains']})"
         + (", processing time from sparkwin's clock source" if described["clock"] else ""),
         "  outputs:",

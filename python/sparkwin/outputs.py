@@ -322,7 +322,9 @@ def _columns(schema: StructType) -> dict[str, str]:
 
 def _noTableAt(exc: AnalysisException) -> bool:
     # No such path, or a directory without a Delta log (Delta then starts its log there).
-    return exc.getCondition() in ("PATH_NOT_FOUND", "DELTA_TABLE_NOT_FOUND")
+    # getCondition is PySpark 4's name of 3.5's getErrorClass.
+    condition = getattr(exc, "getCondition", None) or exc.getErrorClass
+    return condition() in ("PATH_NOT_FOUND", "DELTA_TABLE_NOT_FOUND")
 
 
 def _normalPath(location: str) -> str:

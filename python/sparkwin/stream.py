@@ -51,6 +51,7 @@ from pyspark.sql.types import (
     StructField,
     StructType,
     TimestampType,
+    _parse_datatype_string,
 )
 
 from sparkwin import _runtime
@@ -899,7 +900,9 @@ def _outputSchema(schema: object) -> StructType:
         parsed = schema
     elif isinstance(schema, str):
         try:
-            parsedType = StructType.fromDDL(schema)
+            # StructType.fromDDL is PySpark 4's; 3.5 parses with the same JVM parser here.
+            fromDDL = getattr(StructType, "fromDDL", None) or _parse_datatype_string
+            parsedType = fromDDL(schema)
         except Exception as exc:  # ParseException from the JVM, or no active session
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ValueError(

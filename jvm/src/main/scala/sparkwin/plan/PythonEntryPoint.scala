@@ -3,12 +3,10 @@ package sparkwin.plan
 import sparkwin.plan._
 import sparkwin.runtime.spark._
 import sparkwin.runtime.harness.Harness
-import sparkwin.runtime.TimePolicy
+import sparkwin.runtime.{SparkTimers, TimePolicy}
 
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.{DataFrame, Dataset, Row}
-
-import org.apache.spark.sql.streaming.TimeMode
 
 import sparkwin.BuildInfo
 import sparkwin.operator.Selection
@@ -30,10 +28,15 @@ object PythonEntryPoint {
   /** The Spark version the jar was compiled against. */
   def sparkVersion(): String = BuildInfo.sparkVersion
 
+  /** The Scala version the jar was compiled for ("2.13", "2.12"): Spark 4's, or Spark 3.5's. */
+  def scalaVersion(): String = BuildInfo.scalaVersion
+
   /** Checks a plan and returns its output schemas as JSON: {"result", "pane", "errors",
-    * "union"} (Spark schema JSON each) plus "timerDomains", Spark's "timeMode" for the
-    * processor, the "algorithm" the Spark runtimes run it on, and what the "assigner" is
-    * ({"eventTime", "merging"}: Python's builder asks it of a user's assigner).
+    * "union"} (Spark schema JSON each) plus "timerDomains", "timeMode" (whether Spark wakes key
+    * groups on its watermark: "EventTime" or "None"), the stateful "operator" of this jar's Spark
+    * line and how it is woken ("timers", in Spark's terms), the "algorithm" the Spark runtimes
+    * run it on, and what the "assigner" is ({"eventTime", "merging"}: Python's builder asks it
+    * of a user's assigner).
     */
   def describe(planJson: String, java8Time: Boolean): String = {
     val plan = PlanDecoder.decode(planJson)
@@ -46,13 +49,10 @@ object PythonEntryPoint {
     val time = TimePolicy.of(plan)
     node.put("timerDomains", time.domains.toString)
     node.put("clock", time.needsClock)
-    val mode = SparkRuntime.timeMode(plan)
-    node.put(
-      "timeMode",
-      if (mode == TimeMode.ProcessingTime()) "ProcessingTime"
-      else if (mode == TimeMode.EventTime()) "EventTime"
-      else "None"
-    )
+    val onWatermark = time.sparkTimers == SparkTimers.OnWatermark
+    node.put("timeMode", if (onWatermark) "EventTime" else "None")
+    node.put("operator", SparkShim.Operator)
+    node.put("timers", SparkShim.timers(onWatermark))
     node.put("algorithm", Selection.choose(plan.spec, packable = false).toString)
     val assigner = node.putObject("assigner")
     assigner.put("eventTime", plan.spec.assigner.isEventTime)
@@ -79,6 +79,12 @@ object PythonEntryPoint {
     */
   def windowed(df: Dataset[Row], planJson: String): DataFrame =
     SparkRuntime.windowed(df.toDF(), PlanDecoder.decode(planJson, Some(df.isStreaming)))
+
+  /** Refuses a streaming checkpoint written by another Spark line's runtime (see
+    * [[Checkpoints]]), before `df`'s query starts.
+    */
+  def checkCheckpoint(df: Dataset[Row], location: String): Unit =
+    Checkpoints.check(df.sparkSession, location)
 
   /** Replays a bounded DataFrame with live-stream semantics (see [[ReplayRuntime]]). */
   def replay(df: Dataset[Row], planJson: String, endOfInput: Boolean): ReplayHandle =

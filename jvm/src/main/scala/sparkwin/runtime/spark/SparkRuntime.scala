@@ -15,16 +15,16 @@ import org.apache.spark.sql.functions.{
   unix_millis,
   when
 }
-import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
 import org.apache.spark.sql.types.{LongType, Metadata, StringType, StructType}
 
-import sparkwin.runtime.local.LocalBackend
-import sparkwin.runtime.{Driver, SparkTimers, TimePolicy}
-import sparkwin.core.{EventTime, RecordError}
+import sparkwin.runtime.{Driver, TimePolicy}
+import sparkwin.core.EventTime
 
-/** Runs a plan on a DataFrame: `transformWithState` for streams, the same engine per key in
-  * `flatMapGroups` for bounded data. Either way the result has the union schema of
-  * [[OutputLayout]].
+/** Runs a plan on a DataFrame: for streams, the key groups' input (map-side combining, channel
+  * summaries, clock ticks) and the Spark line's stateful operator over it ([[SparkShim]]:
+  * `transformWithState` on 4.x, `flatMapGroupsWithState` on 3.5); for bounded data, the same
+  * engine per key in `flatMapGroups`. Either way the result has the union schema of
+  * [[OutputLayout]]. Nothing here names a Spark version.
   */
 object SparkRuntime {
   private val EventTimeColumn = "__sw_event_time"
@@ -33,7 +33,7 @@ object SparkRuntime {
 
   /** The Spark conf that sets how many key groups a streaming query spreads its keys over. */
   val KeyGroupsConf = "spark.sparkwin.keyGroups"
-  val DefaultKeyGroups = 128
+  def DefaultKeyGroups: Int = SparkShim.DefaultKeyGroups
   val MapSideCombineConf = "spark.sparkwin.mapSideCombine"
 
   def windowed(df: DataFrame, plan: Plan): DataFrame = {
@@ -118,7 +118,7 @@ object SparkRuntime {
   /** The key groups of a streaming query: the session's setting, validated. */
   def keyGroups(df: DataFrame): Int = {
     val text = df.sparkSession.conf.get(KeyGroupsConf, DefaultKeyGroups.toString)
-    text.trim.toIntOption.filter(n => n >= 1 && n <= 32768).getOrElse {
+    scala.util.Try(text.trim.toInt).toOption.filter(n => n >= 1 && n <= 32768).getOrElse {
       throw new PlanException(
         s"$KeyGroupsConf must be a whole number from 1 to 32768, got '$text': set it with " +
           "spark.conf.set(\"" + KeyGroupsConf + "\", \"" + DefaultKeyGroups + "\")"
@@ -128,15 +128,6 @@ object SparkRuntime {
 
   /** Whether the pipeline reads watermarks per input channel on a live stream (`channel=`). */
   def hasChannels(plan: Plan): Boolean = plan.channelColumn.isDefined
-
-  /** Spark's timer domain for the processor, from the plan's [[TimePolicy]]: event time when the
-    * engine's event-time timers follow Spark's watermark, otherwise none (processing time comes
-    * from the clock source, never from Spark's processing-time timers).
-    */
-  def timeMode(plan: Plan): TimeMode = TimePolicy.of(plan).sparkTimers match {
-    case SparkTimers.OnWatermark => TimeMode.EventTime()
-    case SparkTimers.NoTimers => TimeMode.None()
-  }
 
   /** Non-null and inside [[EventTime]]'s range: what may move a watermark. */
   private[spark] def inEventTimeRange(ts: Column, plan: Plan): Column =
@@ -163,21 +154,17 @@ object SparkRuntime {
       if (hasChannels(plan)) withChannelSummaries(input, plan, combined, groupCount)
       else keyGrouped(if (combined) combinedInput(input, plan) else input, plan, groupCount)
     val wakes = if (TimePolicy.of(plan).needsClock) Some(WakeReports.register(df.sparkSession)) else None
-    val grouped = wakes match {
-      case None => rows.groupBy(group.as(KeyGroup)).as[Int, Row](Encoders.scalaInt, Encoders.row(rows.schema))
+    val (grouped, keyGroup) = wakes match {
+      case None => (rows, group.as(KeyGroup))
       case Some((token, _)) =>
         // Every group that can hold keys: windowAll's one is 0 without channels (keyGrouped).
         val labels =
           if (plan.keys.isWindowAll && !hasChannels(plan)) Array(0) else groupLabels(plan, groupCount)
-        val all = withTicks(rows, group, token, labels)
-        all.groupBy(col(KeyGroup)).as[Int, Row](Encoders.scalaInt, Encoders.row(all.schema))
+        (withTicks(rows, group, token, labels), col(KeyGroup))
     }
-    grouped
-      .transformWithState(
-        new KeyGroupProcessor(plan.json, layout.java8Time, combined, groupCount, wakes.map(_._2)),
-        timeMode(plan),
-        OutputMode.Append()
-      )(Encoders.row(layout.unionSchema))
+    val tickColumn = if (wakes.isDefined) grouped.schema.fieldIndex(TickColumn) else -1
+    val spec = LoopSpec(plan.json, layout.java8Time, combined, groupCount, wakes.map(_._2), tickColumn)
+    SparkShim.keyGroupOperator(grouped, keyGroup, spec, plan, layout.unionSchema)
   }
 
   /** The labels of the key groups that can hold keys (windowAll's one, or all of them). */
@@ -293,7 +280,8 @@ object BatchRunner {
       rows.map(r => new RowRecord(r)).flatMap(r => Option(driver.timestampOf(r)).map(ts => (ts.longValue, r)))
     timed.toArray.sortBy(_._1).foreach { case (ts, r) => driver.processElement(r, ts) } // stable sort
     driver.endOfInput()
-    backend.processingTimers.iterator.map(_.timestamp).maxOption.foreach(driver.advanceProcessingTime)
+    val pending = backend.processingTimers.iterator.map(_.timestamp)
+    if (pending.hasNext) driver.advanceProcessingTime(pending.max)
     val m = OutputLayout.metricValues(driver.metrics)
     if (m.exists(_ != 0)) collector.addMetrics(m)
     collector.drain()

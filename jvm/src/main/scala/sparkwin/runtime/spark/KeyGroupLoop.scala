@@ -2,25 +2,62 @@ package sparkwin.runtime.spark
 
 import scala.collection.mutable.ArrayBuffer
 
-import org.apache.spark.sql.{Encoders, Row}
+import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
-import org.apache.spark.sql.streaming._
-import org.apache.spark.sql.types._
 
 import sparkwin.core.time.ChannelWatermarks
 import sparkwin.operator.store.Bytes
 import sparkwin.plan._
-import sparkwin.runtime.{Driver, SparkTimers, TimePolicy}
+import sparkwin.runtime.{Driver, TimePolicy}
 
-/** The engine inside Spark's `transformWithState`, one call per key group.
+/** What a key group's stateful operator offers the loop during one call: the group's stored
+  * entries (its record, and each key's state, under their bytes), the group's one event-time
+  * timer and Spark's clocks. Each Spark line's operator is one small adapter of this
+  * (`transformWithState` on 4.x, `flatMapGroupsWithState` on 3.5).
+  */
+trait GroupHost {
+
+  /** The value stored under `key`, or null. */
+  def get(key: Array[Byte]): Array[Byte]
+  def put(key: Array[Byte], value: Array[Byte]): Unit
+  def remove(key: Array[Byte]): Unit
+
+  /** Spark's event-time watermark (0 or less: none yet). */
+  def watermark: Long
+
+  /** The micro-batch's time (negative: unknown). */
+  def batchTime: Long
+
+  /** The group's event-time timer goes from `current` to `wanted` (Long.MinValue: none), said at
+    * the end of every call; `firing` when the call is the timer's own.
+    */
+  def timer(current: Long, wanted: Long, firing: Boolean): Unit
+}
+
+/** What a key group's loop is built from, sent to the executors with the operator's function. It
+  * holds the plan as JSON, decoded on the executor, so nothing of the engine needs to be
+  * serialisable.
+  *
+  * @param tickColumn where a row carries a clock tick's time (negative: the pipeline reads no clock)
+  */
+final case class LoopSpec(
+    planJson: String,
+    java8Time: Boolean,
+    combined: Boolean,
+    keyGroups: Int,
+    wakes: Option[WakeReports],
+    tickColumn: Int
+)
+
+/** The engine inside Spark's stateful operator, one call per key group, whatever the operator.
   *
   * Spark's grouping key is a key group (a hash of the pipeline's key, as Flink's key groups),
   * not the key itself: Spark's timers cost several state-store operations each, and one timer
   * per key group instead of one per key is what makes the runtime keep up with Spark's own
-  * windows (DESIGN.md, "Key groups"). Within a group, the one state variable `sparkwin` maps
-  *   - each key (as [[KeyBytes]]) to its engine state: one read and at most one write per key
+  * windows (DESIGN.md, "Key groups"). A group's entries ([[GroupHost]]) are
+  *   - each key (as [[KeyBytes]]) with its engine state: one read and at most one write per key
   *     the call touches;
-  *   - the empty key to the group's [[GroupRecord]]: the number of key groups the checkpoint
+  *   - the empty key with the group's [[GroupRecord]]: the number of key groups the checkpoint
   *     was written with, the group's one Spark timer (at the earliest wake-up), how many of
   *     its keys hold state, the wake-up table (each key with pending engine timers and when it
   *     must wake) and, with channels, the group's copy of the channel watermarks.
@@ -35,60 +72,32 @@ import sparkwin.runtime.{Driver, SparkTimers, TimePolicy}
   * rows meet the watermark of the batch before; the batch's own watermark follows them, and
   * windows it closes fire in the same batch (DESIGN.md, "Channels on a live stream").
   *
-  * It holds the plan as JSON and decodes it on the executor, so nothing of the engine needs to
-  * be serialisable.
+  * One loop per task: it reuses its engine objects from one call to the next.
   */
-final class KeyGroupProcessor(
-    planJson: String,
-    java8Time: Boolean,
-    combined: Boolean,
-    keyGroups: Int,
-    wakes: Option[WakeReports]
-) extends StatefulProcessor[Int, Row, Row] {
+final class KeyGroupLoop(spec: LoopSpec) {
+  import KeyGroupLoop._
 
-  @transient private var keyStates: MapState[Array[Byte], Array[Byte]] = _
-  @transient private var keyBytes: KeyBytes = _
-  @transient private var backend: SparkKeyBackend = _
-  @transient private var driver: Driver = _
-  @transient private var collector: RowCollector = _
-  @transient private var plan: Plan = _
-  @transient private var policy: TimePolicy = _
-  @transient private var channels: Boolean = _
-  @transient private var payloadWidth: Int = _ // the input's (or a partial row's) columns
-  @transient private var keyWidth: Int = _ // key columns; a pre-aggregated row leads with them
-  @transient private var keyOf: Row => Row = _
-  @transient private var reported: Array[Long] = _
-  @transient private var partialCodec: Combiner.PartialCodec = _
-  // This call's: keys with state, the wake-up table by key bytes, and whether it changed. The
-  // table stays bytes: only the keys a call wakes are decoded (with a million keys, decoding
-  // and hashing every entry as a Row each batch was a seventh of the stateful stage).
-  @transient private var liveKeys: Long = _
-  @transient private var wakeups: java.util.LinkedHashMap[KeyId, Wakeup] = _
-  @transient private var wakeupsChanged: Boolean = _
-
-  override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
-    plan = PlanDecoder.cached(planJson)
-    policy = TimePolicy.of(plan)
-    channels = policy.channels
-    val keySchema = plan.keys.schema
-    // One variable, bytes on both sides: Spark builds every state variable's encoders in
-    // every task (KeyBytes).
-    keyStates = getHandle.getMapState[Array[Byte], Array[Byte]](
-      "sparkwin",
-      Encoders.BINARY,
-      Encoders.BINARY,
-      TTLConfig.NONE
-    )
-    keyBytes = new KeyBytes(keySchema)
-    backend = new SparkKeyBackend(plan.spec.aggregates)
-    collector = new RowCollector(new OutputLayout(plan, java8Time))
-    driver = new Driver(plan.spec, plan.keys.of, plan.timestampColumn, backend, collector)
-    keyWidth = keySchema.size
-    payloadWidth = if (combined) keyWidth + 4 else plan.inputSchema.size
-    keyOf = keyExtractor()
-    partialCodec = new Combiner.PartialCodec(plan.spec)
-    reported = OutputLayout.metricValues(driver.metrics)
-  }
+  private val plan: Plan = PlanDecoder.cached(spec.planJson)
+  private val policy: TimePolicy = TimePolicy.of(plan)
+  private val channels = policy.channels
+  private val combined = spec.combined
+  private val keySchema = plan.keys.schema
+  private val keyBytes = new KeyBytes(keySchema)
+  private val backend = new SparkKeyBackend(plan.spec.aggregates)
+  private val collector = new RowCollector(new OutputLayout(plan, spec.java8Time))
+  private val driver = new Driver(plan.spec, plan.keys.of, plan.timestampColumn, backend, collector)
+  private val keyWidth = keySchema.size // key columns; a pre-aggregated row leads with them
+  private val payloadWidth = if (combined) keyWidth + 4 else plan.inputSchema.size
+  private val keyOf: Row => Row = keyExtractor()
+  private val partialCodec = new Combiner.PartialCodec(plan.spec)
+  private var reported: Array[Long] = OutputLayout.metricValues(driver.metrics)
+  // This call's: the host, keys with state, the wake-up table by key bytes, and whether it
+  // changed. The table stays bytes: only the keys a call wakes are decoded (with a million keys,
+  // decoding and hashing every entry as a Row each batch was a seventh of the stateful stage).
+  private var host: GroupHost = _
+  private var liveKeys: Long = _
+  private var wakeups: java.util.LinkedHashMap[KeyId, Wakeup] = _
+  private var wakeupsChanged: Boolean = _
 
   /** The pipeline's key of an input row ([[Keys]]); a pre-aggregated row from [[Combiner]]
     * leads with it.
@@ -105,57 +114,55 @@ final class KeyGroupProcessor(
       row => keys.of(new RowRecord(row, payloadWidth))
     }
 
-  override def handleInputRows(key: Int, rows: Iterator[Row], timers: TimerValues): Iterator[Row] = {
+  /** One call for a group: its rows of this micro-batch (none when its timer fires), and whether
+    * the call is its timer's. Returns the output rows; the host has every change when it ends.
+    */
+  def call(group: GroupHost, rows: Iterator[Row], firing: Boolean): Iterator[Row] = {
+    host = group
     // A key's rows in arrival order; keys in the order they first appear.
     val byKey = new java.util.LinkedHashMap[Row, ArrayBuffer[Row]]()
     val delivered = new java.util.TreeMap[String, java.lang.Long]()
     val summaryAt = payloadWidth + 1
+    val tickAt = spec.tickColumn
     var tick = Long.MinValue // a clock tick's time, when this call is one (SparkRuntime.withTicks)
     rows.foreach { row =>
-      val last = row.length - 1
-      if (wakes.isDefined && !row.isNullAt(last)) tick = math.max(tick, row.getLong(last))
+      if (tickAt >= 0 && !row.isNullAt(tickAt)) tick = math.max(tick, row.getLong(tickAt))
       else if (channels && !row.isNullAt(summaryAt))
         ChannelSummaries.read(row.getStruct(summaryAt), delivered)
       else byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row
     }
-    run(timers, byKey, delivered, firing = false, tick)
+    try run(byKey, delivered, firing, tick)
+    finally host = null
   }
 
-  override def handleExpiredTimer(key: Int, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] =
-    run(timers, new java.util.LinkedHashMap(), new java.util.TreeMap(), firing = true, Long.MinValue)
-
   /** Processing time in this call: the tick's when it is one, else the micro-batch's. */
-  private def processingTime(timers: TimerValues, tick: Long): Long = {
-    val batch = timers.getCurrentProcessingTimeInMs()
+  private def processingTime(tick: Long): Long = {
+    val batch = host.batchTime
     math.max(tick, if (batch >= 0) batch else System.currentTimeMillis())
   }
 
-  /** The watermarks of one call: what a key's rows meet, and what follows them. */
-  private final case class Clocks(now: Long, before: Long, after: Long)
-
   private def run(
-      timers: TimerValues,
       byKey: java.util.LinkedHashMap[Row, ArrayBuffer[Row]],
       delivered: java.util.TreeMap[String, java.lang.Long],
       firing: Boolean,
       tick: Long
   ): Iterator[Row] = {
-    val sparkWatermark = timers.getCurrentWatermarkInMs()
-    val stored = Option(keyStates.getValue(KeyGroupProcessor.GroupRecordKey)).map(GroupRecord.decode)
+    val sparkWatermark = host.watermark
+    val stored = Option(host.get(GroupRecordKey)).map(GroupRecord.decode)
     stored.foreach { g =>
       val groups = g.keyGroups
-      if (groups != keyGroups)
+      if (groups != spec.keyGroups)
         throw new IllegalStateException(
           s"this checkpoint was written with $groups key groups, but spark.sparkwin.keyGroups is " +
-            s"$keyGroups: set it back to $groups to resume the query (the number of key groups is " +
-            "fixed for the life of a checkpoint)"
+            s"${spec.keyGroups}: set it back to $groups to resume the query (the number of key " +
+            "groups is fixed for the life of a checkpoint)"
         )
     }
     liveKeys = stored.map(_.liveKeys).getOrElse(0L)
     wakeups = new java.util.LinkedHashMap[KeyId, Wakeup]()
     wakeupsChanged = false
     stored.foreach(_.wakeups.foreach(w => wakeups.put(new KeyId(w.key), w)))
-    val now = processingTime(timers, tick)
+    val now = processingTime(tick)
     val watermarks = if (channels) Some(channelWatermarks(stored)) else None
     val clocks = watermarks match {
       case Some(cw) =>
@@ -184,10 +191,7 @@ final class KeyGroupProcessor(
     due.foreach(id => processKey(keyBytes.decode(id.bytes), id, ArrayBuffer.empty, clocks))
     syncGroup(stored, sparkWatermark, watermarks, firing, tick)
     if (policy.inheritsWatermark && clocks.after != clocks.before)
-      keyStates.updateValue(
-        KeyGroupProcessor.PreviousWatermarkKey,
-        { val b = new Array[Byte](8); Bytes.putLong(b, 0, clocks.after); b }
-      )
+      host.put(PreviousWatermarkKey, { val b = new Array[Byte](8); Bytes.putLong(b, 0, clocks.after); b })
     // Counters that no output row shows travel as a metrics row (observed, then dropped).
     val counters = OutputLayout.metricValues(driver.metrics)
     // The channels once any is known (a tick may come before the first data: nothing to say).
@@ -220,19 +224,18 @@ final class KeyGroupProcessor(
 
   /** The watermark this group last saw (a pipeline that inherits its watermark keeps it). */
   private def previousWatermark(): Long =
-    Option(keyStates.getValue(KeyGroupProcessor.PreviousWatermarkKey))
-      .fold(Long.MinValue)(Bytes.getLong(_, 0))
+    Option(host.get(PreviousWatermarkKey)).fold(Long.MinValue)(Bytes.getLong(_, 0))
 
   /** One key: load, set its clocks, its rows, save, and note its next wake-up. */
   private def processKey(key: Row, keyId: KeyId, rows: ArrayBuffer[Row], clocks: Clocks): Unit = {
     val id = keyId.bytes
-    val loaded = keyStates.getValue(id)
+    val loaded = host.get(id)
     backend.load(key, loaded)
     driver.enterKey(clocks.now, clocks.before, policy)
     if (combined) rows.foreach(partial(key, _))
     else rows.foreach(element)
     if (policy.splitsBatch) driver.advanceWatermark(clocks.after)
-    backend.save(bytes => keyStates.updateValue(id, bytes), () => keyStates.removeKey(id))
+    backend.save(bytes => host.put(id, bytes), () => host.remove(id))
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
     val next = wakeup()
@@ -296,14 +299,8 @@ final class KeyGroupProcessor(
     }
     val current = stored.map(_.timer).getOrElse(Long.MinValue)
     val wanted = policy.sparkTimer(earliestEvent, sparkWatermark)
-    if (wanted != current) {
-      val handle = getHandle
-      // A timer already due is deleted too when the group's rows got here first (the engine
-      // has fired what it stood for), sparing a second handler call; never the one firing now.
-      if (current != Long.MinValue && (current > sparkWatermark || !firing)) handle.deleteTimer(current)
-      if (wanted != Long.MinValue) handle.registerTimer(wanted)
-    }
-    wakes.foreach { reports =>
+    host.timer(current, wanted, firing)
+    spec.wakes.foreach { reports =>
       val waits = earliestEvent != Long.MaxValue
       val wake =
         policy.processingWake(earliestProcessing, waits, watermarks.fold(Long.MaxValue)(_.nextIdleDeadline))
@@ -317,7 +314,7 @@ final class KeyGroupProcessor(
       bytes.toByteArray
     }
     if (liveKeys == 0 && wanted == Long.MinValue && wakeups.isEmpty && channelBytes.isEmpty) {
-      if (stored.isDefined) keyStates.removeKey(KeyGroupProcessor.GroupRecordKey)
+      if (stored.isDefined) host.remove(GroupRecordKey)
     } else if (
       stored.isEmpty || wakeupsChanged || wanted != current || liveKeys != stored.get.liveKeys ||
       !sameBytes(stored.flatMap(_.channels), channelBytes)
@@ -325,8 +322,8 @@ final class KeyGroupProcessor(
       val table = new ArrayBuffer[Wakeup](wakeups.size)
       wakeups.forEach((_, w) => table += w)
       val record =
-        GroupRecord(keyGroups, wanted, liveKeys, table.toSeq, channelBytes, policy.processingTimers)
-      keyStates.updateValue(KeyGroupProcessor.GroupRecordKey, GroupRecord.encode(record))
+        GroupRecord(spec.keyGroups, wanted, liveKeys, table.toSeq, channelBytes, policy.processingTimers)
+      host.put(GroupRecordKey, GroupRecord.encode(record))
     }
   }
 
@@ -337,10 +334,13 @@ final class KeyGroupProcessor(
   }
 }
 
-object KeyGroupProcessor {
+object KeyGroupLoop {
 
-  /** Where the group's record lives in `sparkwin`: no key's bytes are empty (a key row has at
-    * least one field, so its `UnsafeRow` at least a null bitmap and a word).
+  /** The watermarks of one call: what a key's rows meet, and what follows them. */
+  private final case class Clocks(now: Long, before: Long, after: Long)
+
+  /** Where the group's record lives: no key's bytes are empty (a key row has at least one
+    * field, so its `UnsafeRow` at least a null bitmap and a word).
     */
   val GroupRecordKey: Array[Byte] = Array.emptyByteArray
 

@@ -1,0 +1,114 @@
+package sparkwin.runtime.spark
+
+import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
+import org.apache.spark.sql.catalyst.plans.logical.EventTimeWatermark
+import org.apache.spark.sql.functions.lit
+import org.apache.spark.sql.streaming.{GroupState, GroupStateTimeout, OutputMode}
+import org.apache.spark.sql.types.{MetadataBuilder, StructType, TimestampType}
+
+import sparkwin.plan.{Plan, UnsupportedSparkException}
+import sparkwin.runtime.{SparkTimers, TimePolicy}
+
+/** The Spark 3.5 side of the streaming runtime (this jar's shim, as spark-rapids and Iceberg keep
+  * one per Spark version): key groups go through `flatMapGroupsWithState`, each group's entries
+  * in one state value ([[GroupTable]]), hosted by [[GroupStateRunner]]. The Scala 2.13 jar has
+  * Spark 4's shim under the same name (DESIGN.md, "Spark 3.5: one value per key group").
+  */
+object SparkShim {
+
+  /** The stateful operator, as `describe()` names it. */
+  val Operator = "flatMapGroupsWithState"
+
+  /** `spark.sparkwin.keyGroups` when the session does not set it: 4.x's. More, smaller group
+    * values do not pay, since an evenly spread micro-batch changes every group anyway
+    * (docs/benchmarks.md, "Spark 3.5").
+    */
+  val DefaultKeyGroups = 128
+
+  /** A column in the operator's input that carries Spark's watermark tag and is null on every
+    * row: an event-time timeout needs a watermarked input column, and Spark drops the rows whose
+    * watermarked value is at or before the watermark, which a null never is.
+    */
+  private val WatermarkTag = "__sw_watermark"
+
+  /** How Spark wakes a key group for event time, in Spark's terms: on its watermark, or never. */
+  def timers(onWatermark: Boolean): String =
+    if (onWatermark) "GroupStateTimeout.EventTimeTimeout" else "GroupStateTimeout.NoTimeout"
+
+  // Processing time comes from sparkwin's clock, never from ProcessingTimeTimeout, which runs a
+  // micro-batch every trigger interval for as long as the query runs.
+  private def timeout(plan: Plan): GroupStateTimeout =
+    if (TimePolicy.of(plan).sparkTimers == SparkTimers.OnWatermark) GroupStateTimeout.EventTimeTimeout
+    else GroupStateTimeout.NoTimeout
+
+  /** The key groups' stateful operator over `rows`, grouped by `group` (an Int column). */
+  def keyGroupOperator(
+      rows: DataFrame,
+      group: Column,
+      spec: LoopSpec,
+      plan: Plan,
+      output: StructType
+  ): DataFrame = {
+    if (TimePolicy.of(plan).inheritsWatermark)
+      throw new UnsupportedSparkException(
+        "a pipeline over another pipeline's results on a stream (chained windows) needs Spark 4.0 " +
+          "or newer: Spark 3.5 refuses a stateful operator after flatMapGroupsWithState (its " +
+          "global watermark correctness check). On Spark 3.5, write the first pipeline's results " +
+          "to a table or files and read them as a new stream with a watermark of its own."
+      )
+    val tag = new MetadataBuilder().putLong(EventTimeWatermark.delayKey, 0L).build()
+    val tagged = rows.withColumn(WatermarkTag, lit(null).cast(TimestampType).as(WatermarkTag, tag))
+    tagged
+      .groupBy(group)
+      .as[Int, Row](Encoders.scalaInt, Encoders.row(tagged.schema))
+      .flatMapGroupsWithState(OutputMode.Append(), timeout(plan))(new GroupStateRunner(spec))(
+        Encoders.BINARY,
+        Encoders.row(output)
+      )
+  }
+}
+
+/** Spark 3.5's host of the key-group loop: the `flatMapGroupsWithState` function, its state one
+  * [[GroupTable]] per key group. Spark forgets a group's timeout at every call, so each call
+  * sets it again; the group times out once the watermark passes it (strictly), so the timeout is
+  * one before the timer the loop wants.
+  */
+final class GroupStateRunner(spec: LoopSpec)
+    extends ((Int, Iterator[Row], GroupState[Array[Byte]]) => Iterator[Row])
+    with Serializable {
+
+  @transient private var loop: KeyGroupLoop = _
+
+  override def apply(group: Int, rows: Iterator[Row], state: GroupState[Array[Byte]]): Iterator[Row] = {
+    if (loop == null) loop = new KeyGroupLoop(spec) // one per task, as Spark 4's processor
+    val host = new GroupStateRunner.Host(state)
+    val out = loop.call(host, rows, firing = state.hasTimedOut)
+    host.commit()
+    out
+  }
+}
+
+object GroupStateRunner {
+  private final class Host(state: GroupState[Array[Byte]]) extends GroupHost {
+    private val table = GroupTable.read(state.getOption.orNull)
+    private var wanted = Long.MinValue
+
+    def get(key: Array[Byte]): Array[Byte] = table.get(key)
+    def put(key: Array[Byte], value: Array[Byte]): Unit = table.put(key, value)
+    def remove(key: Array[Byte]): Unit = table.remove(key)
+    // The operator's input always has the watermark tag, so Spark answers (0 before any data).
+    def watermark: Long = state.getCurrentWatermarkMs()
+    def batchTime: Long = state.getCurrentProcessingTimeMs()
+    def timer(current: Long, wanted: Long, firing: Boolean): Unit = this.wanted = wanted
+
+    def commit(): Unit = {
+      if (table.changed) {
+        val bytes = table.encode()
+        if (bytes == null) state.remove() else state.update(bytes)
+      }
+      // Spark takes only positive timeouts: a timer at or before 1 ms then waits for a
+      // watermark of 2 ms (Spark's watermark is 0 until the first data).
+      if (wanted != Long.MinValue) state.setTimeoutTimestamp(math.max(wanted - 1, 1L))
+    }
+  }
+}

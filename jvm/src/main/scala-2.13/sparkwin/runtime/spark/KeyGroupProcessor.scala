@@ -1,0 +1,47 @@
+package sparkwin.runtime.spark
+
+import org.apache.spark.sql.{Encoders, Row}
+import org.apache.spark.sql.streaming._
+
+/** Spark 4's host of the key-group loop: a `transformWithState` processor whose grouping key is
+  * the key group. Its one state variable, `sparkwin`, maps bytes to bytes: the group's entries
+  * ([[KeyGroupLoop]]). Spark builds every state variable's encoders in every task, and with
+  * bytes on both sides they are trivial (DESIGN.md, "State variables").
+  */
+final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row, Row] {
+
+  @transient private var keyStates: MapState[Array[Byte], Array[Byte]] = _
+  @transient private var loop: KeyGroupLoop = _
+
+  override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
+    keyStates = getHandle.getMapState[Array[Byte], Array[Byte]](
+      "sparkwin",
+      Encoders.BINARY,
+      Encoders.BINARY,
+      TTLConfig.NONE
+    )
+    loop = new KeyGroupLoop(spec)
+  }
+
+  override def handleInputRows(key: Int, rows: Iterator[Row], timers: TimerValues): Iterator[Row] =
+    loop.call(new Host(timers), rows, firing = false)
+
+  override def handleExpiredTimer(key: Int, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] =
+    loop.call(new Host(timers), Iterator.empty, firing = true)
+
+  private final class Host(timers: TimerValues) extends GroupHost {
+    def get(key: Array[Byte]): Array[Byte] = keyStates.getValue(key)
+    def put(key: Array[Byte], value: Array[Byte]): Unit = keyStates.updateValue(key, value)
+    def remove(key: Array[Byte]): Unit = keyStates.removeKey(key)
+    def watermark: Long = timers.getCurrentWatermarkInMs()
+    def batchTime: Long = timers.getCurrentProcessingTimeInMs()
+
+    def timer(current: Long, wanted: Long, firing: Boolean): Unit = if (wanted != current) {
+      val handle = getHandle
+      // A timer already due is deleted too when the group's rows got here first (the engine
+      // has fired what it stood for), sparing a second handler call; never the one firing now.
+      if (current != Long.MinValue && (current > watermark || !firing)) handle.deleteTimer(current)
+      if (wanted != Long.MinValue) handle.registerTimer(wanted)
+    }
+  }
+}

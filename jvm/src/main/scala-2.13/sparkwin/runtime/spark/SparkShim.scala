@@ -1,0 +1,40 @@
+package sparkwin.runtime.spark
+
+import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
+import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
+import org.apache.spark.sql.types.StructType
+
+import sparkwin.plan.Plan
+import sparkwin.runtime.{SparkTimers, TimePolicy}
+
+/** The Spark 4 side of the streaming runtime (this jar's shim, as spark-rapids and Iceberg keep
+  * one per Spark version): key groups go through `transformWithState`, hosted by
+  * [[KeyGroupProcessor]]. The Scala 2.12 jar has Spark 3.5's shim under the same name.
+  */
+object SparkShim {
+
+  /** The stateful operator, as `describe()` names it. */
+  val Operator = "transformWithState"
+
+  /** `spark.sparkwin.keyGroups` when the session does not set it (DESIGN.md, "Key groups"). */
+  val DefaultKeyGroups = 128
+
+  /** How Spark wakes a key group for event time, in Spark's terms: on its watermark, or never. */
+  def timers(onWatermark: Boolean): String = if (onWatermark) "TimeMode.EventTime" else "TimeMode.None"
+
+  /** The key groups' stateful operator over `rows`, grouped by `group` (an Int column). */
+  def keyGroupOperator(
+      rows: DataFrame,
+      group: Column,
+      spec: LoopSpec,
+      plan: Plan,
+      output: StructType
+  ): DataFrame = {
+    val onWatermark = TimePolicy.of(plan).sparkTimers == SparkTimers.OnWatermark
+    val timeMode = if (onWatermark) TimeMode.EventTime() else TimeMode.None()
+    rows
+      .groupBy(group)
+      .as[Int, Row](Encoders.scalaInt, Encoders.row(rows.schema))
+      .transformWithState(new KeyGroupProcessor(spec), timeMode, OutputMode.Append())(Encoders.row(output))
+  }
+}

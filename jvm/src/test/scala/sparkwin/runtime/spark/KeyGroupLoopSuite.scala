@@ -1,0 +1,96 @@
+package sparkwin.runtime.spark
+
+import java.io.File
+
+import com.fasterxml.jackson.databind.ObjectMapper
+import org.apache.spark.sql.Row
+
+import sparkwin.plan.OutputLayout
+
+/** The key-group loop that both Spark lines host, run over Spark 3.5's one value per group
+  * ([[GroupTable]]) with a host that plays the operator: the group's entries, its one event-time
+  * timer, Spark's clocks.
+  */
+class KeyGroupLoopSuite extends munit.FunSuite {
+
+  // tumbling.json's first scenario: 10 ms tumbling windows, sum(amount) per user, bound 0.
+  private val planJson: String = {
+    val start = new File(".").getAbsoluteFile
+    val dir = Iterator
+      .iterate(start)(_.getParentFile)
+      .takeWhile(_ != null)
+      .map(new File(_, "tests/scenarios"))
+      .find(_.isDirectory)
+      .getOrElse(throw new IllegalStateException(s"no tests/scenarios above $start"))
+    val mapper = new ObjectMapper()
+    mapper.writeValueAsString(
+      mapper.readTree(new File(dir, "tumbling.json")).get("scenarios").get(0).get("plan")
+    )
+  }
+
+  /** One call's host: the group's stored value, Spark's watermark and batch time. */
+  private final class Host(stored: Array[Byte], val watermark: Long, val batchTime: Long) extends GroupHost {
+    val table: GroupTable = GroupTable.read(stored)
+    var wanted: Long = Long.MinValue
+    def get(key: Array[Byte]): Array[Byte] = table.get(key)
+    def put(key: Array[Byte], value: Array[Byte]): Unit = table.put(key, value)
+    def remove(key: Array[Byte]): Unit = table.remove(key)
+    def timer(current: Long, wanted: Long, firing: Boolean): Unit = this.wanted = wanted
+    def value: Array[Byte] = if (table.changed) table.encode() else stored
+  }
+
+  private def loop(groups: Int = 1) =
+    new KeyGroupLoop(LoopSpec(planJson, java8Time = false, combined = false, groups, None, tickColumn = -1))
+
+  /** (user, window start, sum) of the call's window results. */
+  private def results(out: Iterator[Row]): List[(String, Long, Long)] =
+    out
+      .filter(_.getInt(0) == OutputLayout.ResultKind)
+      .map(_.getStruct(1))
+      .map(r => (r.getString(0), r.getTimestamp(1).getTime, r.getLong(4)))
+      .toList
+      .sorted
+
+  test("rows wait in the group's value; its one timer fires every key's window, then it empties") {
+    val l = loop()
+    val first = new Host(null, watermark = 0L, batchTime = 1000L)
+    val rows = Iterator(Row("a", 1L, 1L), Row("a", 5L, 5L), Row("b", 7L, 3L), Row("b", 2L, 12L))
+    assertEquals(results(l.call(first, rows, firing = false)), Nil)
+    // The record and both keys, in one value; the timer at the first window's end (9).
+    val value = first.value
+    assertEquals(value(0), GroupTable.Version)
+    val record = GroupRecord.decode(GroupTable.read(value).get(KeyGroupLoop.GroupRecordKey))
+    assertEquals((record.keyGroups, record.timer, record.liveKeys), (1, 9L, 2L))
+    assertEquals(first.wanted, 9L)
+    // Spark's watermark passes 9: the timer's call fires a's and b's first windows.
+    val fired = new Host(value, watermark = 10L, batchTime = 2000L)
+    assertEquals(results(l.call(fired, Iterator.empty, firing = true)), List(("a", 0L, 6L), ("b", 0L, 7L)))
+    assertEquals(fired.wanted, 19L) // b's second window
+    val last = new Host(fired.value, watermark = 30L, batchTime = 3000L)
+    assertEquals(results(l.call(last, Iterator.empty, firing = true)), List(("b", 10L, 2L)))
+    assertEquals(last.wanted, Long.MinValue)
+    assert(last.value == null, "a group with nothing left has no state")
+  }
+
+  test("a key's rows meet the watermark after its due windows fire, in one call") {
+    val l = loop()
+    val first = new Host(null, 0L, 1000L)
+    l.call(first, Iterator(Row("a", 1L, 1L)), firing = false).foreach(_ => ())
+    // The next batch brings a@25 with a watermark of 20: [0, 10) fires before the row counts.
+    val next = new Host(first.value, 20L, 2000L)
+    assertEquals(results(l.call(next, Iterator(Row("a", 4L, 25L)), firing = false)), List(("a", 0L, 1L)))
+    assertEquals(next.wanted, 29L)
+  }
+
+  test("a group written with another number of key groups is refused, naming the setting") {
+    val written = new Host(null, 0L, 1000L)
+    loop(groups = 4).call(written, Iterator(Row("a", 1L, 1L)), firing = false).foreach(_ => ())
+    val e = intercept[IllegalStateException](
+      loop(groups = 8).call(new Host(written.value, 0L, 2000L), Iterator.empty, true)
+    )
+    assert(
+      e.getMessage.contains("written with 4 key groups, but spark.sparkwin.keyGroups is 8"),
+      e.getMessage
+    )
+  }
+}
