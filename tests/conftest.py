@@ -25,6 +25,10 @@ DELTA = lineFor(pyspark.__version__).delta is not None
 # Spark Connect clients where the line has them (4.x); Spark 3.5 refuses them (connectSpark).
 CONNECT = lineFor(pyspark.__version__).connect
 
+# The build lists Spark's Kafka connector for Scala 2.13 (Spark 4.x); on Spark 3.5 (Scala 2.12)
+# its classes fail to load and break every data source lookup, so that line runs without Kafka.
+KAFKA = lineFor(pyspark.__version__).scala == "2.13"
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 # Every column type the builder's checks care about, in one schema.
@@ -49,7 +53,7 @@ def spark():
             # production (the default is 128).
             "spark.sparkwin.keyGroups": "2",
             # Spark's Kafka connector, once the build has listed its jars (kafka_broker.py).
-            **({"spark.jars": ",".join(jars)} if (jars := connectorJars()) else {}),
+            **({"spark.jars": ",".join(jars)} if KAFKA and (jars := connectorJars()) else {}),
             # The Spark Connect server of `connectSpark` (below), if a test asks for it.
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": "0",
@@ -70,6 +74,8 @@ def kafkaBroker():
     """A real Kafka broker (one KRaft node on 127.0.0.1), started when a test first asks for
     it and stopped at the end of the session: see kafka_broker.py.
     """
+    if not KAFKA:
+        pytest.skip(f"the build's Kafka connector is for Spark 4.x, not {pyspark.__version__}")
     if not BROKER_CLASSPATH.is_file():
         pytest.skip(f"no Kafka jars listed: run `{BUILD_COMMAND}` (bin/test does)")
     with KafkaBroker() as broker:
