@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -257,9 +258,9 @@ def startSpark(
     outTopic: str,
     workload: str,
     rtBatch: str,
+    checkpoint: str,
 ) -> StreamingQuery:
     ev = events(spark, servers, inTopic)
-    checkpoint = tempfile.mkdtemp(prefix=f"latency-{system}-")
     if system == "sparkwin-rt":
         return startSparkwinRealTime(ev, workload, servers, outTopic, checkpoint, rtBatch)
     panes = (
@@ -369,7 +370,10 @@ def runOne(
             process.terminate()
             process.wait(timeout=30)
     else:
-        query = startSpark(system, spark, servers, inTopic, outTopic, workload, args.rt_batch)
+        checkpoint = tempfile.mkdtemp(prefix=f"sparkwin-latency-{system}-")
+        query = startSpark(
+            system, spark, servers, inTopic, outTopic, workload, args.rt_batch, checkpoint
+        )
 
         def stop() -> None:
             # Micro-batch durations (median, max): what a micro-batch system's latency is made of.
@@ -377,6 +381,7 @@ def runOne(
             if took:
                 batchMs[:] = [took[len(took) // 2], took[-1]]
             query.stop()
+            shutil.rmtree(checkpoint, ignore_errors=True)
 
     try:
         time.sleep(args.settle)  # the query's or job's first poll of the (empty) topic
@@ -452,7 +457,13 @@ def main() -> None:
     p.add_argument("--quiet", type=float, help="output quiet this long ends a run (default 8)")
     p.add_argument("--drain", type=float, default=60.0, help="seconds to wait for output, at most")
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--markdown", nargs="+", metavar="JSON", help="only print these runs' table")
     args = p.parse_args()
+    if args.markdown:
+        print(
+            markdown([r for f in args.markdown for r in json.loads(Path(f).read_text())["results"]])
+        )
+        return
     quick = args.quick
     rates = [int(r) for r in (args.rates or ("1000" if quick else "1000,10000,100000")).split(",")]
     workloads = (args.workloads or ("tumbling" if quick else "tumbling,sliding")).split(",")
@@ -504,6 +515,26 @@ def main() -> None:
         print(f"{r['system']} {r['workload']} {r['rate']}: {r['error']}")
     if failed:
         sys.exit(1)
+
+
+def markdown(results: list[dict]) -> str:
+    """The runs as docs/benchmarks.md's table: latency in seconds per workload, rate and system."""
+
+    def sec(v: float | None) -> str:
+        return "-" if v is None else f"{v / 1000:.2f}"
+
+    lines = [
+        "| workload | rate (achieved) | system | p50 s | p99 s | max s | growth s | held |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for r in results:
+        achieved = f"{r['achieved'] / 1000:.1f}k" if r.get("achieved") else "-"
+        held = "error" if "error" in r else "yes" if r["held"] else "no"
+        lines.append(
+            f"| {r['workload']} | {r['rate'] // 1000}k ({achieved}) | {r['system']} | "
+            f"{sec(r['p50'])} | {sec(r['p99'])} | {sec(r['max'])} | {sec(r['growth'])} | {held} |"
+        )
+    return "\n".join(lines)
 
 
 def write(path: str, args: argparse.Namespace, results: list[dict]) -> None:
