@@ -215,7 +215,8 @@ lazy val bench = (project in file("benchmarks/jvm"))
   )
 
 // Flink's own WindowOperator as a benchmark peer (run.py's flink-operator row), driven by its
-// operator test harness: benchmark-only, never aggregated into root, the jar or the wheel.
+// operator test harness, and the latency benchmark's Kafka producer and Kafka-source Flink job:
+// benchmark-only, never aggregated into root, the jar or the wheel.
 lazy val flinkBench = (project in file("benchmarks/flink"))
   .settings(
     name := "sparkwin-flink-bench",
@@ -226,6 +227,9 @@ lazy val flinkBench = (project in file("benchmarks/flink"))
       "org.apache.flink" % "flink-runtime" % "2.1.0",
       ("org.apache.flink" % "flink-runtime" % "2.1.0").classifier("tests"),
       "org.apache.flink" % "flink-test-utils-junit" % "2.1.0",
+      // The latency benchmark's Flink job reads and writes the local broker (its producer too).
+      "org.apache.flink" % "flink-connector-kafka" % "5.0.0-2.1",
+      "org.apache.flink" % "flink-connector-base" % "2.1.0",
       "org.scalameta" %% "munit" % "1.2.4" % Test
     ),
     testFrameworks := Seq(new TestFramework("munit.Framework")),

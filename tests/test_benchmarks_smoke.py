@@ -170,3 +170,77 @@ def test_the_scale_series_vary_one_factor_and_resize_the_workloads(tmp_path) -> 
     ]
     scale.chart(points, str(tmp_path / "scale.png"))
     assert (tmp_path / "scale.png").stat().st_size > 1000
+
+
+def latencyTruth() -> dict:
+    """A producer's truth file by hand: two partitions, keys k0 (partition 0) and k1 (1), a bound
+    of 200 ms; events in seconds 10 and 11, the watermark past 11000 in both partitions and past
+    12000 in partition 0 only."""
+    return {
+        "bound": 200,
+        "maxTs": [12_300, 11_900],
+        "buckets": [[0, 10, 3, 30], [1, 10, 2, 7], [0, 11, 1, 5], [1, 11, 4, 40]],
+        # Partition 0 made its first event with ts - 200 >= 11000 at 11_250, partition 1 at
+        # 11_400; only partition 0 passed 12000.
+        "closing": [[11_000, [11_250, 11_400]], [12_000, [12_260, -1]]],
+    }
+
+
+def test_latency_windows_come_from_the_producers_buckets() -> None:
+    from benchmarks.latency_stats import expectedWindows
+
+    truth = latencyTruth()
+    tumbling = expectedWindows(truth, "tumbling")
+    assert tumbling[("k0", 10_000, 11_000)] == (3, 30)
+    assert tumbling[("k1", 11_000, 12_000)] == (4, 40)
+    sliding = expectedWindows(truth, "sliding")
+    assert sliding[("k1", 2_000, 12_000)] == (6, 47)  # both seconds
+    assert sliding[("k1", 11_000, 21_000)] == (4, 40)  # second 11 only
+    assert sliding[("k0", 1_000, 11_000)] == (3, 30)  # second 10 only
+    assert len(sliding) == 2 * 11  # per key: windows starting 1 s ... 11 s
+
+
+def test_latency_is_measured_from_the_event_that_closed_the_window_for_that_watermark() -> None:
+    from benchmarks.latency_stats import Pane, check, closingTimes, latencies, summary
+
+    truth = latencyTruth()
+    assert closingTimes(truth, "global") == {11_000: 11_250, 12_000: 12_260}
+    assert closingTimes(truth, "valve") == {11_000: 11_400}  # 12000: partition 1 never passed
+    panes = [Pane("k0", 10_000, 11_000, 3, 30, 11_500), Pane("k1", 10_000, 11_000, 2, 7, 11_650)]
+    chosen, missing = check(panes, truth, "tumbling")
+    assert missing == 0
+    points = latencies(chosen, closingTimes(truth, "valve"), fromEnd=0)
+    assert points == [(11_000, 100), (11_000, 250)]
+    s = summary(points)
+    assert (s["p50"], s["p99"], s["max"], s["held"]) == (100, 250, 250, True)
+
+
+def test_latency_check_refuses_wrong_duplicate_and_early_panes_but_not_a_late_tail() -> None:
+    from benchmarks.latency_stats import Pane, ResultMismatchError, check
+
+    truth = latencyTruth()
+    good = [Pane("k0", 10_000, 11_000, 3, 30, 0), Pane("k1", 10_000, 11_000, 2, 7, 0)]
+    for bad in [
+        [good[0], Pane("k1", 10_000, 11_000, 2, 8, 0)],  # a wrong sum
+        [*good, good[1]],  # a window twice
+        [*good, Pane("k0", 12_000, 13_000, 1, 1, 0)],  # no event falls in it
+        [*good, Pane("k1", 11_000, 12_000, 4, 40, 0), Pane("k0", 12_000, 13_000, 0, 0, 0)],
+    ]:
+        with pytest.raises(ResultMismatchError):
+            check(bad, truth, "tumbling")
+    with pytest.raises(ResultMismatchError, match="before any watermark"):
+        # Watermarks reached 12100 at most: [12000, 13000) cannot have closed.
+        check(
+            [*good, Pane("k0", 12_000, 13_000, 1, 5, 0)],
+            {**truth, "buckets": truth["buckets"] + [[0, 12, 1, 5]]},
+            "tumbling",
+        )
+    # The first window missing and a later one emitted: a hole, not a system behind.
+    with pytest.raises(ResultMismatchError, match="missing"):
+        check(
+            [good[1], Pane("k1", 11_000, 12_000, 4, 40, 0)],
+            {**truth, "maxTs": [12_300, 12_300]},
+            "tumbling",
+        )
+    # Behind: the latest windows not emitted yet, counted, not refused.
+    assert check(good[:1], truth, "tumbling")[1] == 1
