@@ -136,6 +136,34 @@ def test_sliding_windows_merged_from_slices_equal_sparks_own(spark, history) -> 
     _compare(_sparkwin(pipeline), _native(history, F.window("ts", "3 minutes", "1 minute")))
 
 
+def test_windows_of_many_slices_keep_a_running_total_equal_to_sparks_own(spark, history) -> None:
+    # 30 slices a window: each key keeps its window's total between firings (two stacks here,
+    # subtraction for the counts and long sums below), where 3 slices are merged per window.
+    pipeline = (
+        _source(history)
+        .keyBy("user")
+        .window(sw.SlidingEventTimeWindows.of(timedelta(minutes=5), timedelta(seconds=10)))
+        .aggregate(*[a for a, _, _ in AGGREGATES])
+    )
+    assert pipeline.describe()["operator"].startswith("sliced")
+    _compare(_sparkwin(pipeline), _native(history, F.window("ts", "5 minutes", "10 seconds")))
+    sums = (
+        _source(history)
+        .keyBy("user")
+        .window(sw.SlidingEventTimeWindows.of(timedelta(minutes=5), timedelta(seconds=10)))
+        .aggregate(sw.agg.count(), sw.agg.sum("amount"), sw.agg.countIf("flag"))
+    )
+    ours = {
+        (r["user"], r["window_start"]): (r["count"], r["sum_amount"], r["count_if_flag"])
+        for r in sums.toDF().collect()
+    }
+    grouped = history.groupBy(F.window("ts", "5 minutes", "10 seconds").alias("w"), "user").agg(
+        F.count(F.lit(1)), F.sum("amount"), F.count_if("flag")
+    )
+    theirs = {(r["user"], r["w"]["start"]): tuple(r[2:]) for r in grouped.collect()}
+    assert ours == theirs and ours
+
+
 def test_merged_sessions_equal_sparks_session_windows(spark) -> None:
     rows = _rows(1200, seed=9)
     # Sparse users: sessions open, then merge when a row falls between them.

@@ -14,6 +14,19 @@ sealed trait Aggregate {
   /** Every input column it reads: `column`, and `ord` for min_by/max_by. */
   def columns: Seq[Int] = if (column < 0) Nil else column :: Nil
   def newAccumulator(): Accumulator
+
+  /** Whether its accumulators undo a merge exactly ([[Invertible]]), so a sliding window's
+    * total can take the entering slice in and the leaving one out. Sums of doubles are not:
+    * subtracting a large value back out loses the small ones it rounded away.
+    */
+  def invertible: Boolean = false
+}
+
+/** An accumulator whose merge has an exact inverse: after `a.merge(b)` then `a.subtract(b)`, `a`
+  * gives what it gave before, bit for bit (the aggregate says so with `invertible`).
+  */
+trait Invertible {
+  def subtract(other: Accumulator): Unit
 }
 
 /** The running state of one aggregate in one window. Mutated in place on the hot path. */
@@ -50,6 +63,12 @@ object Accumulator {
     while (i < into.length) { into(i).merge(from(i)); i += 1 }
   }
 
+  /** Takes `from` back out of `into` (every one [[Invertible]]), aggregate by aggregate. */
+  def subtractAll(into: Array[Accumulator], from: Array[Accumulator]): Unit = {
+    var i = 0
+    while (i < into.length) { into(i).asInstanceOf[Invertible].subtract(from(i)); i += 1 }
+  }
+
   /** The aggregates' current values, in plan order. */
   def results(accs: Array[Accumulator]): Array[Any] = {
     val out = new Array[Any](accs.length)
@@ -70,6 +89,7 @@ object NumericKind {
 object Aggregate {
   final case class Count(alias: String, column: Int) extends Aggregate {
     def newAccumulator(): Accumulator = new CountAcc(column)
+    override def invertible: Boolean = true
   }
 
   /** `integerDigits`: how many digits left of the point a decimal result holds (Spark's result
@@ -82,6 +102,9 @@ object Aggregate {
       case NumericKind.Fractional => new DoubleSumAcc(column)
       case NumericKind.Decimal => new DecimalSumAcc(column, integerDigits)
     }
+    // Long sums wrap and count their wraps, so taking one out is exact; decimals' scales and
+    // doubles' rounding are not undone.
+    override def invertible: Boolean = kind == NumericKind.Integral
   }
   object Sum {
     val MaxPrecision: Int = 38 // Spark's DecimalType.MAX_PRECISION
@@ -118,6 +141,7 @@ object Aggregate {
   /** `countIf`: rows whose boolean column is true. */
   final case class CountIf(alias: String, column: Int) extends Aggregate {
     def newAccumulator(): Accumulator = new CountIfAcc(column)
+    override def invertible: Boolean = true
   }
 
   /** `minBy` / `maxBy`: the value of `column` at the smallest / largest `ord`. `tieByValue`:
@@ -200,10 +224,11 @@ object Aggregate {
 }
 
 /** count() over rows (column < 0) or count(col) over non-null values. */
-final class CountAcc(column: Int) extends Accumulator {
+final class CountAcc(column: Int) extends Accumulator with Invertible {
   var n: Long = 0L
   def add(record: Record, ts: Long): Unit = if (column < 0 || !record.isNullAt(column)) n += 1
   def merge(other: Accumulator): Unit = n += other.asInstanceOf[CountAcc].n
+  def subtract(other: Accumulator): Unit = n -= other.asInstanceOf[CountAcc].n
   def result: Any = n
   def copy(): Accumulator = { val c = new CountAcc(column); c.n = n; c }
   def save: Array[Any] = Array(n)
@@ -228,10 +253,14 @@ object SumOverflow {
   * long exactly when `carry` is 0, whatever the order the values came in or were merged. Spark
   * raises on the first wrap, which depends on that order.
   */
-final class LongSumAcc(column: Int) extends Accumulator {
+final class LongSumAcc(column: Int) extends Accumulator with Invertible {
   var sum: Long = 0L
   var seen: Boolean = false
   var carry: Long = 0L
+  // How many values it holds, only as far as "none" goes (`seen`): a state read back (which
+  // does not save it) holds 1 for any number, and a total of such states stays above 0 exactly
+  // while one of them holds a value, which is all subtracting needs.
+  var values: Long = 0L
   @inline private def plus(v: Long): Unit = {
     val s = sum + v
     carry += SumOverflow.carry(sum, v, s)
@@ -239,21 +268,35 @@ final class LongSumAcc(column: Int) extends Accumulator {
   }
   def add(record: Record, ts: Long): Unit = {
     val v = record.get(column)
-    if (v != null) { plus(v.asInstanceOf[java.lang.Number].longValue); seen = true }
+    if (v != null) { plus(v.asInstanceOf[java.lang.Number].longValue); seen = true; values += 1 }
   }
   def merge(other: Accumulator): Unit = {
     val o = other.asInstanceOf[LongSumAcc]
-    if (o.seen) { plus(o.sum); carry += o.carry; seen = true }
+    if (o.seen) { plus(o.sum); carry += o.carry; seen = true; values += math.max(o.values, 1L) }
+  }
+  def subtract(other: Accumulator): Unit = {
+    val o = other.asInstanceOf[LongSumAcc]
+    if (o.seen) {
+      val v = o.sum
+      val s = sum - v
+      // The exact total is sum + carry * 2^64; a wrapped difference moves it by one 2^64.
+      if (((sum ^ v) & (sum ^ s)) < 0) carry += (if (v > 0) -1L else 1L)
+      sum = s
+      carry -= o.carry
+      values -= math.max(o.values, 1L)
+      seen = values > 0
+    }
   }
   def result: Any = if (!seen) null else if (carry != 0) new SumOverflow(sum) else sum
   def copy(): Accumulator = {
-    val c = new LongSumAcc(column); c.sum = sum; c.seen = seen; c.carry = carry; c
+    val c = new LongSumAcc(column); c.sum = sum; c.seen = seen; c.carry = carry; c.values = values; c
   }
   def save: Array[Any] = Array(sum, seen, carry)
   // Two fields: saved before 0.4.0, which did not count wraps.
   def restore(f: Array[Any]): Unit = {
     sum = Values.toLong(f(0)); seen = f(1).asInstanceOf[Boolean]
     carry = if (f.length > 2) Values.toLong(f(2)) else 0L
+    values = if (seen) 1L else 0L
   }
 }
 

@@ -79,6 +79,7 @@ final class PackedAggregates(aggregates: Array[Aggregate]) {
           a.sum = values(at)
           a.seen = values(at + 1) != 0
           a.carry = values(at + 1) >> 1
+          a.values = if (a.seen) 1L else 0L
         case DoubleSum =>
           val a = into(j).asInstanceOf[DoubleSumAcc]
           a.sum = java.lang.Double.longBitsToDouble(values(at))

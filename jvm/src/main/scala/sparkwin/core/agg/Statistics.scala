@@ -58,10 +58,11 @@ final class VarianceAcc(column: Int, sample: Boolean, sqrt: Boolean) extends Acc
 }
 
 /** count_if: rows whose boolean column is true (null and false do not count). */
-final class CountIfAcc(column: Int) extends Accumulator {
+final class CountIfAcc(column: Int) extends Accumulator with Invertible {
   var n: Long = 0L
   def add(record: Record, ts: Long): Unit = if (record.get(column) == java.lang.Boolean.TRUE) n += 1
   def merge(other: Accumulator): Unit = n += other.asInstanceOf[CountIfAcc].n
+  def subtract(other: Accumulator): Unit = n -= other.asInstanceOf[CountIfAcc].n
   def result: Any = n
   def copy(): Accumulator = { val c = new CountIfAcc(column); c.n = n; c }
   def save: Array[Any] = Array(n)

@@ -20,12 +20,15 @@ final class SliceState extends KeyState {
   private var _count = 0
   var hot = -1
 
+  /** The aggregate of the slices of the key's next window, between firings (null: none yet). */
+  private[slice] var total: WindowTotal = null
+
   def isEmpty: Boolean = _count == 0
   def numEntries: Int = _count
   def count: Int = _count
   def start(i: Int): Long = _starts(i)
   def accumulators(i: Int): Array[Accumulator] = _accumulators(i)
-  override def reset(): Unit = hot = -1
+  override def reset(): Unit = { hot = -1; total = null }
 
   /** The slice starts, oldest first. */
   def starts: Seq[Long] = _starts.take(_count).toSeq
@@ -55,6 +58,7 @@ final class SliceState extends KeyState {
     _accumulators(at) = accumulators
     _count += 1
     if (hot >= at) hot += 1
+    if (total != null && s < total.covered) total.inserted(at)
   }
 
   /** Adds slice `s`, replacing one with the same start (reading a store: any order). */
@@ -85,22 +89,39 @@ final class KeyedSlices(op: WindowOperator) extends SliceAlgorithm(op) {
 
   val stateKind: Option[StateKind] = Some(new SliceStateKind(op.spec.aggregates, width))
 
+  /** Windows of this many slices or fewer merge them at firing; longer ones keep a running
+    * [[WindowTotal]] per key, whose firing costs the same whatever their length.
+    */
+  private val keepsTotals = size / width > KeyedSlices.MergedSlicesAtMost
+
   def processElement(record: Record, timestamp: Long): Unit = {
     val s = grid.sliceOf(timestamp)
     if (lateSlice(s)) op.late(record, timestamp)
-    else Accumulator.addAll(sliceAccumulators(backend.state.asInstanceOf[SliceState], s), record, timestamp)
+    else {
+      val st = backend.state.asInstanceOf[SliceState]
+      val i = sliceIndex(st, s)
+      Accumulator.addAll(st.accumulators(i), record, timestamp)
+      val total = st.total
+      if (total != null && s < total.covered) total.added(st, i, record, timestamp, null)
+    }
   }
 
   override def processPartial(ts: Long, partial: Array[Accumulator], count: Long): Unit = {
     val s = grid.sliceOf(ts)
     if (lateSlice(s)) op.lateGroup(count)
-    else Accumulator.mergeAll(sliceAccumulators(backend.state.asInstanceOf[SliceState], s), partial)
+    else {
+      val st = backend.state.asInstanceOf[SliceState]
+      val i = sliceIndex(st, s)
+      Accumulator.mergeAll(st.accumulators(i), partial)
+      val total = st.total
+      if (total != null && s < total.covered) total.added(st, i, null, ts, partial)
+    }
   }
 
-  /** The accumulators of the key's slice `s`, created (with its windows and timer) if new. */
-  private def sliceAccumulators(st: SliceState, s: Long): Array[Accumulator] = {
+  /** The index of the key's slice `s`, created (with its windows and timer) if new. */
+  private def sliceIndex(st: SliceState, s: Long): Int = {
     // Most elements of a key land in the slice its previous element did.
-    if (st.hot >= 0 && st.start(st.hot) == s) return st.accumulators(st.hot)
+    if (st.hot >= 0 && st.start(st.hot) == s) return st.hot
     val at = st.from(s)
     if (at == st.count || st.start(at) != s) {
       // The nearest slices before and after the new one say which of its windows are new.
@@ -113,7 +134,7 @@ final class KeyedSlices(op: WindowOperator) extends SliceAlgorithm(op) {
       st.insert(at, s, Accumulator.fresh(aggregates))
     }
     st.hot = at
-    st.accumulators(at)
+    at
   }
 
   private def queueTimer(end: Long): Unit = op.timers.registerEventTime(end - 1, TimeWindow(end - size, end))
@@ -121,15 +142,37 @@ final class KeyedSlices(op: WindowOperator) extends SliceAlgorithm(op) {
   def onWatermark(wm: Long): Unit =
     backend.fireDue(backend.eventTimers, wm)(t => fire(t.window.asInstanceOf[TimeWindow]))
 
-  /** The window's pane is the merge of its slices (a run of the key's sorted slices); slices
-    * no later window needs go (a prefix), and the key's next window with data gets the timer.
+  /** The window's pane is the merge of its slices (a run of the key's sorted slices), or the
+    * key's running total of them; slices no later window needs go (a prefix), and the key's
+    * next window with data gets the timer.
     */
   private def fire(window: TimeWindow): Unit = {
     val st = backend.state.asInstanceOf[SliceState]
-    var i = st.from(window.start)
+    val inWindow = st.from(window.start)
+    val any = inWindow < st.count && st.start(inWindow) < window.end
+    if (keepsTotals && inWindow == 0 && (st.total == null || st.total.covered <= window.end)) {
+      if (any) {
+        if (st.total == null) st.total = WindowTotal(aggregates)
+        op.emitFinal(window, st.total.fire(st, window.end))
+      }
+    } else {
+      // Not the next window of a prefix (no timer asks for that today): merge, start over.
+      st.total = null
+      if (any) op.emitFinal(window, merged(st, inWindow, window.end))
+    }
+    val leaving = st.from(window.start + slide) // later windows start there or later
+    if (st.total != null) st.total.dropping(st, leaving)
+    st.dropOldest(leaving)
+    if (!st.isEmpty) queueTimer(math.max(grid.firstEnd(st.start(0)), window.end + slide))
+    backend.stateTouched()
+  }
+
+  /** The results of the key's slices from index `i` that start before `end`, merged in order. */
+  private def merged(st: SliceState, from: Int, end: Long): Array[Any] = {
+    var i = from
     var merged: Array[Accumulator] = null
     var single: Array[Accumulator] = null
-    while (i < st.count && st.start(i) < window.end) {
+    while (i < st.count && st.start(i) < end) {
       val accs = st.accumulators(i)
       if (single == null) single = accs
       else {
@@ -141,11 +184,14 @@ final class KeyedSlices(op: WindowOperator) extends SliceAlgorithm(op) {
       }
       i += 1
     }
-    if (single != null) op.emitFinal(window, Accumulator.results(if (merged == null) single else merged))
-    st.dropOldest(st.from(window.start + slide)) // later windows start there or later
-    if (!st.isEmpty) queueTimer(math.max(grid.firstEnd(st.start(0)), window.end + slide))
-    backend.stateTouched()
+    Accumulator.results(if (merged == null) single else merged)
   }
+}
+
+object KeyedSlices {
+
+  /** The most slices a window merges at its firing (see `keepsTotals`). */
+  val MergedSlicesAtMost = 2L
 }
 
 /** Sliced states in the store: the slices' starts and accumulators. */
