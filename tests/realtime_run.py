@@ -22,16 +22,17 @@ from pyspark.sql import functions as F  # noqa: N812
 import sparkwin as sw
 
 SCHEMA = "user string, amount long, ts long"
-BATCH_SECONDS = 60  # one real-time batch covers the whole first phase, with room for a slow start
+BATCH_SECONDS = 300  # one real-time batch covers the whole run (stopped inside it), however slow
 
 
 def processingTimeWindows(spark: Any, servers: str, run: str, work: Path, send: Any) -> dict:
-    """Processing-time windows in real-time mode, written row by row by ``sw.forEachRow``: Spark's
-    processing-time timers fire a window once a row reaches its partition after the window's end,
-    while the batch runs. Rows come in three waves 2.5 s apart (windows of 2 s): the third wave
-    fires every window of the first two."""
-    source = f"rt-pt-{run}"
+    """Processing-time windows in real-time mode: Spark's processing-time timers and the rows of a
+    key group fire a window once a row reaches the group after the window's end, while the batch
+    runs. Rows come in three waves 2.5 s apart (windows of 2 s): the third wave fires every window
+    of the first two."""
+    source, out = f"rt-pt-{run}", f"rt-pt-out-{run}"
     createTopic(spark, servers, source, partitions=2)
+    createTopic(spark, servers, out, partitions=1)
     stream = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", servers)
@@ -47,15 +48,9 @@ def processingTimeWindows(spark: Any, servers: str, run: str, work: Path, send: 
         .window(sw.TumblingProcessingTimeWindows.of(2000))
         .aggregate(sw.agg.count())
     )
-    panes = work / "panes"
-    panes.mkdir()
-
-    def keep(row: Any) -> None:  # on the executors: one file per pane
-        (panes / uuid.uuid4().hex).write_text(json.dumps(row.asDict(), default=str))
-
     query = pipeline.writeStream(
         str(work / "chk-pt"),
-        {"main": sw.forEachRow(keep)},
+        {"main": sw.toKafka(out, servers)},
         trigger={"realTime": f"{BATCH_SECONDS} seconds"},
     )
 
@@ -63,7 +58,11 @@ def processingTimeWindows(spark: Any, servers: str, run: str, work: Path, send: 
         return [(p, f"u{p}", {"user": f"u{p}", "amount": 1, "ts": 0}) for p in (0, 1)] * n
 
     def fired() -> list[dict[str, Any]]:
-        return [json.loads(f.read_text()) for f in panes.iterdir()]
+        rows = spark.read.format("kafka").option("kafka.bootstrap.servers", servers)
+        rows = rows.option("subscribe", out).option("startingOffsets", "earliest").load()
+        return [
+            json.loads(r.value) for r in rows.selectExpr("CAST(value AS STRING) AS value").collect()
+        ]
 
     send(wave(3), source)
     time.sleep(2.5)
@@ -71,12 +70,13 @@ def processingTimeWindows(spark: Any, servers: str, run: str, work: Path, send: 
     time.sleep(2.5)
     send(wave(1), source)
     deadline = time.monotonic() + 60
-    while sum(p["count"] for p in fired()) < 8 and time.monotonic() < deadline:
+    seen = fired()
+    while sum(p["count"] for p in seen) < 8 and time.monotonic() < deadline:
         if query.exception() is not None:
             raise RuntimeError(str(query.exception()))
-        time.sleep(0.2)
+        time.sleep(0.5)
+        seen = fired()
     done = [p["batchId"] for p in query.recentProgress]
-    seen = fired()  # stopping ends the batch, which fires the third wave's window too
     query.stop()
     return {"panes": seen, "batchesDone": done}
 

@@ -347,8 +347,9 @@ def toKafka(
 def forEachRow(fn: RowFunction) -> RowOutput:
     """An output written by calling ``fn(row)`` for each of its rows, on the executors, as
     Spark's ``foreach`` does: the function output real-time mode takes (a function
-    ``fn(df, batchId)`` needs micro-batches). A batch Spark runs again after a failure calls it
-    again for the same rows: make it idempotent.
+    ``fn(df, batchId)`` needs micro-batches). In real-time mode Spark 4.3 hands the rows to Python
+    at the batch's end: write to ``toKafka`` where latency matters. A batch Spark runs again after
+    a failure calls it again for the same rows: make it idempotent.
 
     Example::
 
