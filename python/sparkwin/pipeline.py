@@ -224,7 +224,7 @@ class Pipeline:
         - a function ``fn(df, batchId)``: your own foreachBatch code for that output.
 
         ``trigger={"realTime": "5 minutes"}`` runs the query in Spark's real-time mode (Spark
-        4.1+, a Kafka source): batches of that length whose rows are processed as they arrive,
+        4.3+, a Kafka source): batches of that length whose rows are processed as they arrive,
         and windows fire while a batch runs, as soon as the watermark passes their end. Its
         outputs are Kafka topics or ``sw.forEachRow`` functions (all of one kind), and it needs
         a task slot for every Kafka partition and every shuffle partition at once; what it
