@@ -364,9 +364,14 @@ def createTopic(
         deadline = time.monotonic() + timeout
         names = jvm.java.util.Collections.singletonList(name)
         while True:
-            description = admin.describeTopics(names).allTopicNames().get(int(timeout), seconds)
-            infos = description.get(name).partitions()
-            leaders = [infos.get(i).leader() for i in range(infos.size())]
+            try:
+                description = admin.describeTopics(names).allTopicNames().get(int(timeout), seconds)
+                infos = description.get(name).partitions()
+                leaders = [infos.get(i).leader() for i in range(infos.size())]
+            except Py4JError as exc:  # the new topic's metadata has not reached the broker yet
+                if "UnknownTopicOrPartition" not in str(exc):
+                    raise
+                leaders = []
             if len(leaders) == partitions and all(leader is not None for leader in leaders):
                 return
             if time.monotonic() > deadline:

@@ -87,11 +87,13 @@ def test_explain_prints_every_part(spark, capsys):
     pipeline.explain()
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == repr(pipeline)
-    assert [line.split(":")[0].strip() for line in lines[1:6]] == [
+    assert [line.split(":")[0].strip() for line in lines[1:7]] == [
         "runtime",
+        "mode",
         "watermarks",
         "operator",
         "timers",
         "outputs",
     ]
-    assert lines[6].split()[0] == "main" and lines[7].split()[0] == "errors"
+    assert lines[2].split(":", 1)[1].strip() == "batch (a bounded input)"
+    assert lines[7].split()[0] == "main" and lines[8].split()[0] == "errors"

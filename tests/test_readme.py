@@ -99,4 +99,6 @@ def test_the_support_table_says_what_the_support_table_in_the_code_says() -> Non
         (row,) = [r for r in rows if line.name in r.split("|")[1]]
         delta = row.split("|")[4].strip()
         assert delta.startswith("yes") == (line.delta is not None), row
+        realTime = row.split("|")[5].strip()
+        assert realTime.startswith("yes") == line.realTime, row
         assert line.tested in text, f"README does not name {line.tested}, which CI proves"

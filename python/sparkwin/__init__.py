@@ -35,7 +35,16 @@ from sparkwin.assigners import (
     WindowAssigner,
 )
 from sparkwin.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
-from sparkwin.outputs import DeltaOutput, Output, toDelta, toTable
+from sparkwin.outputs import (
+    DeltaOutput,
+    KafkaOutput,
+    Output,
+    RowOutput,
+    forEachRow,
+    toDelta,
+    toKafka,
+    toTable,
+)
 from sparkwin.pipeline import Pipeline
 from sparkwin.replay import Replay
 from sparkwin.stream import DataStream, KeyedStream, WindowedStream, stream
@@ -82,6 +91,7 @@ __all__ = [
     "EventTimeTrigger",
     "Evictor",
     "GlobalWindows",
+    "KafkaOutput",
     "KeyedStream",
     "NeverTrigger",
     "OrFinally",
@@ -94,6 +104,7 @@ __all__ = [
     "PurgingTrigger",
     "Repeatedly",
     "Replay",
+    "RowOutput",
     "SlidingEventTimeWindows",
     "SlidingProcessingTimeWindows",
     "StormWindows",
@@ -107,6 +118,7 @@ __all__ = [
     "__version__",
     "agg",
     "configure",
+    "forEachRow",
     "jarPath",
     "jvm",
     "jvm_version",
@@ -115,5 +127,6 @@ __all__ = [
     "session",
     "stream",
     "toDelta",
+    "toKafka",
     "toTable",
 ]

@@ -59,20 +59,28 @@ class PaneWindow:
     paneIsLast: bool
 
 
-def describe(spark: SparkSession, planJson: str) -> dict[str, Any]:
+def describe(spark: SparkSession, planJson: str, realTime: bool = False) -> dict[str, Any]:
     """The JVM's view of a plan: output schemas (StructType), the timer domains it uses, Spark's
-    time mode, the algorithm and what its assigner is."""
+    time mode (in real-time mode with ``realTime``), the algorithm and what its assigner is."""
     if _connect.isConnect(spark):  # Spark Connect transport: the same JSON, from the plugin
+        if realTime:
+            raise _connect.unsupported(
+                "real-time mode",
+                "its query is built by the classic (Py4J) runtime",
+                "Use a classic SparkSession (sparkwin.session()).",
+            )
         raw = json.loads(_connect.describe(spark, planJson))
     else:
         java8 = spark.conf.get("spark.sql.datetime.java8API.enabled", "false") == "true"
         with translated():
-            raw = json.loads(entryPoint(spark).describe(planJson, java8))
+            raw = json.loads(entryPoint(spark).describe(planJson, java8, realTime))
     out: dict[str, Any] = {
         k: StructType.fromJson(raw[k]) for k in ("result", "pane", "errors", "union")
     }
     out["timerDomains"] = raw["timerDomains"]
     out["timeMode"] = raw["timeMode"]
+    out["mode"] = raw.get("mode", "microBatch")  # the Connect plugin's describe is micro-batch's
+    out["ownWatermark"] = raw.get("ownWatermark", False)
     out["operator"] = raw["operator"]
     out["timers"] = raw["timers"]
     out["clock"] = raw["clock"]
@@ -105,13 +113,14 @@ def refusal(spark: SparkSession, planJson: str, streaming: bool) -> str | None:
     return _refusals[key]
 
 
-def union(df: DataFrame, planJson: str) -> DataFrame:
-    """Every output of the pipeline in one DataFrame (streaming if `df` is)."""
+def union(df: DataFrame, planJson: str, realTime: bool = False) -> DataFrame:
+    """Every output of the pipeline in one DataFrame (streaming if `df` is), for a query in
+    micro-batch mode or, with ``realTime``, Spark's real-time mode."""
     if _connect.isConnect(df):  # Spark Connect transport: an extension relation
         return _connect.union(df, planJson)  # type: ignore[no-any-return]
     spark = df.sparkSession
     with translated():
-        jdf = entryPoint(spark).windowed(df._jdf, planJson)
+        jdf = entryPoint(spark).windowed(df._jdf, planJson, realTime)
     return DataFrame(jdf, spark)
 
 

@@ -55,6 +55,12 @@ class SparkLine:
         return self.scala == "2.13"
 
     @property
+    def realTime(self) -> bool:
+        """Spark's real-time mode for sparkwin's pipelines: the mode came in Spark 4.1, and runs
+        the JVM's transformWithState (a stateful operator) from Spark 4.3 on."""
+        return self.minor >= (4, 3)
+
+    @property
     def name(self) -> str:
         return f"{self.minor[0]}.{self.minor[1]}"
 

@@ -13,23 +13,35 @@ from sparkwin._contract import EVENT_TIME_METADATA
 __all__ = ["describe", "render"]
 
 
-def describe(pipeline: Any) -> dict[str, Any]:
+def describe(pipeline: Any, realTime: bool = False) -> dict[str, Any]:
     """A ``Pipeline``'s run as a dict of plain values (see ``Pipeline.describe``); typed loosely
     because ``pipeline`` imports this module."""
     plan = pipeline.plan
-    jvm = _runtime.describe(pipeline.df.sparkSession, pipeline.planJson())
     streaming = pipeline.df.isStreaming
-    if streaming:
+    jvm = _runtime.describe(pipeline.df.sparkSession, pipeline.planJson(), realTime and streaming)
+    mode = None
+    if streaming and jvm["mode"] == "realTime":
+        mode = (
+            "real-time: one long batch, rows processed as they arrive; windows fire while it "
+            "runs, as the key groups' own watermark passes their end"
+        )
+        runtime = f"streaming: {jvm['operator']} over key groups, one real-time query"
+    elif streaming:
+        mode = "micro-batch: windows fire in the batch whose watermark passes their end"
         runtime = f"streaming: {jvm['operator']} over key groups, one query for every output"
     elif plan.get("arrival"):
         runtime = f"replay: bounded input in arrival order of column {plan['arrival']!r}"
     else:
         runtime = "bounded: each key's events in event-time order, then watermark +infinity"
     outputs = {tag: schema.simpleString() for tag, schema in pipeline.schemas().items()}
+    watermarks = _watermarks(plan, streaming)
+    if mode is not None and jvm["mode"] == "realTime" and jvm["ownWatermark"]:
+        watermarks = _realTimeWatermarks(plan)
     return {
         "pipeline": repr(pipeline),
         "runtime": runtime,
-        "watermarks": _watermarks(plan, streaming),
+        "mode": mode or "batch (a bounded input)",
+        "watermarks": watermarks,
         "operator": jvm["algorithm"],
         "timeMode": jvm["timeMode"],
         "timers": jvm["timers"],
@@ -44,6 +56,7 @@ def render(described: dict[str, Any]) -> str:
     lines = [
         described["pipeline"],
         f"  runtime:    {described['runtime']}",
+        f"  mode:       {described['mode']}",
         f"  watermarks: {described['watermarks']}",
         f"  operator:   {described['operator']}",
         f"  timers:     {described['timers']} (engine timers: "
@@ -73,6 +86,16 @@ def _watermarks(plan: dict[str, Any], streaming: bool) -> str:
     if streaming:
         return f"{text}, as Spark's global watermark (no rows dropped before sparkwin)"
     return f"{text}; a bounded input ends at +infinity"
+
+
+def _realTimeWatermarks(plan: dict[str, Any]) -> str:
+    text = _strategy(plan["watermark"])
+    channel = plan.get("channel")
+    over = f"per channel of {channel!r}, a valve over the channels" if channel else "one channel"
+    return (
+        f"{text} {over}, moved while a batch runs by the map side's summaries, kept in the "
+        "checkpoint (no Spark watermark)"
+    )
 
 
 def _inherits(plan: dict[str, Any]) -> bool:

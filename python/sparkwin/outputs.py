@@ -1,5 +1,5 @@
-"""Where ``Pipeline.writeStream`` writes each output: a directory, a catalog table, or the
-user's own function.
+"""Where ``Pipeline.writeStream`` writes each output: a directory, a catalog table, a Kafka
+topic, or the user's own function (per micro-batch, or per row).
 
 Spark's foreachBatch is at-least-once: a micro-batch that wrote its outputs and then died before
 its commit (``<checkpoint>/commits/<n>``) runs again after a restart, with the same id and the
@@ -21,15 +21,30 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pyspark.errors import AnalysisException
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import LongType, StructField, StructType
 
 from sparkwin import _delta
 
-__all__ = ["BatchFunction", "DeltaOutput", "Output", "OutputSpec", "toDelta", "toTable"]
+__all__ = [
+    "BatchFunction",
+    "DeltaOutput",
+    "KafkaOutput",
+    "Output",
+    "OutputSpec",
+    "RowFunction",
+    "RowOutput",
+    "forEachRow",
+    "toDelta",
+    "toKafka",
+    "toTable",
+]
 
 # A function output: fn(df, batchId), the user's foreachBatch code for one output.
 BatchFunction = Callable[[DataFrame, int], None]
+# A per-row function output: fn(row), called on the executors for each row of one output.
+RowFunction = Callable[[Row], None]
 
 BATCH_COLUMN = "batch_id"
 
@@ -230,6 +245,122 @@ class DeltaOutput(Output):
         self._saveWith(df.write.format("delta").mode(mode))
 
 
+@dataclass(frozen=True)
+class KafkaOutput(Output):
+    """A Kafka topic: each row one record, its value the row as JSON and its key the JSON of
+    ``key``'s columns (none: no key). The output of ``toKafka``; real-time mode writes it with
+    Spark's Kafka sink, micro-batch mode with a batch write per micro-batch.
+
+    Kafka writes are at least once (Spark's Kafka sink is): a micro-batch or real-time batch Spark
+    runs again after a failure writes its records again. Consumers that must see each result once
+    deduplicate by the key and window (``window_start``, ``pane_index``).
+    """
+
+    topic: str
+    bootstrapServers: str
+    options: tuple[tuple[str, str], ...] = ()
+    key: tuple[str, ...] = ()
+
+    def records(self, df: DataFrame, topic: Any = None) -> DataFrame:
+        """``df`` as the Kafka sink's rows: ``topic`` (this output's unless given as a Column),
+        ``key`` and ``value``."""
+        value = F.to_json(F.struct(*[F.col(f"`{c}`") for c in df.columns]))
+        key = (
+            F.to_json(F.struct(*[F.col(f"`{c}`") for c in self.key]))
+            if self.key
+            else F.lit(None).cast("string")
+        )
+        return df.select(
+            (topic if topic is not None else F.lit(self.topic)).alias("topic"),
+            key.alias("key"),
+            value.alias("value"),
+        )
+
+    def sinkOptions(self) -> dict[str, str]:
+        """The Kafka sink's options: the servers, then the user's (``kafka.*`` settings)."""
+        return {"kafka.bootstrap.servers": self.bootstrapServers, **dict(self.options)}
+
+    def prepare(self, spark: SparkSession, schema: StructType, tag: str) -> None:
+        missing = [c for c in self.key if c not in schema.fieldNames()]
+        if missing:
+            raise ValueError(
+                f"outputs[{tag!r}]: toKafka(key=...) names columns {missing} that the output "
+                f"does not have; it has {schema.fieldNames()}"
+            )
+
+    def write(self, df: DataFrame, batchId: int) -> None:
+        self.records(df).write.format("kafka").options(**self.sinkOptions()).save()
+
+
+@dataclass(frozen=True)
+class RowOutput(Output):
+    """The user's ``fn(row)``, called for each row of one output on the executors (Spark's
+    ``foreach``). The output of ``forEachRow``; the one kind of function real-time mode takes."""
+
+    fn: RowFunction
+
+    def write(self, df: DataFrame, batchId: int) -> None:
+        df.foreach(self.fn)
+
+
+def toKafka(
+    topic: str,
+    bootstrapServers: str,
+    *,
+    key: str | list[str] | tuple[str, ...] = (),
+    options: dict[str, str] | None = None,
+) -> KafkaOutput:
+    """An output written to the Kafka ``topic`` at ``bootstrapServers``: one record per row,
+    the row as JSON in the value and ``key``'s columns (e.g. the pipeline's key) as JSON in the
+    key, so one key's results stay in one partition, in order. ``options`` are the Kafka sink's
+    (``{"kafka.acks": "all"}``, security settings). At least once, as Spark's Kafka sink is.
+    Works in both modes; with ``trigger={"realTime": ...}`` it is what results go to.
+
+    Example::
+
+        query = pipeline.writeStream("/chk", {"main": sw.toKafka("sessions", "broker:9092",
+                                                                  key="user")},
+                                     trigger={"realTime": "5 minutes"})
+    """
+    if not isinstance(topic, str) or not topic.strip():
+        raise TypeError(f"toKafka(topic): topic must be a topic name, got {topic!r}")
+    if not isinstance(bootstrapServers, str) or not bootstrapServers.strip():
+        raise TypeError(
+            "toKafka(bootstrapServers): give the brokers as 'host:port[,host:port]', "
+            f"got {bootstrapServers!r}"
+        )
+    keys = (key,) if isinstance(key, str) else tuple(key)
+    if not all(isinstance(k, str) and k for k in keys):
+        raise TypeError(f"toKafka(key): key must be a column name or a list of them, got {key!r}")
+    given = dict(options or {})
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in given.items()):
+        raise TypeError("toKafka(options): options must map option names to string values")
+    clash = sorted(k for k in given if k.lower() in ("topic", "kafka.bootstrap.servers"))
+    if clash:
+        raise ValueError(
+            f"toKafka(options): {clash} are set by toKafka's topic and bootstrapServers; "
+            "leave them out of options"
+        )
+    return KafkaOutput(topic.strip(), bootstrapServers.strip(), tuple(sorted(given.items())), keys)
+
+
+def forEachRow(fn: RowFunction) -> RowOutput:
+    """An output written by calling ``fn(row)`` for each of its rows, on the executors, as
+    Spark's ``foreach`` does: the function output real-time mode takes (a function
+    ``fn(df, batchId)`` needs micro-batches). In real-time mode Spark 4.3 hands the rows to Python
+    at the batch's end: write to ``toKafka`` where latency matters. A batch Spark runs again after
+    a failure calls it again for the same rows: make it idempotent.
+
+    Example::
+
+        query = pipeline.writeStream("/chk", {"main": sw.forEachRow(print)},
+                                     trigger={"realTime": "5 minutes"})
+    """
+    if not callable(fn):
+        raise TypeError(f"forEachRow(fn): fn must be callable as fn(row), got {fn!r}")
+    return RowOutput(fn)
+
+
 def toTable(name: str, format: str = "parquet") -> TableOutput:
     """An output written to the catalog table ``name``, exactly once across restarts.
 
@@ -305,8 +436,8 @@ def outputOf(value: Any, tag: str, format: str, options: dict[str, str]) -> Outp
             pass
         return FunctionOutput(value)
     raise TypeError(
-        f"outputs[{tag!r}] must be a directory path, sw.toTable('db.name'), sw.toDelta(path) "
-        "or a function "
+        f"outputs[{tag!r}] must be a directory path, sw.toTable('db.name'), sw.toDelta(path), "
+        "sw.toKafka(topic, servers), sw.forEachRow(fn) or a function "
         f"fn(df, batchId), got {type(value).__name__} {value!r}"
     )
 

@@ -17,14 +17,23 @@ from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
-from sparkwin import _runtime, explain
+from sparkwin import _realtime, _runtime, explain
 from sparkwin._contract import ERRORS_TAG
-from sparkwin.outputs import BatchFunction, FunctionOutput, Output, OutputSpec, PathOutput, outputOf
+from sparkwin.outputs import (
+    BatchFunction,
+    FunctionOutput,
+    KafkaOutput,
+    Output,
+    OutputSpec,
+    PathOutput,
+    RowOutput,
+    outputOf,
+)
 from sparkwin.replay import Replay, replay
 
 __all__ = ["Pipeline"]
 
-_TRIGGER_KEYS = ("processingTime", "once", "availableNow", "continuous")
+_TRIGGER_KEYS = ("processingTime", "once", "availableNow", "continuous", _realtime.REAL_TIME)
 
 ProcessFunction = Callable[[Any, Any, Any], Any]
 
@@ -98,25 +107,31 @@ class Pipeline:
             out[self.lateOutputTag] = self.df.schema
         return out
 
-    def describe(self) -> dict[str, Any]:
-        """What this pipeline will run: the builder chain, the runtime, where watermarks come
-        from, the engine's operator (algorithm, state layout and why), Spark's time mode and
-        every output's schema, as plain values.
+    def describe(self, realTime: bool = False) -> dict[str, Any]:
+        """What this pipeline will run: the builder chain, the runtime and its mode (micro-batch,
+        or Spark's real-time mode with ``realTime``), where watermarks come from, the engine's
+        operator (algorithm, state layout and why), Spark's time mode and every output's schema,
+        as plain values.
 
         Example::
 
             pipeline.describe()["operator"]   # 'sliced/keyed (aligned event-time windows, sliced)'
+            pipeline.describe(realTime=True)["mode"]   # 'real-time'
         """
-        return explain.describe(self)
+        return explain.describe(self, realTime)
 
-    def explain(self) -> None:
+    def explain(self, realTime: bool = False) -> None:
         """Prints ``describe()`` as text, as ``DataFrame.explain()`` prints Spark's plan."""
-        print(explain.render(self.describe()))
+        print(explain.render(self.describe(realTime)))
 
-    def _union(self) -> DataFrame:
-        return _runtime.union(self.df, self.planJson())
+    def _union(self, realTime: bool = False) -> DataFrame:
+        if realTime:
+            _realtime.requireRealTime(self.df.sparkSession, "real-time mode")
+            if not self.df.isStreaming:
+                raise ValueError("realTime=True needs a streaming input (a Kafka stream)")
+        return _runtime.union(self.df, self.planJson(), realTime)
 
-    def toDF(self) -> DataFrame:
+    def toDF(self, realTime: bool = False) -> DataFrame:
         """The window results as a DataFrame: streaming if the input is, batch otherwise.
 
         Columns: the key columns, ``window_start``, ``window_end``, ``window_time`` (the result's
@@ -125,18 +140,33 @@ class Pipeline:
         ``process()`` pipeline, the function's output schema. On a stream this query does not
         include the side outputs: use ``writeStream`` to get every output from one query.
 
+        ``realTime=True`` builds the stream for Spark's real-time mode, for your own sink: start
+        it with ``.outputMode("update").trigger(realTime="5 minutes")`` and a sink real-time
+        mode takes (Kafka, ``foreach``). Windows then fire while a batch runs, as soon as the
+        watermark passes their end.
+
         Example::
 
             pipeline.toDF().show()
+            (pipeline.toDF(realTime=True).selectExpr("to_json(struct(*)) AS value")
+             .writeStream.format("kafka").option("topic", "out")
+             .option("kafka.bootstrap.servers", "broker:9092")
+             .option("checkpointLocation", "/chk").outputMode("update")
+             .trigger(realTime="5 minutes").start())
         """
+        if realTime and self.processFunction is not None:
+            raise ValueError(
+                "real-time mode cannot run process() pipelines (a pane's rows go to Python in "
+                "Arrow batches, which real-time mode does not run): use aggregate()"
+            )
         return _runtime.mainOutput(
-            self._union(), self.planJson(), self.processFunction, self.outputSchema
+            self._union(realTime), self.planJson(), self.processFunction, self.outputSchema
         )
 
-    def getSideOutput(self, tag: str) -> DataFrame:
+    def getSideOutput(self, tag: str, realTime: bool = False) -> DataFrame:
         """A side output: late elements (the tag given to ``sideOutputLateData``), with the
         input's schema, or ``errors``: records the engine could not process (null timestamp,
-        bad dynamic gap) with an ``error`` column.
+        bad dynamic gap) with an ``error`` column. ``realTime`` as in ``toDF``.
 
         Example::
 
@@ -144,7 +174,7 @@ class Pipeline:
         """
         if not isinstance(tag, str):
             raise TypeError(f"tag must be a string, got {type(tag).__name__}")
-        return _runtime.sideOutput(self._union(), tag, self.lateOutputTag)
+        return _runtime.sideOutput(self._union(realTime), tag, self.lateOutputTag)
 
     def replay(self, endOfInput: bool = False) -> Replay:
         """Runs a bounded DataFrame as the live stream that delivered it would have run.
@@ -189,7 +219,16 @@ class Pipeline:
           not exist, partitioned by ``batch_id``, each batch replacing its own partition;
         - ``sw.toDelta(path)`` or ``sw.toDelta(table="db.name")``: a Delta table, each batch one
           Delta transaction that Delta skips when the batch is replayed;
+        - ``sw.toKafka(topic, servers, key=...)``: a Kafka topic, each row a JSON record;
+        - ``sw.forEachRow(fn)``: ``fn(row)`` for each row, on the executors;
         - a function ``fn(df, batchId)``: your own foreachBatch code for that output.
+
+        ``trigger={"realTime": "5 minutes"}`` runs the query in Spark's real-time mode (Spark
+        4.3+, a Kafka source): batches of that length whose rows are processed as they arrive,
+        and windows fire while a batch runs, as soon as the watermark passes their end. Its
+        outputs are Kafka topics or ``sw.forEachRow`` functions (all of one kind), and it needs
+        a task slot for every Kafka partition and every shuffle partition at once; what it
+        cannot run is refused before the query starts. See README, "Real-time mode".
 
         Spark runs a micro-batch again after a restart when it wrote and then failed before
         its commit; directories and tables replace what that batch wrote and Delta skips it, so
@@ -254,7 +293,14 @@ class Pipeline:
                     f"trigger must be a one-entry dict with a key in {list(_TRIGGER_KEYS)}, "
                     "e.g. {'processingTime': '1 second'}"
                 )
-        if any(not isinstance(o, PathOutput | FunctionOutput) for o in targets.values()):
+        if _realtime.isRealTime(trigger):
+            assert trigger is not None
+            return self._startRealTime(
+                checkpointLocation, targets, foreachOutput, trigger, queryName
+            )
+        if any(
+            not isinstance(o, PathOutput | FunctionOutput | RowOutput) for o in targets.values()
+        ):
             schemas = self.schemas()
             for t, o in targets.items():
                 o.prepare(self.df.sparkSession, schemas[t], t)
@@ -268,6 +314,42 @@ class Pipeline:
             targets=targets,
             trigger=trigger,
             queryName=queryName,
+        )
+
+    def _startRealTime(
+        self,
+        checkpointLocation: str,
+        targets: dict[str, Output],
+        foreachOutput: Any,
+        trigger: dict[str, Any],
+        queryName: str | None,
+    ) -> StreamingQuery:
+        """``writeStream`` in real-time mode: every check before the query starts."""
+        interval = trigger[_realtime.REAL_TIME]
+        if not isinstance(interval, str) or not interval.strip():
+            raise ValueError(
+                "trigger={'realTime': ...} takes the batch length as a string, e.g. "
+                f"{{'realTime': '5 minutes'}}, got {interval!r}"
+            )
+        spark = self.df.sparkSession
+        _realtime.requireRealTime(spark, "writeStream(trigger={'realTime': ...})")
+        kind = _realtime.checkTargets(targets, foreachOutput, self.processFunction is not None)
+        if kind is KafkaOutput:
+            schemas = self.schemas()
+            for t, o in targets.items():
+                o.prepare(spark, schemas[t], t)
+        unioned = _runtime.union(self.df, self.planJson(), True)  # refuses what RT cannot run
+        _realtime.checkSlots(spark, self.df)
+        with _runtime.translated():
+            _runtime.entryPoint(spark).checkCheckpoint(unioned._jdf, checkpointLocation)
+        return _realtime.start(
+            unioned,
+            targets=targets,
+            kind=kind,
+            checkpointLocation=checkpointLocation,
+            trigger=trigger,
+            queryName=queryName,
+            observe=_runtime.observed,
         )
 
 

@@ -3,7 +3,7 @@ package sparkwin.plan
 import sparkwin.plan._
 import sparkwin.runtime.spark._
 import sparkwin.runtime.harness.Harness
-import sparkwin.runtime.{SparkTimers, TimePolicy}
+import sparkwin.runtime.TimePolicy
 
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.{DataFrame, Dataset, Row}
@@ -38,7 +38,13 @@ object PythonEntryPoint {
     * run it on, and what the "assigner" is ({"eventTime", "merging"}: Python's builder asks it
     * of a user's assigner).
     */
-  def describe(planJson: String, java8Time: Boolean): String = {
+  def describe(planJson: String, java8Time: Boolean): String = describe(planJson, java8Time, false)
+
+  /** [[describe]] of the plan run in real-time mode (`realTime`) or micro-batch mode: adds
+    * "mode", and the time mode and timers are that mode's. A plan real-time mode cannot run is
+    * refused here, with the fix.
+    */
+  def describe(planJson: String, java8Time: Boolean, realTime: Boolean): String = {
     val plan = PlanDecoder.decode(planJson)
     val layout = new OutputLayout(plan, java8Time)
     val node = mapper.createObjectNode()
@@ -46,13 +52,14 @@ object PythonEntryPoint {
     node.set("pane", mapper.readTree(layout.paneSchema.json))
     node.set("errors", mapper.readTree(layout.errorsSchema.json))
     node.set("union", mapper.readTree(layout.unionSchema.json))
-    val time = TimePolicy.of(plan)
+    val time = TimePolicy.of(plan, realTime)
     node.put("timerDomains", time.domains.toString)
     node.put("clock", time.needsClock)
-    val onWatermark = time.sparkTimers == SparkTimers.OnWatermark
-    node.put("timeMode", if (onWatermark) "EventTime" else "None")
+    node.put("mode", time.mode)
+    node.put("ownWatermark", time.ownWatermark)
+    node.put("timeMode", time.sparkTimeMode)
     node.put("operator", SparkShim.Operator)
-    node.put("timers", SparkShim.timers(onWatermark))
+    node.put("timers", SparkShim.timers(time.sparkTimeMode))
     node.put("algorithm", Selection.choose(plan.spec, packable = false).toString)
     val assigner = node.putObject("assigner")
     assigner.put("eventTime", plan.spec.assigner.isEventTime)
@@ -77,8 +84,19 @@ object PythonEntryPoint {
   /** Runs the plan on `df` (streaming or bounded); the union of all outputs
     * (see [[OutputLayout]]).
     */
-  def windowed(df: Dataset[Row], planJson: String): DataFrame =
-    SparkRuntime.windowed(df.toDF(), PlanDecoder.decode(planJson, Some(df.isStreaming)))
+  def windowed(df: Dataset[Row], planJson: String): DataFrame = windowed(df, planJson, false)
+
+  /** [[windowed]] for a query that runs in Spark's real-time mode (`realTime`) or micro-batch
+    * mode.
+    */
+  def windowed(df: Dataset[Row], planJson: String, realTime: Boolean): DataFrame =
+    SparkRuntime.windowed(df.toDF(), PlanDecoder.decode(planJson, Some(df.isStreaming)), realTime)
+
+  /** The streaming sources of `df`'s plan, each as its format ("kafka", ...) and options (the
+    * keys lower-cased), for Python's real-time checks (how many task slots a query needs).
+    */
+  def streamingSources(df: Dataset[Row]): java.util.List[java.util.Map[String, String]] =
+    RealTimeChecks.sources(df.toDF())
 
   /** Refuses a streaming checkpoint written by another Spark line's runtime (see
     * [[Checkpoints]]), before `df`'s query starts.

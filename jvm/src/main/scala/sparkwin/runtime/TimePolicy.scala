@@ -1,6 +1,7 @@
 package sparkwin.runtime
 
-import sparkwin.plan.Plan
+import sparkwin.plan.{Plan, PlanException}
+import sparkwin.core.time.WatermarkStrategy
 import sparkwin.core.window.{GlobalWindows, StormSize, StormWindows}
 
 /** Which clocks the engine's timers run on for a pipeline (its assigner and its triggers). */
@@ -19,12 +20,14 @@ object TimerDomains {
   }
 }
 
-/** How a live stream's key group is woken for event time: by Spark's own event-time timers
-  * (its watermark), or never by Spark (event time is the group's own, or there is none).
+/** How Spark wakes a live stream's key group: by its event-time timers (its watermark), by its
+  * processing-time timers (real-time mode only), or never (event time is the group's own and
+  * processing time comes from sparkwin's clock, or neither is needed).
   */
 sealed trait SparkTimers extends Serializable
 object SparkTimers {
   case object OnWatermark extends SparkTimers
+  case object OnProcessingTime extends SparkTimers
   case object NoTimers extends SparkTimers
 }
 
@@ -42,30 +45,57 @@ object SparkTimers {
   *     source ([[needsClock]]), which starts a micro-batch only when the earliest reported
   *     wake-up has come. Spark's processing-time timers are never used: Spark runs a batch every
   *     trigger interval forever for a processor in processing-time mode.
+  *
+  * In real-time mode (`realTime`: one long batch, rows handed over one at a time) neither way
+  * works: Spark's watermark moves only between batches, and the clock is a micro-batch source,
+  * which real-time mode refuses. There a watermarked pipeline's event time is always the key
+  * groups' own ([[ownWatermark]]: the map side's summaries, one channel when the pipeline has no
+  * `channel=`), and processing time (engine timers, idle deadlines) wakes a group through Spark's
+  * processing-time timers, which real-time mode checks after every row a partition receives and
+  * at the batch's end (DESIGN.md, "Real-time mode").
   */
 final case class TimePolicy(
     domains: TimerDomains,
     channels: Boolean,
     idleness: Boolean,
-    inheritsWatermark: Boolean
+    inheritsWatermark: Boolean,
+    watermarked: Boolean = false,
+    realTime: Boolean = false
 ) {
   def eventTimers: Boolean = domains == TimerDomains.EventOnly || domains == TimerDomains.Both
   def processingTimers: Boolean = domains == TimerDomains.ProcessingOnly || domains == TimerDomains.Both
 
-  /** Spark's timers follow its watermark only when the engine's event time is Spark's. */
-  def sparkTimers: SparkTimers =
-    if (eventTimers && !channels) SparkTimers.OnWatermark else SparkTimers.NoTimers
+  /** Event time is the key groups' own channel watermarks, moved by the map side's summaries:
+    * with `channel=`, and in real-time mode for every pipeline with a watermark strategy.
+    */
+  def ownWatermark: Boolean = channels || (realTime && watermarked)
 
-  /** A live stream reads the clock source: something must happen as processing time passes. */
-  def needsClock: Boolean = processingTimers || (channels && idleness)
+  /** The single channel a real-time pipeline without `channel=` reads its watermark on. */
+  def singleChannel: Boolean = ownWatermark && !channels
+
+  /** In micro-batch mode Spark's timers follow its watermark only when the engine's event time
+    * is Spark's; in real-time mode they are processing-time timers, wanted whenever something
+    * must happen as processing time passes.
+    */
+  def sparkTimers: SparkTimers =
+    if (realTime) {
+      if (processingTimers || (ownWatermark && idleness)) SparkTimers.OnProcessingTime
+      else SparkTimers.NoTimers
+    } else if (eventTimers && !channels) SparkTimers.OnWatermark
+    else SparkTimers.NoTimers
+
+  /** A live micro-batch stream reads the clock source: something must happen as processing time
+    * passes. Real-time mode never does (Spark's processing-time timers do it there).
+    */
+  def needsClock: Boolean = !realTime && (processingTimers || (channels && idleness))
 
   /** A key's rows meet the watermark of the batch before, and the batch's own follows them
     * (channels: the group's valve moves after its rows; a chained pipeline: its upstream's
     * results arrive before the watermark that closed their windows).
     */
-  def splitsBatch: Boolean = channels || inheritsWatermark
+  def splitsBatch: Boolean = ownWatermark || inheritsWatermark
 
-  /** Rows without a channel are bad records (routed to errors) only with channels. */
+  /** Rows without a channel are bad records (routed to errors) only with `channel=`. */
   def checksChannel: Boolean = channels
 
   /** Whether a key whose next wake-ups are `eventAt` / `processingAt` is due at these clocks. */
@@ -77,7 +107,7 @@ final case class TimePolicy(
     */
   def processingWake(earliestProcessing: Long, waitsOnEventTime: Boolean, idleDeadline: => Long): Long = {
     val timers = if (processingTimers) earliestProcessing else Long.MaxValue
-    if (channels && idleness && waitsOnEventTime) math.min(timers, idleDeadline) else timers
+    if (ownWatermark && idleness && waitsOnEventTime) math.min(timers, idleDeadline) else timers
   }
 
   /** The Spark event-time timer a group wants for its keys' earliest event-time wake-up: strictly
@@ -87,16 +117,70 @@ final case class TimePolicy(
   def sparkTimer(earliestEvent: Long, watermark: Long): Long =
     if (sparkTimers != SparkTimers.OnWatermark || earliestEvent == Long.MaxValue) Long.MinValue
     else math.max(earliestEvent, watermark + 1)
+
+  /** The Spark processing-time timer a group wants in real-time mode for its processing-time
+    * wake-up ([[processingWake]]): strictly after `now`, since what is due at `now` this call
+    * has done. Long.MinValue: none.
+    */
+  def sparkProcessingTimer(wake: Long, now: Long): Long =
+    if (sparkTimers != SparkTimers.OnProcessingTime || wake == Long.MaxValue) Long.MinValue
+    else math.max(wake, now + 1)
+
+  /** The Spark timer a group wants at the end of a call, on whichever clock Spark wakes it by. */
+  def sparkTimer(earliestEvent: Long, watermark: Long, processingWake: Long, now: Long): Long =
+    sparkTimers match {
+      case SparkTimers.OnWatermark => sparkTimer(earliestEvent, watermark)
+      case SparkTimers.OnProcessingTime => sparkProcessingTimer(processingWake, now)
+      case SparkTimers.NoTimers => Long.MinValue
+    }
+
+  /** Spark's name of the time mode the key groups' operator runs in. */
+  def sparkTimeMode: String = sparkTimers match {
+    case SparkTimers.OnWatermark => "EventTime"
+    case SparkTimers.OnProcessingTime => "ProcessingTime"
+    case SparkTimers.NoTimers => "None"
+  }
+
+  /** How the stream runs: "realTime" or "microBatch". */
+  def mode: String = if (realTime) "realTime" else "microBatch"
 }
 
 object TimePolicy {
 
-  def of(plan: Plan): TimePolicy = TimePolicy(
-    domains(plan),
-    channels = plan.channelColumn.isDefined,
-    idleness = plan.watermark.exists(_.idleTimeout.isDefined),
-    inheritsWatermark = plan.channelColumn.isEmpty && plan.inheritsWatermark
-  )
+  /** The policy of `plan`, run in micro-batch mode or, with `realTime`, in Spark's real-time
+    * mode (`trigger(realTime=...)`).
+    */
+  def of(plan: Plan, realTime: Boolean = false): TimePolicy = {
+    val policy = TimePolicy(
+      domains(plan),
+      channels = plan.channelColumn.isDefined,
+      idleness = plan.watermark.exists(_.idleTimeout.isDefined),
+      inheritsWatermark = plan.channelColumn.isEmpty && plan.inheritsWatermark,
+      watermarked = plan.watermark.exists(_.sparkDelayMillis.isDefined),
+      realTime = realTime
+    )
+    if (realTime) refuseInRealTime(plan, policy)
+    policy
+  }
+
+  /** What real-time mode cannot run, refused before a query starts, naming the fix. */
+  private def refuseInRealTime(plan: Plan, policy: TimePolicy): Unit = {
+    def refuse(why: String): Nothing = throw new PlanException(s"real-time mode: $why")
+    if (policy.inheritsWatermark)
+      refuse(
+        "a pipeline over another pipeline's results (chained windows) needs two stateful " +
+          "operators and Spark's watermark between them, which moves only between batches: run " +
+          "it in micro-batch mode, or write the first pipeline's results to Kafka and read them " +
+          "as a new stream with a watermark of its own"
+      )
+    if (policy.eventTimers && !policy.ownWatermark)
+      refuse("event-time windows need a watermark strategy (sw.stream(df, ts, watermark=...))")
+    if (plan.watermark.exists(_.kind.isInstanceOf[WatermarkStrategy.Punctuated]))
+      refuse(
+        "a punctuated watermark cannot run per channel on a live stream; use " +
+          "WatermarkStrategy.forBoundedOutOfOrderness(...)"
+      )
+  }
 
   /** The clocks of the engine's timers: the assigner's and every trigger's of the tree (each
     * trigger declares its own, `Trigger.ownClocks`).

@@ -102,4 +102,56 @@ class TimePolicySuite extends munit.FunSuite {
     val timers = TimePolicy.of(plan(processing, ProcessingTimeTrigger))
     assertEquals(timers.processingWake(40L, waitsOnEventTime = false, sys.error("not asked")), 40L)
   }
+
+  test("real-time mode: event time is always the groups' own, on one channel without channel=") {
+    val p = TimePolicy.of(plan(tumbling), realTime = true)
+    assert(p.ownWatermark && p.singleChannel && p.splitsBatch)
+    // Nothing waits on processing time: no Spark timers at all, and never the clock source.
+    assertEquals(p.sparkTimers, SparkTimers.NoTimers)
+    assert(!p.needsClock && !p.checksChannel)
+    assertEquals(p.mode, "realTime")
+    val channels = TimePolicy.of(plan(tumbling, channel = true), realTime = true)
+    assert(channels.ownWatermark && !channels.singleChannel && channels.checksChannel)
+    // The same plan in micro-batch mode keeps Spark's watermark.
+    val micro = TimePolicy.of(plan(tumbling))
+    assert(!micro.ownWatermark && !micro.singleChannel)
+    assertEquals(micro.mode, "microBatch")
+  }
+
+  test("real-time mode wakes groups on Spark's processing-time timers, never the clock source") {
+    val timers = TimePolicy.of(plan(processing, ProcessingTimeTrigger), realTime = true)
+    assertEquals(timers.sparkTimers, SparkTimers.OnProcessingTime)
+    assertEquals(timers.sparkTimeMode, "ProcessingTime")
+    assert(!timers.needsClock)
+    val idle = TimePolicy.of(plan(tumbling, idle = Some(500)), realTime = true)
+    // The single channel goes idle on processing time too.
+    assertEquals(idle.sparkTimers, SparkTimers.OnProcessingTime)
+    assertEquals(idle.processingWake(Long.MaxValue, waitsOnEventTime = true, 900L), 900L)
+    assert(!idle.needsClock)
+  }
+
+  test("real-time mode's timer sits strictly after now, at the processing-time wake-up") {
+    val p = TimePolicy.of(plan(processing, ProcessingTimeTrigger), realTime = true)
+    assertEquals(p.sparkTimer(earliestEvent = 5, watermark = 10, processingWake = 40, now = 20), 40L)
+    assertEquals(p.sparkTimer(earliestEvent = 5, watermark = 10, processingWake = 20, now = 20), 21L)
+    assertEquals(
+      p.sparkTimer(earliestEvent = 5, watermark = 10, processingWake = Long.MaxValue, now = 20),
+      Long.MinValue
+    )
+    // Micro-batch mode answers on the watermark, whatever processing time wants.
+    val micro = TimePolicy.of(plan(tumbling))
+    assertEquals(micro.sparkTimer(earliestEvent = 50, watermark = 10, processingWake = 40, now = 20), 50L)
+  }
+
+  test("real-time mode refuses what it cannot run, naming the fix") {
+    val noWatermark = plan(tumbling).copy(watermark = None)
+    val refused = intercept[sparkwin.plan.PlanException](TimePolicy.of(noWatermark, realTime = true))
+    assert(refused.getMessage.contains("watermark strategy"), refused.getMessage)
+    val punctuated =
+      plan(tumbling).copy(watermark = Some(WatermarkStrategy(WatermarkStrategy.Punctuated(1, 0), None, 200)))
+    val p = intercept[sparkwin.plan.PlanException](TimePolicy.of(punctuated, realTime = true))
+    assert(p.getMessage.contains("forBoundedOutOfOrderness"), p.getMessage)
+    // Micro-batch mode decides the same plans without complaint.
+    TimePolicy.of(punctuated)
+  }
 }

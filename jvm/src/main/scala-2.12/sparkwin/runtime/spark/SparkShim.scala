@@ -31,9 +31,9 @@ object SparkShim {
     */
   private val WatermarkTag = "__sw_watermark"
 
-  /** How Spark wakes a key group for event time, in Spark's terms: on its watermark, or never. */
-  def timers(onWatermark: Boolean): String =
-    if (onWatermark) "GroupStateTimeout.EventTimeTimeout" else "GroupStateTimeout.NoTimeout"
+  /** How Spark wakes a key group, in Spark's terms, for TimePolicy.sparkTimeMode's name. */
+  def timers(timeMode: String): String =
+    if (timeMode == "EventTime") "GroupStateTimeout.EventTimeTimeout" else "GroupStateTimeout.NoTimeout"
 
   // Processing time comes from sparkwin's clock, never from ProcessingTimeTimeout, which runs a
   // micro-batch every trigger interval for as long as the query runs.
@@ -49,6 +49,11 @@ object SparkShim {
       plan: Plan,
       output: StructType
   ): DataFrame = {
+    if (spec.realTime)
+      throw new UnsupportedSparkException(
+        "real-time mode (trigger={'realTime': ...}) needs Spark 4.1 or newer; Spark 3.5 runs " +
+          "sparkwin in micro-batch mode"
+      )
     if (TimePolicy.of(plan).inheritsWatermark)
       throw new UnsupportedSparkException(
         "a pipeline over another pipeline's results on a stream (chained windows) needs Spark 4.0 " +

@@ -39,8 +39,11 @@ final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row
     def timer(current: Long, wanted: Long, firing: Boolean): Unit = if (wanted != current) {
       val handle = getHandle
       // A timer already due is deleted too when the group's rows got here first (the engine
-      // has fired what it stood for), sparing a second handler call; never the one firing now.
-      if (current != Long.MinValue && (current > watermark || !firing)) handle.deleteTimer(current)
+      // has fired what it stood for), sparing a second handler call; never the one firing now
+      // (Spark deletes it). Real-time mode's timers run on processing time, the others on the
+      // watermark.
+      val clock = if (spec.realTime) batchTime else watermark
+      if (current != Long.MinValue && (current > clock || !firing)) handle.deleteTimer(current)
       if (wanted != Long.MinValue) handle.registerTimer(wanted)
     }
   }

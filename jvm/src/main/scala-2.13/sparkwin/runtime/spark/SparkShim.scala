@@ -19,8 +19,8 @@ object SparkShim {
   /** `spark.sparkwin.keyGroups` when the session does not set it (DESIGN.md, "Key groups"). */
   val DefaultKeyGroups = 128
 
-  /** How Spark wakes a key group for event time, in Spark's terms: on its watermark, or never. */
-  def timers(onWatermark: Boolean): String = if (onWatermark) "TimeMode.EventTime" else "TimeMode.None"
+  /** How Spark wakes a key group, in Spark's terms (TimePolicy.sparkTimeMode's name). */
+  def timers(timeMode: String): String = s"TimeMode.$timeMode"
 
   /** The key groups' stateful operator over `rows`, grouped by `group` (an Int column). */
   def keyGroupOperator(
@@ -30,8 +30,11 @@ object SparkShim {
       plan: Plan,
       output: StructType
   ): DataFrame = {
-    val onWatermark = TimePolicy.of(plan).sparkTimers == SparkTimers.OnWatermark
-    val timeMode = if (onWatermark) TimeMode.EventTime() else TimeMode.None()
+    val timeMode = TimePolicy.of(plan, spec.realTime).sparkTimers match {
+      case SparkTimers.OnWatermark => TimeMode.EventTime()
+      case SparkTimers.OnProcessingTime => TimeMode.ProcessingTime()
+      case SparkTimers.NoTimers => TimeMode.None()
+    }
     rows
       .groupBy(group)
       .as[Int, Row](Encoders.scalaInt, Encoders.row(rows.schema))

@@ -16,6 +16,11 @@ object ChannelSummaries {
   val ChannelColumn = "__sw_channel"
   val SummaryColumn = "__sw_channels"
 
+  /** The one channel of a real-time pipeline without `channel=`: its watermark is the whole
+    * input's, as Spark's global watermark is in micro-batch mode.
+    */
+  val SingleChannel = "*"
+
   /** A summary for one key group (`group`, its label): channel ids and their largest times. */
   val SummarySchema: StructType = StructType(
     Seq(
@@ -28,10 +33,31 @@ object ChannelSummaries {
   /** Watches a partition's rows go by and remembers each channel's largest event time. */
   final class Tap {
     private val max = new java.util.TreeMap[String, java.lang.Long]()
+    private var moved = false // since the last summary
 
     def see(channel: String, ts: Long): Unit = {
       val before = max.get(channel)
-      if (before == null || ts > before) max.put(channel, ts)
+      if (before == null || ts > before) { max.put(channel, ts); moved = true }
+    }
+
+    /** `rows`, each followed by a summary for every key group when it moved a channel's largest
+      * time and the last summary is at least `everyMs` old (processing time), and a last summary
+      * at the end if anything moved since: a real-time batch's partition ends only with the
+      * batch, and its groups must learn of the watermark while it runs. A row reaches its group
+      * before the summary it caused, as in a micro-batch, where rows meet the watermark the
+      * batch before left.
+      */
+    def interleaved(rows: Iterator[Row], labels: Array[Int], width: Int, everyMs: Long): Iterator[Row] = {
+      var last = Long.MinValue
+      def due(): Boolean = moved && {
+        val now = System.currentTimeMillis()
+        val go = everyMs <= 0 || last == Long.MinValue || now - last >= everyMs
+        if (go) last = now
+        go
+      }
+      rows.flatMap { row =>
+        if (due()) Iterator.single(row) ++ summaryRows(labels, width) else Iterator.single(row)
+      } ++ (if (moved) summaryRows(labels, width) else Iterator.empty)
     }
 
     def isEmpty: Boolean = max.isEmpty
@@ -40,6 +66,7 @@ object ChannelSummaries {
     def summaryRows(labels: Array[Int], width: Int): Iterator[Row] =
       if (max.isEmpty) Iterator.empty
       else {
+        moved = false
         val ids = new Array[Any](max.size)
         val times = new Array[Any](max.size)
         var i = 0

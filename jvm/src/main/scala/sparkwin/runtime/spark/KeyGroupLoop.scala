@@ -39,6 +39,7 @@ trait GroupHost {
   * serialisable.
   *
   * @param tickColumn where a row carries a clock tick's time (negative: the pipeline reads no clock)
+  * @param realTime whether the query runs in Spark's real-time mode ([[TimePolicy]])
   */
 final case class LoopSpec(
     planJson: String,
@@ -46,7 +47,8 @@ final case class LoopSpec(
     combined: Boolean,
     keyGroups: Int,
     wakes: Option[WakeReports],
-    tickColumn: Int
+    tickColumn: Int,
+    realTime: Boolean = false
 )
 
 /** The engine inside Spark's stateful operator, one call per key group, whatever the operator.
@@ -78,8 +80,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
   import KeyGroupLoop._
 
   private val plan: Plan = PlanDecoder.cached(spec.planJson)
-  private val policy: TimePolicy = TimePolicy.of(plan)
-  private val channels = policy.channels
+  private val policy: TimePolicy = TimePolicy.of(plan, spec.realTime)
+  // The group keeps its own channel watermarks, moved by summary rows (channel=, real-time mode).
+  private val channels = policy.ownWatermark
   private val combined = spec.combined
   private val keySchema = plan.keys.schema
   private val keyBytes = new KeyBytes(keySchema)
@@ -189,7 +192,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     )
     withRows.foreach { case (k, id, rows) => processKey(k, id, rows, clocks) }
     due.foreach(id => processKey(keyBytes.decode(id.bytes), id, ArrayBuffer.empty, clocks))
-    syncGroup(stored, sparkWatermark, watermarks, firing, tick)
+    syncGroup(stored, sparkWatermark, now, watermarks, firing, tick)
     if (policy.inheritsWatermark && clocks.after != clocks.before)
       host.put(PreviousWatermarkKey, { val b = new Array[Byte](8); Bytes.putLong(b, 0, clocks.after); b })
     // Counters that no output row shows travel as a metrics row (observed, then dropped).
@@ -215,8 +218,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
       case None =>
         if (stored.isDefined)
           throw new IllegalStateException(
-            "this checkpoint was written by a pipeline without channel=: start the query from a " +
-              "new checkpoint to read watermarks per channel"
+            "this checkpoint was written by a pipeline whose watermark was Spark's (micro-batch " +
+              "mode without channel=): start the query from a new checkpoint to read watermarks " +
+              "per channel or to run it in real-time mode"
           )
         ChannelWatermarks(strategy, plan.declaredChannels)
     }
@@ -287,6 +291,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private def syncGroup(
       stored: Option[GroupRecord],
       sparkWatermark: Long,
+      now: Long,
       watermarks: Option[ChannelWatermarks],
       firing: Boolean,
       tick: Long
@@ -298,14 +303,14 @@ final class KeyGroupLoop(spec: LoopSpec) {
       earliestProcessing = math.min(earliestProcessing, w.processingAt)
     }
     val current = stored.map(_.timer).getOrElse(Long.MinValue)
-    val wanted = policy.sparkTimer(earliestEvent, sparkWatermark)
+    val wake = policy.processingWake(
+      earliestProcessing,
+      earliestEvent != Long.MaxValue,
+      watermarks.fold(Long.MaxValue)(_.nextIdleDeadline)
+    )
+    val wanted = policy.sparkTimer(earliestEvent, sparkWatermark, wake, now)
     host.timer(current, wanted, firing)
-    spec.wakes.foreach { reports =>
-      val waits = earliestEvent != Long.MaxValue
-      val wake =
-        policy.processingWake(earliestProcessing, waits, watermarks.fold(Long.MaxValue)(_.nextIdleDeadline))
-      reports.report(wake, tick != Long.MinValue)
-    }
+    spec.wakes.foreach(_.report(wake, tick != Long.MinValue))
     val channelBytes = watermarks.map { cw =>
       val bytes = new java.io.ByteArrayOutputStream()
       val out = new java.io.DataOutputStream(bytes)

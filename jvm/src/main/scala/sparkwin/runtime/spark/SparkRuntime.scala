@@ -36,10 +36,31 @@ object SparkRuntime {
   def DefaultKeyGroups: Int = SparkShim.DefaultKeyGroups
   val MapSideCombineConf = "spark.sparkwin.mapSideCombine"
 
-  def windowed(df: DataFrame, plan: Plan): DataFrame = {
+  /** How often, at most, a real-time query's map side sends each key group what its rows moved
+    * the watermark to (milliseconds; 0: with every row that moves it).
+    */
+  val SummaryIntervalConf = "spark.sparkwin.realTime.summaryIntervalMs"
+
+  /** The plan run on `df`; a stream runs in micro-batch mode, or with `realTime` in Spark's
+    * real-time mode (DESIGN.md, "Real-time mode").
+    */
+  def windowed(df: DataFrame, plan: Plan, realTime: Boolean = false): DataFrame = {
     val java8 = df.sparkSession.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
     val layout = new OutputLayout(plan, java8)
-    if (df.isStreaming) streaming(df, plan, layout) else batch(df, plan, layout)
+    if (df.isStreaming) streaming(df, plan, layout, realTime)
+    else if (realTime)
+      throw new PlanException("real-time mode runs streams only; a bounded DataFrame runs as a batch job")
+    else batch(df, plan, layout)
+  }
+
+  /** `spark.sparkwin.realTime.summaryIntervalMs`, validated. */
+  def summaryInterval(df: DataFrame): Long = {
+    val text = df.sparkSession.conf.get(SummaryIntervalConf, "0")
+    scala.util.Try(text.trim.toLong).toOption.filter(_ >= 0).getOrElse {
+      throw new PlanException(
+        s"$SummaryIntervalConf must be a whole number of milliseconds, 0 or more, got '$text'"
+      )
+    }
   }
 
   /** Input columns without watermark metadata: a watermark the user set on the timestamp
@@ -133,12 +154,13 @@ object SparkRuntime {
   private[spark] def inEventTimeRange(ts: Column, plan: Plan): Column =
     (if (plan.timestampIsLong) ts else unix_millis(ts)).between(EventTime.Min, EventTime.Max)
 
-  private def streaming(df: DataFrame, plan: Plan, layout: OutputLayout): DataFrame = {
+  private def streaming(df: DataFrame, plan: Plan, layout: OutputLayout, realTime: Boolean): DataFrame = {
+    val policy = TimePolicy.of(plan, realTime)
     var input = df.select(plainColumns(df): _*)
     // Spark's watermark advances from a throw-away copy of the event time; dropping the copy
     // before the operator keeps Spark from filtering late rows, which the engine routes. With
-    // channels the engine keeps its own watermarks: Spark has none.
-    if (!hasChannels(plan)) plan.watermark.flatMap(_.sparkDelayMillis).foreach { delay =>
+    // channels (and in real-time mode) the engine keeps its own watermarks: Spark has none.
+    if (!policy.ownWatermark) plan.watermark.flatMap(_.sparkDelayMillis).foreach { delay =>
       val ts = col(s"`${plan.timestampName}`")
       // Outside the engine's range a time is an error row, and must not overflow Spark's
       // conversion (a task failure on every restart) nor move the watermark: null it here.
@@ -148,22 +170,27 @@ object SparkRuntime {
         .withWatermark(EventTimeColumn, s"$delay milliseconds")
         .drop(EventTimeColumn)
     }
-    val combined = plan.spec.combinable && mapSideCombine(df)
+    // A real-time batch's partitions end only with the batch: combining them would hold every
+    // row back until then.
+    val combined = !realTime && plan.spec.combinable && mapSideCombine(df)
     val groupCount = keyGroups(df)
     val (rows, group) =
-      if (hasChannels(plan)) withChannelSummaries(input, plan, combined, groupCount)
-      else keyGrouped(if (combined) combinedInput(input, plan) else input, plan, groupCount)
-    val wakes = if (TimePolicy.of(plan).needsClock) Some(WakeReports.register(df.sparkSession)) else None
+      if (policy.ownWatermark) {
+        val every = if (realTime) Some(summaryInterval(df)) else None
+        withChannelSummaries(input, plan, combined, groupCount, every)
+      } else keyGrouped(if (combined) combinedInput(input, plan) else input, plan, groupCount)
+    val wakes = if (policy.needsClock) Some(WakeReports.register(df.sparkSession)) else None
     val (grouped, keyGroup) = wakes match {
       case None => (rows, group.as(KeyGroup))
       case Some((token, _)) =>
         // Every group that can hold keys: windowAll's one is 0 without channels (keyGrouped).
         val labels =
-          if (plan.keys.isWindowAll && !hasChannels(plan)) Array(0) else groupLabels(plan, groupCount)
+          if (plan.keys.isWindowAll && !policy.ownWatermark) Array(0) else groupLabels(plan, groupCount)
         (withTicks(rows, group, token, labels), col(KeyGroup))
     }
     val tickColumn = if (wakes.isDefined) grouped.schema.fieldIndex(TickColumn) else -1
-    val spec = LoopSpec(plan.json, layout.java8Time, combined, groupCount, wakes.map(_._2), tickColumn)
+    val spec =
+      LoopSpec(plan.json, layout.java8Time, combined, groupCount, wakes.map(_._2), tickColumn, realTime)
     SparkShim.keyGroupOperator(grouped, keyGroup, spec, plan, layout.unionSchema)
   }
 
@@ -189,17 +216,23 @@ object SparkRuntime {
 
   /** The channel path's map side ([[ChannelSummaries]]): rows (or pre-aggregated groups) with
     * their channel's id, and per partition one summary row for every key group; summary rows go
-    * to the group their label names, the others to their key's group.
+    * to the group their label names, the others to their key's group. A real-time pipeline
+    * without `channel=` reads one channel ([[ChannelSummaries.SingleChannel]]), and its map side
+    * sends a summary whenever its rows move a channel's largest time (`realTimeEvery`: at most
+    * that often, in milliseconds), not only when its partition ends, which is the batch's end.
     */
   private def withChannelSummaries(
       input: DataFrame,
       plan: Plan,
       combined: Boolean,
-      groups: Int
+      groups: Int,
+      realTimeEvery: Option[Long] = None
   ): (DataFrame, Column) = {
     import ChannelSummaries._
-    val channel = plan.inputSchema.fields(plan.channelColumn.get).name
-    val channelId = col(s"`$channel`").cast(StringType)
+    val channelId = plan.channelColumn match {
+      case Some(c) => col(s"`${plan.inputSchema.fields(c).name}`").cast(StringType)
+      case None => lit(SingleChannel)
+    }
     // Summaries go to every group that can hold keys.
     val labels = groupLabels(plan, groups)
     val planJson = plan.json
@@ -226,14 +259,18 @@ object SparkRuntime {
           )
           .mapPartitions { rows =>
             val tap = new Tap
-            rows.map { row =>
+            val tapped = rows.map { row =>
               if (!row.isNullAt(width) && !row.isNullAt(tsColumn)) {
                 val t = Rows.millis(row.get(tsColumn))
                 // A time outside the engine's range goes to errors, and moves no watermark.
                 if (EventTime.inRange(t)) tap.see(row.getString(width), t)
               }
               row
-            } ++ tap.summaryRows(labels, width)
+            }
+            realTimeEvery match {
+              case None => tapped ++ tap.summaryRows(labels, width)
+              case Some(every) => tap.interleaved(tapped, labels, width, every)
+            }
           }(Encoders.row(schema))
       }
     val ownGroup =

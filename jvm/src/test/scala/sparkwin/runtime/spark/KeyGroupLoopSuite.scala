@@ -93,4 +93,33 @@ class KeyGroupLoopSuite extends munit.FunSuite {
       e.getMessage
     )
   }
+
+  test("real-time mode: one row per call, and a window fires as soon as a summary passes its end") {
+    val l = new KeyGroupLoop(
+      LoopSpec(planJson, java8Time = false, combined = false, 1, None, tickColumn = -1, realTime = true)
+    )
+    // Spark's watermark stays 0 for the whole (long) batch; processing time moves per call.
+    var value: Array[Byte] = null
+    var clock = 1000L
+    def call(row: Row): List[(String, Long, Long)] = {
+      clock += 1
+      val host = new Host(value, watermark = 0L, batchTime = clock)
+      val out = results(l.call(host, Iterator(row), firing = false))
+      value = host.value
+      out
+    }
+    def data(user: String, amount: Long, ts: Long) =
+      Row(user, amount, ts, ChannelSummaries.SingleChannel, null)
+    def summary(max: Long) =
+      Row(null, null, null, null, Row(0, Seq(ChannelSummaries.SingleChannel), Seq(max)))
+    assertEquals(call(data("a", 1L, 1L)), Nil)
+    assertEquals(call(data("a", 5L, 5L)), Nil)
+    assertEquals(call(summary(5L)), Nil) // watermark 4: [0, 10) waits
+    assertEquals(call(data("b", 7L, 12L)), Nil) // the row meets watermark 4, and counts
+    // The summary of 12 moves the watermark to 11, inside the same batch: [0, 10) fires now.
+    assertEquals(call(summary(12L)), List(("a", 0L, 6L)))
+    // A later row of a closed window is late, not counted into a new pane.
+    assertEquals(call(data("a", 100L, 3L)), Nil)
+    assertEquals(call(summary(25L)), List(("b", 10L, 7L)))
+  }
 }

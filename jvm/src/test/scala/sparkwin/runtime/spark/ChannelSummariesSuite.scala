@@ -1,0 +1,39 @@
+package sparkwin.runtime.spark
+
+import org.apache.spark.sql.Row
+
+/** The map side's summaries in real-time mode: sent right after the row that moved a channel's
+  * largest time (at most every interval), and once more at the partition's end if anything moved.
+  */
+class ChannelSummariesSuite extends munit.FunSuite {
+  private val labels = Array(7, 9)
+
+  /** The tapped stream as "r<ts>" for data rows and "s<group>:<max>" for summaries. */
+  private def run(times: Seq[Long], everyMs: Long): List[String] = {
+    val tap = new ChannelSummaries.Tap
+    val rows = times.iterator.map { t => tap.see(ChannelSummaries.SingleChannel, t); Row(t) }
+    tap.interleaved(rows, labels, width = 1, everyMs).toList.map { row =>
+      if (!row.isNullAt(0)) s"r${row.getLong(0)}"
+      else {
+        val s = row.getStruct(2)
+        s"s${s.getInt(0)}:${s.getSeq[Long](2).head}"
+      }
+    }
+  }
+
+  test("every row that moves the largest time is followed by a summary for every key group") {
+    assertEquals(
+      run(Seq(5L, 3L, 8L), everyMs = 0),
+      List("r5", "s7:5", "s9:5", "r3", "r8", "s7:8", "s9:8")
+    )
+  }
+
+  test("with an interval, what moved in between is sent at the partition's end") {
+    // The first move is sent at once; the next ones fall within the hour and wait for the end.
+    assertEquals(
+      run(Seq(5L, 8L, 9L), everyMs = 3600000),
+      List("r5", "s7:5", "s9:5", "r8", "r9", "s7:9", "s9:9")
+    )
+    assertEquals(run(Seq.empty, everyMs = 0), Nil)
+  }
+}

@@ -1,0 +1,224 @@
+"""One pipeline, run at once in Spark's real-time mode and in micro-batch mode on the same
+Kafka topic, in a JVM of its own: real-time mode needs a task slot for every Kafka partition and
+every shuffle partition at once, more than the shared test session's local[2] has.
+
+Run by tests/test_realtime.py as ``python realtime_run.py <bootstrap servers> <work dir>``;
+prints one JSON line: each mode's panes, late rows and errors, and when the real-time query's
+first window reached its Kafka topic (against its batch's start and length).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from kafka_broker import connectorJars, createTopic
+from pyspark.sql import functions as F  # noqa: N812
+
+import sparkwin as sw
+
+SCHEMA = "user string, amount long, ts long"
+BATCH_SECONDS = 300  # one real-time batch covers the whole run (stopped inside it), however slow
+
+
+def processingTimeWindows(spark: Any, servers: str, run: str, work: Path, send: Any) -> dict:
+    """Processing-time windows in real-time mode: Spark's processing-time timers and the rows of a
+    key group fire a window once a row reaches the group after the window's end, while the batch
+    runs. Rows come in three waves 2.5 s apart (windows of 2 s): the third wave fires every window
+    of the first two."""
+    source, out = f"rt-pt-{run}", f"rt-pt-out-{run}"
+    createTopic(spark, servers, source, partitions=2)
+    createTopic(spark, servers, out, partitions=1)
+    stream = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", servers)
+        .option("subscribe", source)
+        .option("startingOffsets", "earliest")
+        .load()
+        .select(F.from_json(F.col("value").cast("string"), SCHEMA).alias("v"))
+        .select("v.*")
+    )
+    pipeline = (
+        sw.stream(stream, "ts")
+        .keyBy("user")
+        .window(sw.TumblingProcessingTimeWindows.of(2000))
+        .aggregate(sw.agg.count())
+    )
+    query = pipeline.writeStream(
+        str(work / "chk-pt"),
+        {"main": sw.toKafka(out, servers)},
+        trigger={"realTime": f"{BATCH_SECONDS} seconds"},
+    )
+
+    def wave(n: int) -> list[tuple[int, str, dict[str, Any]]]:
+        return [(p, f"u{p}", {"user": f"u{p}", "amount": 1, "ts": 0}) for p in (0, 1)] * n
+
+    def fired() -> list[dict[str, Any]]:
+        rows = spark.read.format("kafka").option("kafka.bootstrap.servers", servers)
+        rows = rows.option("subscribe", out).option("startingOffsets", "earliest").load()
+        return [
+            json.loads(r.value) for r in rows.selectExpr("CAST(value AS STRING) AS value").collect()
+        ]
+
+    send(wave(3), source)
+    time.sleep(2.5)
+    send(wave(1), source)
+    time.sleep(2.5)
+    send(wave(1), source)
+    deadline = time.monotonic() + 60
+    seen = fired()
+    while sum(p["count"] for p in seen) < 8 and time.monotonic() < deadline:
+        if query.exception() is not None:
+            raise RuntimeError(str(query.exception()))
+        time.sleep(0.5)
+        seen = fired()
+    done = [p["batchId"] for p in query.recentProgress]
+    query.stop()
+    return {"panes": seen, "batchesDone": done}
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def main(servers: str, work: Path) -> None:
+    spark = sw.session(
+        appName="sparkwin-realtime",
+        master="local[8]",
+        **{
+            "spark.sql.shuffle.partitions": "2",
+            "spark.sql.session.timeZone": "UTC",
+            "spark.sparkwin.keyGroups": "2",
+            "spark.ui.enabled": "false",
+            "spark.jars": ",".join(connectorJars()),
+        },
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    run = uuid.uuid4().hex[:8]
+    source = f"rt-in-{run}"
+    createTopic(spark, servers, source, partitions=2)
+    modes = {"realTime": {"realTime": f"{BATCH_SECONDS} seconds"}, "microBatch": None}
+    topics = {m: {t: f"rt-{m}-{t}-{run}" for t in ("main", "late", "errors")} for m in modes}
+    for names in topics.values():
+        for topic in names.values():
+            createTopic(spark, servers, topic, partitions=1)
+
+    def pipeline() -> Any:
+        stream = (
+            spark.readStream.format("kafka")
+            .option("kafka.bootstrap.servers", servers)
+            .option("subscribe", source)
+            .option("startingOffsets", "earliest")
+            .load()
+            .select(F.from_json(F.col("value").cast("string"), SCHEMA).alias("v"))
+            .select("v.*")
+        )
+        return (
+            sw.stream(stream, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(2000))
+            .keyBy("user")
+            .window(sw.TumblingEventTimeWindows.of(1000))
+            .sideOutputLateData("late")
+            .aggregate(sw.agg.count(), sw.agg.sum("amount"))
+        )
+
+    def produce(records: list[tuple[int, str, dict[str, Any]]], topic: str = source) -> None:
+        # kafka_broker.produce closes Spark's cached producers after writing, which would close
+        # the running queries' sinks' producers too (one JVM): write without that.
+        rows = [(p, key, json.dumps(value)) for p, key, value in records]
+        df = spark.createDataFrame(rows, "partition int, key string, value string").coalesce(1)
+        df.write.format("kafka").option("kafka.bootstrap.servers", servers).option(
+            "topic", topic
+        ).save()
+
+    queries = {}
+    started = {}
+    for mode, trigger in modes.items():
+        outputs = {t: sw.toKafka(topic, servers, key="user") for t, topic in topics[mode].items()}
+        outputs["late"] = sw.toKafka(topics[mode]["late"], servers)
+        outputs["errors"] = sw.toKafka(topics[mode]["errors"], servers)
+        started[mode] = time.monotonic()
+        queries[mode] = pipeline().writeStream(
+            str(work / f"chk-{mode}"),
+            outputs,
+            trigger=trigger or {"processingTime": "500 milliseconds"},
+        )
+    rtStart = started["realTime"]
+    both = time.monotonic() - rtStart
+    log(f"queries started: real-time {started['microBatch'] - rtStart:.1f} s, both {both:.1f} s")
+
+    def records(mode: str, tag: str) -> list[dict[str, Any]]:
+        rows = spark.read.format("kafka").option("kafka.bootstrap.servers", servers)
+        rows = rows.option("subscribe", topics[mode][tag]).option("startingOffsets", "earliest")
+        return [
+            json.loads(r.value)
+            for r in rows.load().selectExpr("CAST(value AS STRING) AS value").collect()
+        ]
+
+    def waitFor(mode: str, tag: str, count: int, timeout: float = 90.0) -> float:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(records(mode, tag)) >= count:
+                return time.monotonic()
+            for q in queries.values():
+                if q.exception() is not None:
+                    raise RuntimeError(str(q.exception()))
+            time.sleep(0.2)
+        raise TimeoutError(f"{mode}/{tag}: fewer than {count} records after {timeout} s")
+
+    # Phase 1: three windows of two users over both partitions, then a row that moves the
+    # watermark past them (10_000 - 2000 - 1).
+    phase1 = [
+        (i % 2, f"u{i % 2}", {"user": f"u{i % 2}", "amount": i, "ts": 100 * i}) for i in range(30)
+    ]
+    produce(phase1)
+    produced = time.monotonic()
+    log(f"phase 1 produced at {produced - rtStart:.1f} s")
+    produce([(0, "u0", {"user": "u0", "amount": 1, "ts": 10_000})])
+    closed = time.monotonic()
+    firstSeen = waitFor("realTime", "main", 6)
+    batchesDone = [p["batchId"] for p in queries["realTime"].recentProgress]
+    # Phase 2, once both modes have closed those windows: a late row, a row without a time, and
+    # a row that closes the window of the phase-1 closing row.
+    waitFor("microBatch", "main", 6)
+    phase2 = [
+        (1, "u1", {"user": "u1", "amount": 7, "ts": 400}),
+        (1, "u1", {"user": "u1", "amount": 8, "ts": None}),
+        (1, "u1", {"user": "u1", "amount": 9, "ts": 20_000}),
+    ]
+    produce(phase2)
+    for mode in modes:
+        waitFor(mode, "main", 7)
+        waitFor(mode, "late", 1)
+        waitFor(mode, "errors", 1)
+    for q in queries.values():
+        q.stop()
+    processing = processingTimeWindows(spark, servers, run, work, produce)
+    out = {
+        mode: {
+            tag: sorted(json.dumps(r, sort_keys=True) for r in records(mode, tag))
+            for tag in topics[mode]
+        }
+        for mode in modes
+    }
+    print(
+        json.dumps(
+            {
+                "outputs": out,
+                "firstWindowAfterClose": firstSeen - closed,
+                "firstWindowAfterStart": firstSeen - rtStart,
+                "producedAfterStart": produced - rtStart,
+                "batchSeconds": BATCH_SECONDS,
+                "batchesDoneBeforeFirstWindow": batchesDone,
+                "processingTime": processing,
+            }
+        )
+    )
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], Path(sys.argv[2]))

@@ -1,0 +1,220 @@
+"""Spark's real-time mode (``trigger={"realTime": ...}``): what it refuses before a query
+starts, what ``explain()`` says, and, on the real Kafka broker in a JVM with enough task slots,
+that windows leave while a batch runs and that the same input gives the same panes, late rows
+and errors as micro-batch mode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from kafka_broker import createTopic, readTopic
+
+import sparkwin as sw
+
+TESTS = Path(__file__).resolve().parent
+WATERMARK = sw.WatermarkStrategy.forBoundedOutOfOrderness(1000)
+
+
+def _pipeline(df, ts: str = "timestamp", key: str = "value"):
+    return (
+        sw.stream(df, ts, watermark=WATERMARK)
+        .keyBy(key)
+        .window(sw.TumblingEventTimeWindows.of(1000))
+        .aggregate(sw.agg.count())
+    )
+
+
+def _refused(spark, pipeline, tmp_path: Path, match: str, **kwargs) -> None:
+    before = len(spark.streams.active)
+    with pytest.raises(ValueError, match=match):
+        pipeline.writeStream(str(tmp_path / "chk"), trigger={"realTime": "5 minutes"}, **kwargs)
+    assert len(spark.streams.active) == before, "refused before the query started"
+    assert not (tmp_path / "chk").exists(), "nothing written to the checkpoint"
+
+
+@pytest.mark.parametrize(
+    ("output", "match"),
+    [
+        ("/tmp/sparkwin-results", r"outputs\['main'\] is a directory .*sw.toKafka"),
+        (sw.toTable("rt_results"), r"outputs\['main'\] is a table.*sw.forEachRow"),
+        (sw.toDelta("/tmp/sparkwin-delta"), r"outputs\['main'\] is a table"),
+        (lambda df, batchId: None, r"foreachBatch function fn\(df, batchId\).*sw.forEachRow"),
+    ],
+    ids=["directory", "table", "delta", "foreachBatch"],
+)
+def test_real_time_refuses_micro_batch_outputs_naming_the_fix(
+    spark, streamingEvents, tmp_path, output, match
+) -> None:
+    _refused(spark, _pipeline(streamingEvents), tmp_path, match, outputs={"main": output})
+
+
+def test_real_time_refuses_foreach_output_mixed_sinks_and_process_functions(
+    spark, streamingEvents, tmp_path
+) -> None:
+    pipeline = _pipeline(streamingEvents)
+    _refused(spark, pipeline, tmp_path, "no micro-batches", foreachOutput=lambda t, d, b: None)
+    mixed = {"main": sw.toKafka("out", "localhost:9092"), "errors": sw.forEachRow(print)}
+    _refused(spark, pipeline, tmp_path, "all sw.toKafka", outputs=mixed)
+    servers = {
+        "main": sw.toKafka("a", "one:9092"),
+        "errors": sw.toKafka("b", "two:9092"),
+    }
+    _refused(spark, pipeline, tmp_path, "same bootstrapServers", outputs=servers)
+    process = (
+        sw.stream(streamingEvents, "timestamp", watermark=WATERMARK)
+        .keyBy("value")
+        .window(sw.TumblingEventTimeWindows.of(1000))
+        .process(lambda key, window, pdf: pdf, "value long")
+    )
+    _refused(spark, process, tmp_path, "process", outputs={"main": sw.forEachRow(print)})
+    with pytest.raises(ValueError, match="process"):
+        process.toDF(realTime=True)
+
+
+def test_real_time_refuses_plans_it_cannot_run(spark, streamingEvents) -> None:
+    chained = (
+        sw.stream(_pipeline(streamingEvents).toDF(), "window_time")
+        .keyBy("value")
+        .window(sw.TumblingEventTimeWindows.of(5000))
+        .aggregate(sw.agg.count())
+    )
+    with pytest.raises(sw.errors.PlanError, match="chained windows"):
+        chained.toDF(realTime=True)
+
+
+def test_real_time_needs_a_task_slot_per_kafka_and_shuffle_partition(
+    spark, kafkaBroker, tmp_path
+) -> None:
+    servers = kafkaBroker.bootstrapServers
+    topic = f"rt-slots-{uuid.uuid4().hex[:8]}"
+    createTopic(spark, servers, topic, partitions=4)
+    stream = readTopic(spark, servers, topic, "user string, ts timestamp")
+    pipeline = _pipeline(stream, ts="ts", key="user")
+    # 4 Kafka partitions + 2 shuffle partitions against local[2]'s two slots.
+    _refused(
+        spark,
+        pipeline,
+        tmp_path,
+        r"4 Kafka partitions and 2 shuffle partitions .* need 6 task slots, and this cluster has 2",
+        outputs={"main": sw.toKafka("out", servers)},
+    )
+
+
+def test_explain_says_which_mode_runs_and_where_time_comes_from(spark, streamingEvents) -> None:
+    pipeline = _pipeline(streamingEvents)
+    micro = pipeline.describe()
+    assert micro["mode"].startswith("micro-batch")
+    assert micro["timeMode"] == "EventTime"
+    real = pipeline.describe(realTime=True)
+    assert real["mode"].startswith("real-time")
+    # No Spark watermark or timers: the key groups' own watermark, on one channel.
+    assert real["timeMode"] == "None"
+    assert "one channel" in real["watermarks"] and "while a batch runs" in real["watermarks"]
+    assert not real["clock"]
+    idle = (
+        sw.stream(
+            streamingEvents,
+            "timestamp",
+            watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(1000).withIdleness(5000),
+        )
+        .keyBy("value")
+        .window(sw.TumblingEventTimeWindows.of(1000))
+        .aggregate(sw.agg.count())
+    )
+    assert idle.describe(realTime=True)["timeMode"] == "ProcessingTime"
+    assert "mode:       real-time" in _explained(pipeline, realTime=True)
+    assert sw.Pipeline.describe(pipeline)["mode"].startswith("micro-batch")
+
+
+def _explained(pipeline, realTime: bool) -> str:
+    import contextlib
+    import io
+
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        pipeline.explain(realTime=realTime)
+    return text.getvalue()
+
+
+def test_real_time_fires_windows_inside_a_batch_with_micro_batch_results(
+    kafkaBroker, tmp_path
+) -> None:
+    """One JVM of its own (local[8]) runs the pipeline in both modes on one topic: the real-time
+    query's first windows reach Kafka inside its first (300 s) batch, and both modes write the
+    same panes, late rows and errors; then processing-time windows in real-time mode
+    (realtime_run.py)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+    }
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(TESTS / "realtime_run.py"),
+            kafkaBroker.bootstrapServers,
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    traceback = done.stderr[done.stderr.rfind("Traceback") :] if "Traceback" in done.stderr else ""
+    assert done.returncode == 0, (traceback or done.stderr)[:6000]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    outputs = report["outputs"]
+    assert outputs["realTime"] == outputs["microBatch"]
+    assert len(outputs["realTime"]["main"]) == 7
+    assert [json.loads(r)["ts"] for r in outputs["realTime"]["late"]] == [400]
+    assert len(outputs["realTime"]["errors"]) == 1
+    # The windows left inside the first real-time batch: no batch had ended when they arrived,
+    # seconds after the row that closed them.
+    assert report["batchesDoneBeforeFirstWindow"] == [], report
+    assert report["firstWindowAfterClose"] < 20, report  # 2-3 s measured; slack for load
+    # Processing-time windows fire inside the batch as later rows reach their key groups: the
+    # first two waves' 8 rows, all of them.
+    processing = report["processingTime"]
+    assert processing["batchesDone"] == [], processing
+    assert sum(p["count"] for p in processing["panes"]) == 8, processing
+    assert {p["user"] for p in processing["panes"]} == {"u0", "u1"}
+    print(f"real-time run: {time.monotonic() - started:.1f} s, {report}")
+
+
+def test_for_each_row_hands_each_output_its_own_rows() -> None:
+    """The real-time foreach: a union row goes to its output's function as that output's row
+    (a result, a late row with the input's columns, an error with its reason)."""
+    from pyspark.sql import Row
+
+    from sparkwin._contract import ERROR, ERROR_COLUMN, KIND, LATE, RESULT
+    from sparkwin._realtime import _rowDispatcher
+
+    seen: dict[str, list] = {"main": [], "late": [], "errors": []}
+    dispatch = _rowDispatcher(
+        {RESULT: seen["main"].append, LATE: seen["late"].append, ERROR: seen["errors"].append}
+    )
+    result = Row(user="a", count=2)
+    event = Row(user="a", ts=5)
+
+    def union(kind: int, error: str | None = None) -> Row:
+        return Row(**{KIND: kind, "result": result, "input": event, ERROR_COLUMN: error})
+
+    for row in (union(RESULT), union(LATE), union(ERROR, "the timestamp is null")):
+        dispatch(row)
+    assert seen["main"] == [result] and seen["late"] == [event]
+    assert seen["errors"][0].asDict() == {
+        "user": "a",
+        "ts": 5,
+        ERROR_COLUMN: "the timestamp is null",
+    }
+    # An output that is not written gets nothing.
+    _rowDispatcher({RESULT: seen["main"].append})(union(LATE))
+    assert seen["late"] == [event]
