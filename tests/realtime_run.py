@@ -16,8 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from kafka_broker import connectorJars, createTopic
-from pyspark.sql import functions as F  # noqa: N812
+from kafka_broker import connectorJars, createTopic, readTopic
 
 import sparkwin as sw
 
@@ -33,15 +32,7 @@ def processingTimeWindows(spark: Any, servers: str, run: str, work: Path, send: 
     source, out = f"rt-pt-{run}", f"rt-pt-out-{run}"
     createTopic(spark, servers, source, partitions=2)
     createTopic(spark, servers, out, partitions=1)
-    stream = (
-        spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", servers)
-        .option("subscribe", source)
-        .option("startingOffsets", "earliest")
-        .load()
-        .select(F.from_json(F.col("value").cast("string"), SCHEMA).alias("v"))
-        .select("v.*")
-    )
+    stream = readTopic(spark, servers, source, SCHEMA)
     pipeline = (
         sw.stream(stream, "ts")
         .keyBy("user")
@@ -108,15 +99,7 @@ def main(servers: str, work: Path) -> None:
             createTopic(spark, servers, topic, partitions=1)
 
     def pipeline() -> Any:
-        stream = (
-            spark.readStream.format("kafka")
-            .option("kafka.bootstrap.servers", servers)
-            .option("subscribe", source)
-            .option("startingOffsets", "earliest")
-            .load()
-            .select(F.from_json(F.col("value").cast("string"), SCHEMA).alias("v"))
-            .select("v.*")
-        )
+        stream = readTopic(spark, servers, source, SCHEMA)
         return (
             sw.stream(stream, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(2000))
             .keyBy("user")
