@@ -3,6 +3,8 @@ package sparkwin.runtime.spark
 import org.apache.spark.sql.{Encoders, Row}
 import org.apache.spark.sql.streaming._
 
+import sparkwin.runtime.SparkTimers
+
 /** Spark 4's host of the key-group loop: a `transformWithState` processor whose grouping key is
   * the key group. Its one state variable, `sparkwin`, maps bytes to bytes: the group's entries
   * ([[KeyGroupLoop]]). Spark builds every state variable's encoders in every task, and with
@@ -40,9 +42,9 @@ final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row
       val handle = getHandle
       // A timer already due is deleted too when the group's rows got here first (the engine
       // has fired what it stood for), sparing a second handler call; never the one firing now
-      // (Spark deletes it). Real-time mode's timers run on processing time, the others on the
-      // watermark.
-      val clock = if (spec.realTime) batchTime else watermark
+      // (Spark deletes it). The timers run on the clock TimePolicy put them on.
+      val onProcessingTime = loop.policy.sparkTimers == SparkTimers.OnProcessingTime
+      val clock = if (onProcessingTime) batchTime else watermark
       if (current != Long.MinValue && (current > clock || !firing)) handle.deleteTimer(current)
       if (wanted != Long.MinValue) handle.registerTimer(wanted)
     }

@@ -80,7 +80,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
   import KeyGroupLoop._
 
   private val plan: Plan = PlanDecoder.cached(spec.planJson)
-  private val policy: TimePolicy = TimePolicy.of(plan, spec.realTime)
+
+  /** How this plan's time runs (the hosts ask it which clock Spark's timers are on). */
+  val policy: TimePolicy = TimePolicy.of(plan, spec.realTime)
   // The group keeps its own channel watermarks, moved by summary rows (channel=, real-time mode).
   private val channels = policy.ownWatermark
   private val combined = spec.combined
