@@ -152,29 +152,31 @@ def main(servers: str, work: Path) -> None:
             time.sleep(0.2)
         raise TimeoutError(f"{mode}/{tag}: fewer than {count} records after {timeout} s")
 
-    # Phase 1: three windows of two users over both partitions, then a row that moves the
-    # watermark past them (10_000 - 2000 - 1).
+    # Phase 1: three windows of two users over both partitions, then rows that move the
+    # watermark past them (10_000 - 2000 - 1) on both partitions: in real-time mode each source
+    # partition is a channel, and the watermark is the slower one's.
     phase1 = [
         (i % 2, f"u{i % 2}", {"user": f"u{i % 2}", "amount": i, "ts": 100 * i}) for i in range(30)
     ]
     produce(phase1)
     produced = time.monotonic()
     log(f"phase 1 produced at {produced - rtStart:.1f} s")
-    produce([(0, "u0", {"user": "u0", "amount": 1, "ts": 10_000})])
+    produce([(p, f"u{p}", {"user": f"u{p}", "amount": 1, "ts": 10_000}) for p in (0, 1)])
     closed = time.monotonic()
     firstSeen = waitFor("realTime", "main", 6)
     batchesDone = [p["batchId"] for p in queries["realTime"].recentProgress]
     # Phase 2, once both modes have closed those windows: a late row, a row without a time, and
-    # a row that closes the window of the phase-1 closing row.
+    # rows that close the windows of the phase-1 closing rows.
     waitFor("microBatch", "main", 6)
     phase2 = [
         (1, "u1", {"user": "u1", "amount": 7, "ts": 400}),
         (1, "u1", {"user": "u1", "amount": 8, "ts": None}),
         (1, "u1", {"user": "u1", "amount": 9, "ts": 20_000}),
+        (0, "u0", {"user": "u0", "amount": 9, "ts": 20_000}),
     ]
     produce(phase2)
     for mode in modes:
-        waitFor(mode, "main", 7)
+        waitFor(mode, "main", 8)
         waitFor(mode, "late", 1)
         waitFor(mode, "errors", 1)
     for q in queries.values():

@@ -115,9 +115,11 @@ def test_explain_says_which_mode_runs_and_where_time_comes_from(spark, streaming
     assert micro["timeMode"] == "EventTime"
     real = pipeline.describe(realTime=True)
     assert real["mode"].startswith("real-time")
-    # No Spark watermark or timers: the key groups' own watermark, on one channel.
+    # No Spark watermark or timers: the key groups' own watermark, a channel per source partition.
     assert real["timeMode"] == "None"
-    assert "one channel" in real["watermarks"] and "while a batch runs" in real["watermarks"]
+    assert (
+        "per source partition" in real["watermarks"] and "while a batch runs" in real["watermarks"]
+    )
     assert not real["clock"]
     idle = (
         sw.stream(
@@ -173,7 +175,7 @@ def test_real_time_fires_windows_inside_a_batch_with_micro_batch_results(
     report = json.loads(done.stdout.strip().splitlines()[-1])
     outputs = report["outputs"]
     assert outputs["realTime"] == outputs["microBatch"]
-    assert len(outputs["realTime"]["main"]) == 7
+    assert len(outputs["realTime"]["main"]) == 8
     assert [json.loads(r)["ts"] for r in outputs["realTime"]["late"]] == [400]
     assert len(outputs["realTime"]["errors"]) == 1
     # The windows left inside the first real-time batch: no batch had ended when they arrived,

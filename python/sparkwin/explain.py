@@ -91,7 +91,11 @@ def _watermarks(plan: dict[str, Any], streaming: bool) -> str:
 def _realTimeWatermarks(plan: dict[str, Any]) -> str:
     text = _strategy(plan["watermark"])
     channel = plan.get("channel")
-    over = f"per channel of {channel!r}, a valve over the channels" if channel else "one channel"
+    over = (
+        f"per channel of {channel!r}, a valve over the channels"
+        if channel
+        else ("per source partition (a channel each), a valve over them")
+    )
     return (
         f"{text} {over}, moved while a batch runs by the map side's summaries, kept in the "
         "checkpoint (no Spark watermark)"

@@ -49,8 +49,8 @@ object SparkTimers {
   * In real-time mode (`realTime`: one long batch, rows handed over one at a time) neither way
   * works: Spark's watermark moves only between batches, and the clock is a micro-batch source,
   * which real-time mode refuses. There a watermarked pipeline's event time is always the key
-  * groups' own ([[ownWatermark]]: the map side's summaries, one channel when the pipeline has no
-  * `channel=`), and processing time (engine timers, idle deadlines) wakes a group through Spark's
+  * groups' own ([[ownWatermark]]: the map side's summaries, a channel per source partition
+  * without `channel=`), and processing time (engine timers, idle deadlines) wakes a group through Spark's
   * processing-time timers, which real-time mode checks after every row a partition receives and
   * at the batch's end (DESIGN.md, "Real-time mode").
   */
@@ -70,8 +70,8 @@ final case class TimePolicy(
     */
   def ownWatermark: Boolean = channels || (realTime && watermarked)
 
-  /** The single channel a real-time pipeline without `channel=` reads its watermark on. */
-  def singleChannel: Boolean = ownWatermark && !channels
+  /** A real-time pipeline without `channel=` reads its watermark per source partition. */
+  def partitionChannels: Boolean = ownWatermark && !channels
 
   /** In micro-batch mode Spark's timers follow its watermark only when the engine's event time
     * is Spark's; in real-time mode they are processing-time timers, wanted whenever something

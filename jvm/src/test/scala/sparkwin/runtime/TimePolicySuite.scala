@@ -103,18 +103,18 @@ class TimePolicySuite extends munit.FunSuite {
     assertEquals(timers.processingWake(40L, waitsOnEventTime = false, sys.error("not asked")), 40L)
   }
 
-  test("real-time mode: event time is always the groups' own, on one channel without channel=") {
+  test("real-time mode: event time is always the groups' own, per source partition without channel=") {
     val p = TimePolicy.of(plan(tumbling), realTime = true)
-    assert(p.ownWatermark && p.singleChannel && p.splitsBatch)
+    assert(p.ownWatermark && p.partitionChannels && p.splitsBatch)
     // Nothing waits on processing time: no Spark timers at all, and never the clock source.
     assertEquals(p.sparkTimers, SparkTimers.NoTimers)
     assert(!p.needsClock && !p.checksChannel)
     assertEquals(p.mode, "realTime")
     val channels = TimePolicy.of(plan(tumbling, channel = true), realTime = true)
-    assert(channels.ownWatermark && !channels.singleChannel && channels.checksChannel)
+    assert(channels.ownWatermark && !channels.partitionChannels && channels.checksChannel)
     // The same plan in micro-batch mode keeps Spark's watermark.
     val micro = TimePolicy.of(plan(tumbling))
-    assert(!micro.ownWatermark && !micro.singleChannel)
+    assert(!micro.ownWatermark && !micro.partitionChannels)
     assertEquals(micro.mode, "microBatch")
   }
 

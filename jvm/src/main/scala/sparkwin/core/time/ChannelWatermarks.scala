@@ -24,6 +24,12 @@ import scala.collection.mutable.ArrayBuffer
   * moved (a restart with more partitions) joins the same way but is aligned only once it has
   * caught up, as any channel coming back is.
   *
+  * With `holdNew` (the source partitions of a real-time batch, which Spark does not name before
+  * they deliver) a channel holds the output back from its first delivery, even if it is behind
+  * it, as a split does in Flink's source reader: otherwise a partition read a little behind the
+  * first one to deliver would stay unaligned, the output would follow the other alone, and its
+  * rows would turn late as they arrived.
+  *
   * The outcome depends only on the batches' times and contents, not on how often `boundary` ran
   * in between: a boundary without data applies only idle transitions, which a later boundary
   * would apply in the same order. So copies kept in several places (Spark's key groups) and a
@@ -32,6 +38,7 @@ import scala.collection.mutable.ArrayBuffer
 final class ChannelWatermarks private (
     strategy: WatermarkStrategy,
     declared: Seq[String],
+    holdNew: Boolean,
     private val ids: ArrayBuffer[String],
     private val maxSeen: ArrayBuffer[Long],
     private val lastData: ArrayBuffer[Long],
@@ -74,10 +81,12 @@ final class ChannelWatermarks private (
     // Every channel that delivered is active first, then each emits: channels of one batch do
     // not decide each other's alignment by the order they are listed in.
     val batch = delivered.toSeq.sortBy(_._1).map { case (id, max) =>
+      val known = index.containsKey(id)
       val i = channel(id)
       if (max > maxSeen(i)) maxSeen(i) = max
       lastData(i) = time
-      if (valve.isChannelIdle(i)) valve.markActive(i)
+      if (holdNew && !known) valve.join(i)
+      else if (valve.isChannelIdle(i)) valve.markActive(i)
       i
     }
     batch.foreach(i => valve.inputWatermark(generated(maxSeen(i)), i))
@@ -127,12 +136,18 @@ final class ChannelWatermarks private (
 object ChannelWatermarks {
 
   /** Channel watermarks before any channel delivered; `declared` channels hold the output back
-    * from the first batch with data until they deliver or go idle.
+    * from the first batch with data until they deliver or go idle; with `holdNew` every channel
+    * holds it back from its first delivery.
     */
-  def apply(strategy: WatermarkStrategy, declared: Seq[String] = Nil): ChannelWatermarks =
+  def apply(
+      strategy: WatermarkStrategy,
+      declared: Seq[String] = Nil,
+      holdNew: Boolean = false
+  ): ChannelWatermarks =
     new ChannelWatermarks(
       strategy,
       checked(declared),
+      holdNew,
       ArrayBuffer.empty,
       ArrayBuffer.empty,
       ArrayBuffer.empty,
@@ -140,7 +155,12 @@ object ChannelWatermarks {
     )
 
   /** As [[ChannelWatermarks.write]] left them; `declared` may name channels they do not know. */
-  def read(strategy: WatermarkStrategy, in: DataInput, declared: Seq[String] = Nil): ChannelWatermarks = {
+  def read(
+      strategy: WatermarkStrategy,
+      in: DataInput,
+      declared: Seq[String] = Nil,
+      holdNew: Boolean = false
+  ): ChannelWatermarks = {
     val n = in.readInt()
     val ids = ArrayBuffer.empty[String]
     val maxSeen = ArrayBuffer.empty[Long]
@@ -151,7 +171,7 @@ object ChannelWatermarks {
       throw new IllegalStateException(
         s"saved channel watermarks of $n channels and a valve of ${valve.numChannels}"
       )
-    new ChannelWatermarks(strategy, checked(declared), ids, maxSeen, lastData, valve)
+    new ChannelWatermarks(strategy, checked(declared), holdNew, ids, maxSeen, lastData, valve)
   }
 
   /** `declared`, refused if it names a channel twice (the plan decoder's check too). */

@@ -81,6 +81,15 @@ final class StatusWatermarkValve(initialChannels: Int) {
     } else advance()
   }
 
+  /** Marks a new channel active and aligned at once: it holds the output back from now on, even
+    * behind it, until it catches up (Flink's per-split watermarks: a split added to a source
+    * reader holds the reader's watermark from the moment it is added).
+    */
+  def join(channel: Int): Unit = {
+    markActive(channel)
+    aligned(channel) = true
+  }
+
   /** Marks a channel active again. It rejoins the minimum once it has caught up. */
   def markActive(channel: Int): Unit = {
     check(channel)

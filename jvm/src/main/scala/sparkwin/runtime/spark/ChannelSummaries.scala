@@ -16,11 +16,6 @@ object ChannelSummaries {
   val ChannelColumn = "__sw_channel"
   val SummaryColumn = "__sw_channels"
 
-  /** The one channel of a real-time pipeline without `channel=`: its watermark is the whole
-    * input's, as Spark's global watermark is in micro-batch mode.
-    */
-  val SingleChannel = "*"
-
   /** A summary for one key group (`group`, its label): channel ids and their largest times. */
   val SummarySchema: StructType = StructType(
     Seq(

@@ -216,7 +216,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     stored.flatMap(_.channels) match {
       case Some(bytes) =>
         val in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes))
-        ChannelWatermarks.read(strategy, in, plan.declaredChannels)
+        ChannelWatermarks.read(strategy, in, plan.declaredChannels, policy.partitionChannels)
       case None =>
         if (stored.isDefined)
           throw new IllegalStateException(
@@ -224,7 +224,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
               "mode without channel=): start the query from a new checkpoint to read watermarks " +
               "per channel or to run it in real-time mode"
           )
-        ChannelWatermarks(strategy, plan.declaredChannels)
+        ChannelWatermarks(strategy, plan.declaredChannels, policy.partitionChannels)
     }
   }
 

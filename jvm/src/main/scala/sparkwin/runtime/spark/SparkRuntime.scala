@@ -11,6 +11,7 @@ import org.apache.spark.sql.functions.{
   hash,
   lit,
   pmod,
+  spark_partition_id,
   timestamp_millis,
   unix_millis,
   when
@@ -37,9 +38,12 @@ object SparkRuntime {
   val MapSideCombineConf = "spark.sparkwin.mapSideCombine"
 
   /** How often, at most, a real-time query's map side sends each key group what its rows moved
-    * the watermark to (milliseconds; 0: with every row that moves it).
+    * the watermark to (milliseconds; 0: with every row that moves it). The default is Flink's
+    * periodic watermark interval halved: a summary is a row per key group, and one per moving row
+    * (nearly every row of an ordered input) cost more than the rows themselves.
     */
   val SummaryIntervalConf = "spark.sparkwin.realTime.summaryIntervalMs"
+  val DefaultSummaryIntervalMs = 100L
 
   /** The plan run on `df`; a stream runs in micro-batch mode, or with `realTime` in Spark's
     * real-time mode (DESIGN.md, "Real-time mode").
@@ -55,7 +59,7 @@ object SparkRuntime {
 
   /** `spark.sparkwin.realTime.summaryIntervalMs`, validated. */
   def summaryInterval(df: DataFrame): Long = {
-    val text = df.sparkSession.conf.get(SummaryIntervalConf, "0")
+    val text = df.sparkSession.conf.get(SummaryIntervalConf, DefaultSummaryIntervalMs.toString)
     scala.util.Try(text.trim.toLong).toOption.filter(_ >= 0).getOrElse {
       throw new PlanException(
         s"$SummaryIntervalConf must be a whole number of milliseconds, 0 or more, got '$text'"
@@ -217,9 +221,11 @@ object SparkRuntime {
   /** The channel path's map side ([[ChannelSummaries]]): rows (or pre-aggregated groups) with
     * their channel's id, and per partition one summary row for every key group; summary rows go
     * to the group their label names, the others to their key's group. A real-time pipeline
-    * without `channel=` reads one channel ([[ChannelSummaries.SingleChannel]]), and its map side
-    * sends a summary whenever its rows move a channel's largest time (`realTimeEvery`: at most
-    * that often, in milliseconds), not only when its partition ends, which is the batch's end.
+    * without `channel=` has a channel per source partition (Flink's watermark per split, the
+    * valve's minimum over them): partitions reach a group at their own pace, and one watermark
+    * for all would turn a slower partition's rows late. Its map side sends a summary whenever its
+    * rows move a channel's largest time (`realTimeEvery`: at most that often, in milliseconds),
+    * not only when its partition ends, which is the batch's end.
     */
   private def withChannelSummaries(
       input: DataFrame,
@@ -231,7 +237,7 @@ object SparkRuntime {
     import ChannelSummaries._
     val channelId = plan.channelColumn match {
       case Some(c) => col(s"`${plan.inputSchema.fields(c).name}`").cast(StringType)
-      case None => lit(SingleChannel)
+      case None => spark_partition_id().cast(StringType)
     }
     // Summaries go to every group that can hold keys.
     val labels = groupLabels(plan, groups)

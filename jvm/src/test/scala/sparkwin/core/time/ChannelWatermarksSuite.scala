@@ -45,6 +45,23 @@ class ChannelWatermarksSuite extends munit.ScalaCheckSuite {
     assertEquals(c.boundary(40, Seq("p0" -> 400L)), 295L) // and now it holds p0 back
   }
 
+  test("with holdNew a channel holds the output from its first data, even behind it") {
+    val c = ChannelWatermarks(idle, holdNew = true)
+    assertEquals(c.boundary(0, Seq("p0" -> 100L)), 95L)
+    assertEquals(c.boundary(10, Seq("p9" -> 40L)), 95L) // never moves back...
+    assertEquals(c.boundary(20, Seq("p0" -> 200L)), 95L) // ...and p9 holds p0 back at once
+    assertEquals(c.boundary(30, Seq("p9" -> 150L)), 145L)
+    // Back from idleness it joins as any channel does: only once caught up.
+    assertEquals(c.boundary(1030, Seq("p0" -> 2000L)), 1995L) // p9 idle at 1030
+    assertEquals(c.boundary(1040, Seq("p9" -> 160L, "p0" -> 2100L)), 2095L)
+    // Saved and read back, a known channel is not new again.
+    val out = new java.io.ByteArrayOutputStream()
+    c.write(new java.io.DataOutputStream(out))
+    val in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(out.toByteArray))
+    val back = ChannelWatermarks.read(idle, in, holdNew = true)
+    assertEquals(back.boundary(1050, Seq("p9" -> 170L, "p0" -> 2200L)), 2195L)
+  }
+
   test("when every channel has gone idle the watermark flushes to the furthest channel") {
     val c = ChannelWatermarks(idle)
     c.boundary(0, Seq("p0" -> 100L, "p1" -> 50L))

@@ -11,7 +11,7 @@ class ChannelSummariesSuite extends munit.FunSuite {
   /** The tapped stream as "r<ts>" for data rows and "s<group>:<max>" for summaries. */
   private def run(times: Seq[Long], everyMs: Long): List[String] = {
     val tap = new ChannelSummaries.Tap
-    val rows = times.iterator.map { t => tap.see(ChannelSummaries.SingleChannel, t); Row(t) }
+    val rows = times.iterator.map { t => tap.see("0", t); Row(t) }
     tap.interleaved(rows, labels, width = 1, everyMs).toList.map { row =>
       if (!row.isNullAt(0)) s"r${row.getLong(0)}"
       else {

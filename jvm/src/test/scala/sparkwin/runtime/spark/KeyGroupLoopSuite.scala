@@ -109,9 +109,9 @@ class KeyGroupLoopSuite extends munit.FunSuite {
       out
     }
     def data(user: String, amount: Long, ts: Long) =
-      Row(user, amount, ts, ChannelSummaries.SingleChannel, null)
+      Row(user, amount, ts, "0", null)
     def summary(max: Long) =
-      Row(null, null, null, null, Row(0, Seq(ChannelSummaries.SingleChannel), Seq(max)))
+      Row(null, null, null, null, Row(0, Seq("0"), Seq(max)))
     assertEquals(call(data("a", 1L, 1L)), Nil)
     assertEquals(call(data("a", 5L, 5L)), Nil)
     assertEquals(call(summary(5L)), Nil) // watermark 4: [0, 10) waits
@@ -121,5 +121,32 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     // A later row of a closed window is late, not counted into a new pane.
     assertEquals(call(data("a", 100L, 3L)), Nil)
     assertEquals(call(summary(25L)), List(("b", 10L, 7L)))
+  }
+
+  test("real-time mode: a partition read behind another holds the watermark, so its rows count") {
+    val l = new KeyGroupLoop(
+      LoopSpec(planJson, java8Time = false, combined = false, 1, None, tickColumn = -1, realTime = true)
+    )
+    var value: Array[Byte] = null
+    var clock = 1000L
+    def call(row: Row): List[(String, Long, Long)] = {
+      clock += 1
+      val host = new Host(value, watermark = 0L, batchTime = clock)
+      val out = results(l.call(host, Iterator(row), firing = false))
+      value = host.value
+      out
+    }
+    def data(user: String, amount: Long, ts: Long, partition: String) =
+      Row(user, amount, ts, partition, null)
+    def summary(partition: String, max: Long) =
+      Row(null, null, null, null, Row(0, Seq(partition), Seq(max)))
+    assertEquals(call(data("a", 1L, 1L, "0")), Nil)
+    assertEquals(call(summary("0", 5L)), Nil) // partition 0 alone: watermark 4
+    // Partition 1 joins behind the watermark and holds it from then on, as a split does in Flink.
+    assertEquals(call(summary("1", 3L)), Nil)
+    assertEquals(call(summary("0", 15L)), Nil) // partition 0 is past [0, 10); 1 is not
+    // Partition 1's row reaches the group after partition 0 moved on: it is on time and counts.
+    assertEquals(call(data("b", 7L, 8L, "1")), Nil)
+    assertEquals(call(summary("1", 12L)), List(("a", 0L, 1L), ("b", 0L, 7L)))
   }
 }
