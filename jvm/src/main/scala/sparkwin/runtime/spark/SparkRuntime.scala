@@ -140,9 +140,16 @@ object SparkRuntime {
         throw new PlanException(s"$MapSideCombineConf must be true or false, got '$other'")
     }
 
-  /** The key groups of a streaming query: the session's setting, validated. */
-  def keyGroups(df: DataFrame): Int = {
-    val text = df.sparkSession.conf.get(KeyGroupsConf, DefaultKeyGroups.toString)
+  /** The key groups of a streaming query: the session's setting, validated. Unset, a real-time
+    * query has one per shuffle partition: each summary is a row per key group, and in that mode
+    * every row is its own call, so more groups buy no batching, only more summary rows.
+    */
+  def keyGroups(df: DataFrame, realTime: Boolean = false): Int = {
+    val conf = df.sparkSession.conf
+    val default =
+      if (realTime) conf.get("spark.sql.shuffle.partitions", DefaultKeyGroups.toString)
+      else DefaultKeyGroups.toString
+    val text = conf.get(KeyGroupsConf, default)
     scala.util.Try(text.trim.toInt).toOption.filter(n => n >= 1 && n <= 32768).getOrElse {
       throw new PlanException(
         s"$KeyGroupsConf must be a whole number from 1 to 32768, got '$text': set it with " +
@@ -177,7 +184,7 @@ object SparkRuntime {
     // A real-time batch's partitions end only with the batch: combining them would hold every
     // row back until then.
     val combined = !realTime && plan.spec.combinable && mapSideCombine(df)
-    val groupCount = keyGroups(df)
+    val groupCount = keyGroups(df, realTime)
     val (rows, group) =
       if (policy.ownWatermark) {
         val every = if (realTime) Some(summaryInterval(df)) else None
