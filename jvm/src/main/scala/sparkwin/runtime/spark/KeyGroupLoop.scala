@@ -83,8 +83,6 @@ final class KeyGroupLoop(spec: LoopSpec) {
 
   /** How this plan's time runs (the hosts ask it which clock Spark's timers are on). */
   val policy: TimePolicy = TimePolicy.of(plan, spec.realTime)
-  // The group keeps its own channel watermarks, moved by summary rows (channel=, real-time mode).
-  private val channels = policy.ownWatermark
   private val combined = spec.combined
   private val keySchema = plan.keys.schema
   private val keyBytes = new KeyBytes(keySchema)
@@ -132,7 +130,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     var tick = Long.MinValue // a clock tick's time, when this call is one (SparkRuntime.withTicks)
     rows.foreach { row =>
       if (tickAt >= 0 && !row.isNullAt(tickAt)) tick = math.max(tick, row.getLong(tickAt))
-      else if (channels && !row.isNullAt(summaryAt))
+      else if (policy.ownWatermark && !row.isNullAt(summaryAt))
         ChannelSummaries.read(row.getStruct(summaryAt), delivered)
       else byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row
     }
@@ -168,7 +166,8 @@ final class KeyGroupLoop(spec: LoopSpec) {
     wakeupsChanged = false
     stored.foreach(_.wakeups.foreach(w => wakeups.put(new KeyId(w.key), w)))
     val now = processingTime(tick)
-    val watermarks = if (channels) Some(channelWatermarks(stored)) else None
+    // The group keeps its own channel watermarks, moved by summary rows (channel=, real-time mode).
+    val watermarks = if (policy.ownWatermark) Some(channelWatermarks(stored)) else None
     val clocks = watermarks match {
       case Some(cw) =>
         val before = cw.watermark

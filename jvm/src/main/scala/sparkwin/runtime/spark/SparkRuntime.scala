@@ -158,9 +158,6 @@ object SparkRuntime {
     }
   }
 
-  /** Whether the pipeline reads watermarks per input channel on a live stream (`channel=`). */
-  def hasChannels(plan: Plan): Boolean = plan.channelColumn.isDefined
-
   /** Non-null and inside [[EventTime]]'s range: what may move a watermark. */
   private[spark] def inEventTimeRange(ts: Column, plan: Plan): Column =
     (if (plan.timestampIsLong) ts else unix_millis(ts)).between(EventTime.Min, EventTime.Max)
