@@ -31,8 +31,6 @@ object SparkRuntime {
   private val KeyGroup = "__sw_key_group"
   private val TickColumn = "__sw_tick"
 
-  /** The Spark conf that sets how many key groups a streaming query spreads its keys over. */
-  val KeyGroupsConf: String = KeyGroupCount.Conf
   val MapSideCombineConf = "spark.sparkwin.mapSideCombine"
 
   /** How often, at most, a real-time query's map side sends each key group what its rows moved
