@@ -118,7 +118,7 @@ JVM_SYSTEMS = {
 }
 
 
-def sparkwin_windows(df: DataFrame, w: Workload) -> DataFrame:
+def sparkwin_pipeline(df: DataFrame, w: Workload) -> sw.Pipeline:
     assigner = {
         "tumbling": lambda: sw.TumblingEventTimeWindows.of(w.size_ms),
         "sliding": lambda: sw.SlidingEventTimeWindows.of(w.size_ms, w.slide_ms),
@@ -127,13 +127,16 @@ def sparkwin_windows(df: DataFrame, w: Workload) -> DataFrame:
     agg = sw.agg.sum("amount") if w.aggregate == "sum" else sw.agg.count()
     channel = "part" if w.channels else None
     strategy = sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS)
-    out = (
+    return (
         sw.stream(df, "ts", channel=channel, watermark=strategy)
         .keyBy("key")
         .window(assigner)
         .aggregate(agg.alias("value"))
-        .toDF()
     )
+
+
+def sparkwin_windows(df: DataFrame, w: Workload) -> DataFrame:
+    out = sparkwin_pipeline(df, w).toDF()
     return out.select("key", F.unix_millis("window_start").alias("start"), "value")
 
 

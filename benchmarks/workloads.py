@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401 - pa.compute, which `import pyarrow` alone does not load
 import pyarrow.parquet as pq
 
 BOUND_MS = 1995

@@ -1,4 +1,4 @@
-"""A real Spark standalone cluster for the tests: one master and one worker on 127.0.0.1.
+"""A real Spark standalone cluster for the tests: one master and one worker (or more) on 127.0.0.1.
 
 Both run from PySpark's own ``bin/spark-class`` (SPARK_HOME is the pyspark package), each in a
 process group of its own, so `stop()` ends them and everything they started (the executors and
@@ -58,7 +58,7 @@ def _stopGroup(process: subprocess.Popen[bytes], grace: float = 15.0) -> None:
 
 
 class StandaloneCluster:
-    """One standalone master and one worker (`cores` cores, `memory` for executors).
+    """One standalone master and `workers` workers (each `cores` cores, `memory` for executors).
 
     Example::
 
@@ -66,15 +66,23 @@ class StandaloneCluster:
             cluster.runDriver(REPO / "tests" / "job.py", timeout=120)
     """
 
-    def __init__(self, cores: int = 2, memory: str = "1g", startTimeout: float = 90.0) -> None:
+    def __init__(
+        self, cores: int = 2, memory: str = "1g", startTimeout: float = 90.0, workers: int = 1
+    ) -> None:
         self.cores = cores
         self.memory = memory
+        self.workerCount = workers
         self.startTimeout = startTimeout
         self.directory = Path(tempfile.mkdtemp(prefix="sparkwin-cluster-"))
         self.port = freePort()
         self.uiPort = freePort()
         self.master: subprocess.Popen[bytes] | None = None
-        self.worker: subprocess.Popen[bytes] | None = None
+        self.workers: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def worker(self) -> subprocess.Popen[bytes] | None:
+        """The first worker (the only one, unless more were asked for)."""
+        return self.workers[0] if self.workers else None
 
     @property
     def masterUrl(self) -> str:
@@ -133,22 +141,27 @@ class StandaloneCluster:
             )
             deadline = time.monotonic() + self.startTimeout
             self._await(lambda: self._state() is not None, deadline, "master")
-            self.worker = self._daemon(
-                "worker",
-                "org.apache.spark.deploy.worker.Worker",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(freePort()),
-                "--webui-port",
-                str(freePort()),
-                "--cores",
-                str(self.cores),
-                "--memory",
-                self.memory,
-                self.masterUrl,
-            )
-            self._await(lambda: self.aliveWorkers() == 1, deadline, "worker")
+            for i in range(self.workerCount):
+                self.workers.append(
+                    self._daemon(
+                        self._workerName(i),
+                        "org.apache.spark.deploy.worker.Worker",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(freePort()),
+                        "--webui-port",
+                        str(freePort()),
+                        "--cores",
+                        str(self.cores),
+                        "--memory",
+                        self.memory,
+                        "--work-dir",
+                        str(self.directory / f"work-{i}"),
+                        self.masterUrl,
+                    )
+                )
+            self._await(lambda: self.aliveWorkers() == self.workerCount, deadline, "workers")
         except BaseException:
             self.stop()
             raise
@@ -168,7 +181,10 @@ class StandaloneCluster:
 
     def _await(self, ready, deadline: float, what: str) -> None:  # type: ignore[no-untyped-def]
         while not ready():
-            for name, process in (("master", self.master), ("worker", self.worker)):
+            named = [("master", self.master)] + [
+                (self._workerName(i), w) for i, w in enumerate(self.workers)
+            ]
+            for name, process in named:
                 if process is not None and process.poll() is not None:
                     raise ClusterError(f"the {name} exited ({process.returncode}):\n{self.logs()}")
             if time.monotonic() > deadline:
@@ -177,11 +193,13 @@ class StandaloneCluster:
                 )
             time.sleep(0.2)
 
+    @staticmethod
+    def _workerName(i: int) -> str:
+        return "worker" if i == 0 else f"worker-{i}"
+
     def logs(self) -> str:
-        return "\n".join(
-            f"--- {name}.log ---\n{_tail(self.directory / f'{name}.log')}"
-            for name in ("master", "worker")
-        )
+        names = ["master"] + [self._workerName(i) for i in range(len(self.workers))]
+        return "\n".join(f"--- {n}.log ---\n{_tail(self.directory / f'{n}.log')}" for n in names)
 
     def executorPids(self) -> list[int]:
         """The executors the worker started (CoarseGrainedExecutorBackend JVMs)."""
@@ -248,10 +266,11 @@ class StandaloneCluster:
         return self.awaitDriver(self.startDriver(command, env), timeout)
 
     def stop(self) -> None:
-        """End the worker (and its executors), then the master, and remove the directory."""
-        for attribute in ("worker", "master"):
-            process = getattr(self, attribute)
-            setattr(self, attribute, None)
-            if process is not None:
-                _stopGroup(process)
+        """End the workers (and their executors), then the master, and remove the directory."""
+        workers, self.workers = self.workers, []
+        for process in workers:
+            _stopGroup(process)
+        master, self.master = self.master, None
+        if master is not None:
+            _stopGroup(master)
         shutil.rmtree(self.directory, ignore_errors=True)

@@ -121,6 +121,17 @@ def test_explain_says_which_mode_runs_and_where_time_comes_from(spark, streaming
         "per source partition" in real["watermarks"] and "while a batch runs" in real["watermarks"]
     )
     assert not real["clock"]
+    # Unset, one key group per shuffle partition: a watermark summary is a row per group.
+    shared = spark.conf.get("spark.sparkwin.keyGroups")  # the test session's "2"
+    spark.conf.unset("spark.sparkwin.keyGroups")
+    try:
+        groups = pipeline.describe(realTime=True)["keyGroups"]
+        microGroups = pipeline.describe()["keyGroups"]
+    finally:
+        spark.conf.set("spark.sparkwin.keyGroups", shared)
+    assert groups["count"] == int(spark.conf.get("spark.sql.shuffle.partitions")), groups
+    assert groups["origin"].startswith("real-time default"), groups
+    assert microGroups["count"] >= 128, microGroups
     idle = (
         sw.stream(
             streamingEvents,

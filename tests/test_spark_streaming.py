@@ -6,6 +6,7 @@ then +infinity; a restarted query must equal an uninterrupted one.
 
 from __future__ import annotations
 
+import shutil
 import struct
 from pathlib import Path
 
@@ -273,23 +274,26 @@ def test_a_checkpoint_of_the_other_spark_lines_runtime_is_refused_before_it_star
     assert not (checkpoint / "offsets").exists()  # refused before the query started
 
 
-def test_key_groups_are_fixed_for_the_life_of_a_checkpoint(spark, tmp_path: Path) -> None:
+def test_key_groups_of_an_old_checkpoint_are_checked_by_its_state(spark, tmp_path: Path) -> None:
+    # A checkpoint written before sparkwin kept its count: the groups' records hold it.
     source, paths = tmp_path / "source", {t: str(tmp_path / t) for t in ("main", "late", "errors")}
+    checkpoint = tmp_path / "checkpoint"
 
     def start():
         df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(source))
-        return tumbling(df).writeStream(str(tmp_path / "checkpoint"), paths)
+        return tumbling(df).writeStream(str(checkpoint), paths)
 
     writeBatches(source, SCRIPT[:3])
     q = start()
     q.processAllAvailable()
     q.stop()
+    shutil.rmtree(checkpoint / "sparkwin")  # as before the count was kept
     # More data moves the watermark: every key group with state wakes up and sees the change.
     writeBatches(source, SCRIPT[5:], start=3)
     spark.conf.set("spark.sparkwin.keyGroups", "5")
     try:
         q = start()
-        with pytest.raises(Exception, match="written with 2 key groups.*set it back to 2"):
+        with pytest.raises(Exception, match="written with 2 key groups.*keyGroups to 2"):
             q.processAllAvailable()
         q.stop()
     finally:

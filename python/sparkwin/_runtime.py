@@ -59,13 +59,19 @@ class PaneWindow:
     paneIsLast: bool
 
 
-def describe(spark: SparkSession, planJson: str, realTime: bool = False) -> dict[str, Any]:
+def describe(
+    spark: SparkSession,
+    planJson: str,
+    realTime: bool = False,
+    checkpointLocation: str | None = None,
+) -> dict[str, Any]:
     """The JVM's view of a plan: output schemas (StructType), the timer domains it uses, Spark's
-    time mode (in real-time mode with ``realTime``), the algorithm and what its assigner is."""
+    time mode (in real-time mode with ``realTime``), the algorithm, what its assigner is, and a
+    stream's key groups (with ``checkpointLocation``, that checkpoint's)."""
     if _connect.isConnect(spark):  # Spark Connect transport: the same JSON, from the plugin
-        if realTime:
+        if realTime or checkpointLocation is not None:
             raise _connect.unsupported(
-                "real-time mode",
+                "real-time mode" if realTime else "describe(checkpointLocation=...)",
                 "its query is built by the classic (Py4J) runtime",
                 "Use a classic SparkSession (sparkwin.session()).",
             )
@@ -73,7 +79,11 @@ def describe(spark: SparkSession, planJson: str, realTime: bool = False) -> dict
     else:
         java8 = spark.conf.get("spark.sql.datetime.java8API.enabled", "false") == "true"
         with translated():
-            raw = json.loads(entryPoint(spark).describe(planJson, java8, realTime))
+            raw = json.loads(
+                entryPoint(spark).describe(
+                    planJson, java8, realTime, spark._jsparkSession, checkpointLocation
+                )
+            )
     out: dict[str, Any] = {
         k: StructType.fromJson(raw[k]) for k in ("result", "pane", "errors", "union")
     }
@@ -86,6 +96,7 @@ def describe(spark: SparkSession, planJson: str, realTime: bool = False) -> dict
     out["clock"] = raw["clock"]
     out["algorithm"] = raw["algorithm"]
     out["assigner"] = raw["assigner"]  # {"eventTime", "merging"}: what a user's assigner is
+    out["keyGroups"] = raw.get("keyGroups")  # {"count", "origin"}; a jar without it: None
     return out
 
 
@@ -113,14 +124,18 @@ def refusal(spark: SparkSession, planJson: str, streaming: bool) -> str | None:
     return _refusals[key]
 
 
-def union(df: DataFrame, planJson: str, realTime: bool = False) -> DataFrame:
+def union(
+    df: DataFrame, planJson: str, realTime: bool = False, checkpointLocation: str | None = None
+) -> DataFrame:
     """Every output of the pipeline in one DataFrame (streaming if `df` is), for a query in
-    micro-batch mode or, with ``realTime``, Spark's real-time mode."""
+    micro-batch mode or, with ``realTime``, Spark's real-time mode. A stream's
+    ``checkpointLocation``, where known, keeps its number of key groups (a new one from now on);
+    Spark Connect does not send it (the session's setting decides, as without one)."""
     if _connect.isConnect(df):  # Spark Connect transport: an extension relation
         return _connect.union(df, planJson)  # type: ignore[no-any-return]
     spark = df.sparkSession
     with translated():
-        jdf = entryPoint(spark).windowed(df._jdf, planJson, realTime)
+        jdf = entryPoint(spark).windowed(df._jdf, planJson, realTime, checkpointLocation)
     return DataFrame(jdf, spark)
 
 

@@ -13,12 +13,19 @@ from sparkwin._contract import EVENT_TIME_METADATA
 __all__ = ["describe", "render"]
 
 
-def describe(pipeline: Any, realTime: bool = False) -> dict[str, Any]:
+def describe(
+    pipeline: Any, realTime: bool = False, checkpointLocation: str | None = None
+) -> dict[str, Any]:
     """A ``Pipeline``'s run as a dict of plain values (see ``Pipeline.describe``); typed loosely
     because ``pipeline`` imports this module."""
     plan = pipeline.plan
     streaming = pipeline.df.isStreaming
-    jvm = _runtime.describe(pipeline.df.sparkSession, pipeline.planJson(), realTime and streaming)
+    jvm = _runtime.describe(
+        pipeline.df.sparkSession,
+        pipeline.planJson(),
+        realTime and streaming,
+        checkpointLocation if streaming else None,
+    )
     mode = None
     if streaming and jvm["mode"] == "realTime":
         mode = (
@@ -47,6 +54,7 @@ def describe(pipeline: Any, realTime: bool = False) -> dict[str, Any]:
         "timers": jvm["timers"],
         "timerDomains": jvm["timerDomains"],
         "clock": bool(jvm["clock"]) and streaming,
+        "keyGroups": jvm["keyGroups"] if streaming else None,
         "outputs": outputs,
     }
 
@@ -62,6 +70,11 @@ def render(described: dict[str, Any]) -> str:
         f"  timers:     {described['timers']} (engine timers: "
         f"{described['timerDomains']})"
         + (", processing time from sparkwin's clock source" if described["clock"] else ""),
+    ]
+    groups = described.get("keyGroups")
+    if groups:
+        lines.append(f"  key groups: {groups['count']} ({groups['origin']})")
+    lines += [
         "  outputs:",
     ]
     width = max(len(tag) for tag in described["outputs"])

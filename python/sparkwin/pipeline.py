@@ -107,31 +107,37 @@ class Pipeline:
             out[self.lateOutputTag] = self.df.schema
         return out
 
-    def describe(self, realTime: bool = False) -> dict[str, Any]:
+    def describe(
+        self, realTime: bool = False, checkpointLocation: str | None = None
+    ) -> dict[str, Any]:
         """What this pipeline will run: the builder chain, the runtime and its mode (micro-batch,
         or Spark's real-time mode with ``realTime``), where watermarks come from, the engine's
-        operator (algorithm, state layout and why), Spark's time mode and every output's schema,
-        as plain values.
+        operator (algorithm, state layout and why), Spark's time mode, a stream's key groups
+        (how many and why; with ``checkpointLocation``, what that checkpoint resumes with) and
+        every output's schema, as plain values.
 
         Example::
 
             pipeline.describe()["operator"]   # 'sliced/keyed (aligned event-time windows, sliced)'
             pipeline.describe(realTime=True)["mode"]   # 'real-time'
+            pipeline.describe(checkpointLocation="/chk")["keyGroups"]
+            # {'count': 200, 'origin': 'kept in the checkpoint (sparkwin/keyGroups)'}
         """
-        return explain.describe(self, realTime)
+        _checkLocation(checkpointLocation, optional=True)
+        return explain.describe(self, realTime, checkpointLocation)
 
-    def explain(self, realTime: bool = False) -> None:
+    def explain(self, realTime: bool = False, checkpointLocation: str | None = None) -> None:
         """Prints ``describe()`` as text, as ``DataFrame.explain()`` prints Spark's plan."""
-        print(explain.render(self.describe(realTime)))
+        print(explain.render(self.describe(realTime, checkpointLocation)))
 
-    def _union(self, realTime: bool = False) -> DataFrame:
+    def _union(self, realTime: bool = False, checkpointLocation: str | None = None) -> DataFrame:
         if realTime:
             _realtime.requireRealTime(self.df.sparkSession, "real-time mode")
             if not self.df.isStreaming:
                 raise ValueError("realTime=True needs a streaming input (a Kafka stream)")
-        return _runtime.union(self.df, self.planJson(), realTime)
+        return _runtime.union(self.df, self.planJson(), realTime, checkpointLocation)
 
-    def toDF(self, realTime: bool = False) -> DataFrame:
+    def toDF(self, realTime: bool = False, checkpointLocation: str | None = None) -> DataFrame:
         """The window results as a DataFrame: streaming if the input is, batch otherwise.
 
         Columns: the key columns, ``window_start``, ``window_end``, ``window_time`` (the result's
@@ -144,6 +150,12 @@ class Pipeline:
         it with ``.outputMode("update").trigger(realTime="5 minutes")`` and a sink real-time
         mode takes (Kafka, ``foreach``). Windows then fire while a batch runs, as soon as the
         watermark passes their end.
+
+        ``checkpointLocation``: the one you give Spark's ``writeStream``, so that the stream's
+        number of key groups is kept there, as ``writeStream`` keeps it. Without it the count is
+        ``spark.sparkwin.keyGroups``, else a default that follows
+        ``spark.sql.shuffle.partitions`` (at least 128); a restart that would change it stops
+        with an error naming the value to set.
 
         Example::
 
@@ -159,14 +171,21 @@ class Pipeline:
                 "real-time mode cannot run process() pipelines (a pane's rows go to Python in "
                 "Arrow batches, which real-time mode does not run): use aggregate()"
             )
+        _checkLocation(checkpointLocation, optional=True)
         return _runtime.mainOutput(
-            self._union(realTime), self.planJson(), self.processFunction, self.outputSchema
+            self._union(realTime, checkpointLocation),
+            self.planJson(),
+            self.processFunction,
+            self.outputSchema,
         )
 
-    def getSideOutput(self, tag: str, realTime: bool = False) -> DataFrame:
+    def getSideOutput(
+        self, tag: str, realTime: bool = False, checkpointLocation: str | None = None
+    ) -> DataFrame:
         """A side output: late elements (the tag given to ``sideOutputLateData``), with the
         input's schema, or ``errors``: records the engine could not process (null timestamp,
-        bad dynamic gap) with an ``error`` column. ``realTime`` as in ``toDF``.
+        bad dynamic gap) with an ``error`` column. ``realTime`` and ``checkpointLocation`` as
+        in ``toDF``.
 
         Example::
 
@@ -174,7 +193,10 @@ class Pipeline:
         """
         if not isinstance(tag, str):
             raise TypeError(f"tag must be a string, got {type(tag).__name__}")
-        return _runtime.sideOutput(self._union(realTime), tag, self.lateOutputTag)
+        _checkLocation(checkpointLocation, optional=True)
+        return _runtime.sideOutput(
+            self._union(realTime, checkpointLocation), tag, self.lateOutputTag
+        )
 
     def replay(self, endOfInput: bool = False) -> Replay:
         """Runs a bounded DataFrame as the live stream that delivered it would have run.
@@ -253,8 +275,7 @@ class Pipeline:
                 "writeStream needs a streaming input; for a bounded DataFrame use toDF() and "
                 "getSideOutput() and write them as usual"
             )
-        if not isinstance(checkpointLocation, str) or not checkpointLocation:
-            raise TypeError("checkpointLocation must be a non-empty path string")
+        _checkLocation(checkpointLocation)
         given = [n for n, v in [("outputs", outputs), ("paths", paths)] if v is not None]
         if len(given) + (foreachOutput is not None) != 1:
             raise ValueError(
@@ -305,7 +326,7 @@ class Pipeline:
             for t, o in targets.items():
                 o.prepare(self.df.sparkSession, schemas[t], t)
         return _runtime.startQuery(
-            self._union(),
+            self._union(checkpointLocation=checkpointLocation),
             _runtime.splitOutputs(
                 self.planJson(), self.processFunction, self.outputSchema, self.lateOutputTag
             ),
@@ -338,7 +359,8 @@ class Pipeline:
             schemas = self.schemas()
             for t, o in targets.items():
                 o.prepare(spark, schemas[t], t)
-        unioned = _runtime.union(self.df, self.planJson(), True)  # refuses what RT cannot run
+        # refuses what real-time mode cannot run
+        unioned = _runtime.union(self.df, self.planJson(), True, checkpointLocation)
         _realtime.checkSlots(spark, self.df)
         with _runtime.translated():
             _runtime.entryPoint(spark).checkCheckpoint(unioned._jdf, checkpointLocation)
@@ -351,6 +373,14 @@ class Pipeline:
             queryName=queryName,
             observe=_runtime.observed,
         )
+
+
+def _checkLocation(checkpointLocation: Any, optional: bool = False) -> None:
+    """A checkpoint location is a non-empty path string (or None where ``optional``)."""
+    if optional and checkpointLocation is None:
+        return
+    if not isinstance(checkpointLocation, str) or not checkpointLocation:
+        raise TypeError("checkpointLocation must be a non-empty path string")
 
 
 def _tagged(writeAll: _runtime.OutputWriter, tag: str) -> BatchFunction:

@@ -6,7 +6,7 @@ import sparkwin.runtime.harness.Harness
 import sparkwin.runtime.TimePolicy
 
 import com.fasterxml.jackson.databind.ObjectMapper
-import org.apache.spark.sql.{DataFrame, Dataset, Row}
+import org.apache.spark.sql.{DataFrame, Dataset, Row, SparkSession}
 
 import sparkwin.BuildInfo
 import sparkwin.operator.Selection
@@ -44,7 +44,20 @@ object PythonEntryPoint {
     * "mode", and the time mode and timers are that mode's. A plan real-time mode cannot run is
     * refused here, with the fix.
     */
-  def describe(planJson: String, java8Time: Boolean, realTime: Boolean): String = {
+  def describe(planJson: String, java8Time: Boolean, realTime: Boolean): String =
+    describe(planJson, java8Time, realTime, null, null)
+
+  /** [[describe]] with "keyGroups" ({"count", "origin"}): how many key groups a stream of this
+    * plan runs on `session` with the checkpoint `checkpoint` (null: unknown), and why
+    * ([[KeyGroupCount]]). Nothing is written.
+    */
+  def describe(
+      planJson: String,
+      java8Time: Boolean,
+      realTime: Boolean,
+      session: SparkSession,
+      checkpoint: String
+  ): String = {
     val plan = PlanDecoder.decode(planJson)
     val layout = new OutputLayout(plan, java8Time)
     val node = mapper.createObjectNode()
@@ -64,6 +77,12 @@ object PythonEntryPoint {
     val assigner = node.putObject("assigner")
     assigner.put("eventTime", plan.spec.assigner.isEventTime)
     assigner.put("merging", plan.spec.assigner.isMerging)
+    if (session != null) {
+      val groups = KeyGroupCount.peek(session, Option(checkpoint).filter(_.nonEmpty), realTime)
+      val kg = node.putObject("keyGroups")
+      kg.put("count", if (plan.keys.isWindowAll) 1 else groups.count)
+      kg.put("origin", if (plan.keys.isWindowAll) "windowAll: one group" else groups.origin)
+    }
     mapper.writeValueAsString(node)
   }
 
@@ -90,7 +109,18 @@ object PythonEntryPoint {
     * mode.
     */
   def windowed(df: Dataset[Row], planJson: String, realTime: Boolean): DataFrame =
-    SparkRuntime.windowed(df.toDF(), PlanDecoder.decode(planJson, Some(df.isStreaming)), realTime)
+    windowed(df, planJson, realTime, null)
+
+  /** [[windowed]] for a query whose checkpoint is `checkpoint` (null: unknown), which keeps the
+    * stream's number of key groups ([[KeyGroupCount]]).
+    */
+  def windowed(df: Dataset[Row], planJson: String, realTime: Boolean, checkpoint: String): DataFrame =
+    SparkRuntime.windowed(
+      df.toDF(),
+      PlanDecoder.decode(planJson, Some(df.isStreaming)),
+      realTime,
+      Option(checkpoint).filter(_.nonEmpty)
+    )
 
   /** The streaming sources of `df`'s plan, each as its format ("kafka", ...) and options (the
     * keys lower-cased), for Python's real-time checks (how many task slots a query needs).

@@ -19,12 +19,6 @@ object SparkShim {
   /** The stateful operator, as `describe()` names it. */
   val Operator = "flatMapGroupsWithState"
 
-  /** `spark.sparkwin.keyGroups` when the session does not set it: 4.x's. More, smaller group
-    * values do not pay, since an evenly spread micro-batch changes every group anyway
-    * (docs/benchmarks.md, "Spark 3.5").
-    */
-  val DefaultKeyGroups = 128
-
   /** A column in the operator's input that carries Spark's watermark tag and is null on every
     * row: an event-time timeout needs a watermarked input column, and Spark drops the rows whose
     * watermarked value is at or before the watermark, which a null never is.

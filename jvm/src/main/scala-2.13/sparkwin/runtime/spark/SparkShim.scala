@@ -16,9 +16,6 @@ object SparkShim {
   /** The stateful operator, as `describe()` names it. */
   val Operator = "transformWithState"
 
-  /** `spark.sparkwin.keyGroups` when the session does not set it (DESIGN.md, "Key groups"). */
-  val DefaultKeyGroups = 128
-
   /** How Spark wakes a key group, in Spark's terms (TimePolicy.sparkTimeMode's name). */
   def timers(timeMode: String): String = s"TimeMode.$timeMode"
 

@@ -51,7 +51,11 @@ object SparkwinRelationPlugin {
         val df = dataFrame(session, planner.transformRelation(relation))
         PythonEntryPoint.windowed(df, message.planJson).queryExecution.analyzed
       case RelationMessage.Describe =>
-        single(session, "describe", PythonEntryPoint.describe(message.planJson, java8Time(session)))
+        single(
+          session,
+          "describe",
+          PythonEntryPoint.describe(message.planJson, java8Time(session), false, session, null)
+        )
       case RelationMessage.Validate =>
         single(session, "validate", PythonEntryPoint.validate(message.planJson, message.streaming))
       case RelationMessage.Version =>

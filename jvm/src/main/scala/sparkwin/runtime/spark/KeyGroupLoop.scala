@@ -156,9 +156,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
       val groups = g.keyGroups
       if (groups != spec.keyGroups)
         throw new IllegalStateException(
-          s"this checkpoint was written with $groups key groups, but spark.sparkwin.keyGroups is " +
-            s"${spec.keyGroups}: set it back to $groups to resume the query (the number of key " +
-            "groups is fixed for the life of a checkpoint)"
+          s"this checkpoint was written with $groups key groups, and this query runs " +
+            s"${spec.keyGroups}: set spark.sparkwin.keyGroups to $groups to resume the query (the " +
+            "number of key groups is fixed for the life of a checkpoint)"
         )
     }
     liveKeys = stored.map(_.liveKeys).getOrElse(0L)

@@ -32,9 +32,6 @@ object SparkRuntime {
   private val KeyGroup = "__sw_key_group"
   private val TickColumn = "__sw_tick"
 
-  /** The Spark conf that sets how many key groups a streaming query spreads its keys over. */
-  val KeyGroupsConf = "spark.sparkwin.keyGroups"
-  def DefaultKeyGroups: Int = SparkShim.DefaultKeyGroups
   val MapSideCombineConf = "spark.sparkwin.mapSideCombine"
 
   /** How often, at most, a real-time query's map side sends each key group what its rows moved
@@ -46,12 +43,18 @@ object SparkRuntime {
   val DefaultSummaryIntervalMs = 100L
 
   /** The plan run on `df`; a stream runs in micro-batch mode, or with `realTime` in Spark's
-    * real-time mode (DESIGN.md, "Real-time mode").
+    * real-time mode (DESIGN.md, "Real-time mode"). A stream's `checkpoint`, where known, keeps
+    * its number of key groups ([[KeyGroupCount]]).
     */
-  def windowed(df: DataFrame, plan: Plan, realTime: Boolean = false): DataFrame = {
+  def windowed(
+      df: DataFrame,
+      plan: Plan,
+      realTime: Boolean = false,
+      checkpoint: Option[String] = None
+  ): DataFrame = {
     val java8 = df.sparkSession.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
     val layout = new OutputLayout(plan, java8)
-    if (df.isStreaming) streaming(df, plan, layout, realTime)
+    if (df.isStreaming) streaming(df, plan, layout, realTime, checkpoint)
     else if (realTime)
       throw new PlanException("real-time mode runs streams only; a bounded DataFrame runs as a batch job")
     else batch(df, plan, layout)
@@ -140,29 +143,17 @@ object SparkRuntime {
         throw new PlanException(s"$MapSideCombineConf must be true or false, got '$other'")
     }
 
-  /** The key groups of a streaming query: the session's setting, validated. Unset, a real-time
-    * query has one per shuffle partition: each summary is a row per key group, and in that mode
-    * every row is its own call, so more groups buy no batching, only more summary rows.
-    */
-  def keyGroups(df: DataFrame, realTime: Boolean = false): Int = {
-    val conf = df.sparkSession.conf
-    val default =
-      if (realTime) conf.get("spark.sql.shuffle.partitions", DefaultKeyGroups.toString)
-      else DefaultKeyGroups.toString
-    val text = conf.get(KeyGroupsConf, default)
-    scala.util.Try(text.trim.toInt).toOption.filter(n => n >= 1 && n <= 32768).getOrElse {
-      throw new PlanException(
-        s"$KeyGroupsConf must be a whole number from 1 to 32768, got '$text': set it with " +
-          "spark.conf.set(\"" + KeyGroupsConf + "\", \"" + DefaultKeyGroups + "\")"
-      )
-    }
-  }
-
   /** Non-null and inside [[EventTime]]'s range: what may move a watermark. */
   private[spark] def inEventTimeRange(ts: Column, plan: Plan): Column =
     (if (plan.timestampIsLong) ts else unix_millis(ts)).between(EventTime.Min, EventTime.Max)
 
-  private def streaming(df: DataFrame, plan: Plan, layout: OutputLayout, realTime: Boolean): DataFrame = {
+  private def streaming(
+      df: DataFrame,
+      plan: Plan,
+      layout: OutputLayout,
+      realTime: Boolean,
+      checkpoint: Option[String]
+  ): DataFrame = {
     val policy = TimePolicy.of(plan, realTime)
     var input = df.select(plainColumns(df): _*)
     // Spark's watermark advances from a throw-away copy of the event time; dropping the copy
@@ -181,7 +172,7 @@ object SparkRuntime {
     // A real-time batch's partitions end only with the batch: combining them would hold every
     // row back until then.
     val combined = !realTime && plan.spec.combinable && mapSideCombine(df)
-    val groupCount = keyGroups(df, realTime)
+    val groupCount = KeyGroupCount.of(df.sparkSession, checkpoint, realTime).count
     val (rows, group) =
       if (policy.ownWatermark) {
         val every = if (realTime) Some(summaryInterval(df)) else None

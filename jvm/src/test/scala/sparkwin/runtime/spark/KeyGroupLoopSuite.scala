@@ -89,7 +89,9 @@ class KeyGroupLoopSuite extends munit.FunSuite {
       loop(groups = 8).call(new Host(written.value, 0L, 2000L), Iterator.empty, true)
     )
     assert(
-      e.getMessage.contains("written with 4 key groups, but spark.sparkwin.keyGroups is 8"),
+      e.getMessage.contains(
+        "written with 4 key groups, and this query runs 8: set spark.sparkwin.keyGroups to 4"
+      ),
       e.getMessage
     )
   }
