@@ -250,13 +250,18 @@ class Producer(threading.Thread):
         except BaseException as e:  # noqa: BLE001 - the harness reports it
             self.error = e
 
-    def close(self) -> None:
-        """One closing event per partition, far ahead of every window; then the producer
-        closes."""
+    def finish(self) -> None:
+        """Stop, then write one closing event per partition, far ahead of every window."""
+        self.stopping.set()
+        self.join(timeout=60)
         ts = max(self.maxTs, now()) + LATENESS_MS + 10 * WINDOW_MS
         for p in range(PARTITIONS):
             self.send(p, json.dumps({"user": END_USER, "amount": CLOSING, "ts": ts}), "closing")
         self.producer.flush()
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.join(timeout=60)
         self.producer.close()
 
 
@@ -482,9 +487,7 @@ def runSoak(
                 if run.kill(began, rng):
                     batchesAtKill = len(run.progress())
                     nextKill = time.monotonic() + config.killEvery * rng.uniform(0.5, 1.5)
-        producer.stopping.set()
-        producer.join(timeout=60)
-        producer.close()
+        producer.finish()
         ends = _endOffsets(spark, servers, run.topic)
         flushed = time.monotonic()
         while True:
@@ -510,7 +513,7 @@ def runSoak(
             run.killDriver()
         seconds = time.monotonic() - began
     finally:
-        producer.stopping.set()
+        producer.close()
         if run.driver is not None and run.driver.poll() is None:
             run.killDriver()
     report = check(spark, servers, run.topic, work / "out", producer.startMs)
