@@ -2,8 +2,10 @@
 
 Each driver runs as a subprocess (tests/cluster_job.py): a Kafka stream whose connector comes
 from ``spark.jars.packages``, a stream whose executor is killed while it runs, and a job
-submitted with ``bin/spark-submit`` that runs a pandas window function on the executors. Each
-is checked against the same pipeline on the same rows as a bounded DataFrame.
+submitted with ``bin/spark-submit`` that runs a pandas window function on the executors, and a
+short soak (benchmarks/soak.py): a live Kafka stream whose executor and driver are SIGKILLed
+while it runs. Each is checked against the same pipeline on the same rows as a bounded
+DataFrame.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from standalone_cluster import SPARK_HOME, StandaloneCluster
 
 import sparkwin
 import sparkwin as sw
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchmarks import soak  # noqa: E402
 
 JOB = str(Path(__file__).resolve().parent / "cluster_job.py")
 SUM_COLUMNS = ["user", "window_start", "window_end", "sum_amount", "count", "pane_timing"]
@@ -164,3 +169,46 @@ def test_spark_submit_runs_a_pandas_window_function_on_the_executors(
     assert _rows(got, ["user", "end", "top", "n"]) == _rows(
         bounded, ["user", "window_end", "max_amount", "count"]
     )
+
+
+def test_a_stream_killed_at_random_loses_and_repeats_nothing(
+    spark, kafkaBroker, cluster, tmp_path: Path
+) -> None:
+    # benchmarks/soak.py in small: a live topic of four partitions (one lagging, one going
+    # quiet and coming back, late and bad records), the executor and then the driver SIGKILLed
+    # while it runs (the driver started again from its checkpoint), and every output checked
+    # against the pipeline run bounded on the whole topic. The long run is in
+    # docs/benchmarks.md.
+    config = soak.SoakConfig(
+        seconds=30,
+        rate=20,
+        killEvery=12,
+        targets=("executor", "driver"),
+        minKills=2,
+        maxSeconds=600,
+        quietSeconds=10,
+        talkSeconds=12,
+        sampleEvery=15,
+        heap=False,
+    )
+    report = soak.runSoak(spark, kafkaBroker.bootstrapServers, cluster, config, tmp_path)
+    summary = {k: v for k, v in report.items() if k not in ("samples", "config")}
+    assert [k["target"] for k in report["kills"]][:2] == ["executor", "driver"], summary
+    assert report["driverStarts"] >= 2 and report["eventsInWindows"] > 0, summary
+    for count in (
+        "lost",
+        "duplicated",
+        "windowsWrong",
+        "panesRepeated",
+        "lateRepeated",
+        "lateUnexpected",
+        "veryLateMissed",
+        "errorsLost",
+        "errorsRepeated",
+        "unaccounted",
+    ):
+        assert report[count] == 0, (count, summary)
+    # Events made ten minutes late reached the late output; bad records the errors output.
+    assert report["veryLate"] > 0 and report["lateRows"] == report["veryLate"], summary
+    assert report["errors"] == report["errorsExpected"] > 0, summary
+    assert {"EARLY", "ON_TIME"} <= set(report["paneTimings"]), summary
