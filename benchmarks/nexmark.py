@@ -2,8 +2,8 @@
 generated events in the same run, results checked equal before any timing is printed.
 
     python benchmarks/nexmark.py [--quick] [--events N] [--json PATH]
-                                 [--systems sparkwin,native,flink,floor]
-                                 [--queries q5,q7,q8,q11]
+                                 [--systems sparkwin,native,flink,engine,floor]
+                                 [--queries q5,q7,q8,q11] [--breakdown]
 
 Events come from examples/nexmark/generator.py (10M by default, `--quick` 1M; 10,000 events a
 second of event time, up to 2 s out of order; the watermark bound is Nexmark's 4 s). The Spark
@@ -13,9 +13,13 @@ an untimed warm-up run on 500k other events:
 - `sparkwin`: the pipelines of examples/nexmark/queries.py.
 - `native`: the same queries with Spark's `window()` / `session_window()` (q5 chains two
   aggregations through `window_time`, as Spark allows since 3.4).
-- `flink`: q5, q7 and q11 as DataStream jobs on a local MiniCluster (sbt project `flinkBench`,
+- `flink`: the queries as DataStream jobs on a local MiniCluster (sbt project `flinkBench`,
   `FlinkNexmarkBench`; SPARKWIN_FLINK_CLASSPATH skips asking sbt), parallelism = cores, reading
-  the bids (Nexmark's other events have no part in these queries) in 8 channels.
+  in 8 channels only the events a query needs (the bids; q8 the persons and auctions).
+- `engine`: sparkwin's engine alone, one thread, no Spark (sbt project `bench`, EngineBench's
+  `nexmark` mode; SPARKWIN_BENCH_CLASSPATH skips asking sbt) on the files the Flink job reads:
+  the pipelines' windowing, with their plain-Spark steps (q5's most bids, q7's join back to the
+  bids, q8's both-kinds filter) in plain Scala. Best of three runs after a warm-up.
 - `floor`: not a query: the bids' key, time and price read from the same files by a stateless
   query that keeps no row, once; what any Spark system pays before windowing (run.py's floor).
 
@@ -24,7 +28,12 @@ fired windows with the bids of their time range (plain Spark, the same code for 
 systems); the Flink job finds them incrementally in its window. Every system's results are
 folded into one fingerprint: (rows, sum of values, sum of window start in seconds times value,
 sum of keys): q5 (auction, bids) at the window's most, q7 (auction, price) of the highest bids,
-q8 (person, auctions opened), q11 (bidder, bids per session).
+q8 (person, auctions opened; both Spark systems also return the person's name, as Nexmark's q8
+does, and every row must have one), q11 (bidder, bids per session).
+
+`--breakdown` says where each Spark run's time went (run.py's: micro-batch planning and
+execution, the state operators' update and commit times from the query's progress, executor
+time of the source and stateful stages, rows shuffled); it turns Spark's UI on.
 """
 
 from __future__ import annotations
@@ -50,12 +59,25 @@ sys.path.insert(0, str(ROOT))
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402, N812
 
-from benchmarks.run import benchSession, engineClasspath, machine, runJava, timedStream, wrapped  # noqa: E402
+from benchmarks.run import (  # noqa: E402
+    benchSession,
+    breakdown,
+    completed_stages,
+    engineClasspath,
+    machine,
+    print_breakdown,
+    runJava,
+    timedStream,
+    wrapped,
+)
 from examples.nexmark import generator, queries  # noqa: E402
 
 QUERIES = ("q5", "q7", "q8", "q11")
-FLINK_QUERIES = ("q5", "q7", "q11")
-SYSTEMS = ("sparkwin", "native", "flink", "floor")
+SYSTEMS = ("sparkwin", "native", "flink", "engine", "floor")
+JVM_SYSTEMS = {  # system: (sbt project, main, its classpath's variable, arguments before the dir)
+    "flink": ("flinkBench", "sparkwin.bench.FlinkNexmarkBench", "SPARKWIN_FLINK_CLASSPATH", ()),
+    "engine": ("bench", "sparkwin.bench.EngineBench", "SPARKWIN_BENCH_CLASSPATH", ("nexmark",)),
+}
 BOUND = td(seconds=4)
 BOUND_MS = 4000
 DISORDER_MS = 2000
@@ -102,12 +124,17 @@ def nativeQ8(events: DataFrame) -> DataFrame:
         queries.sellersAndPersons(events)
         .withWatermark("ts", f"{BOUND_MS + 1} milliseconds")
         .groupBy(F.window("ts", "10 seconds").alias("w"), "person")
-        .agg(F.count("name").alias("joined"), F.count("auction_id").alias("auctions"))
+        .agg(
+            F.max("name").alias("name"),
+            F.count("name").alias("joined"),
+            F.count("auction_id").alias("auctions"),
+        )
         .where((F.col("joined") > 0) & (F.col("auctions") > 0))
         .select(
             F.col("person").alias("key"),
             F.col("w.start").alias("window_start"),
             F.col("auctions").alias("value"),
+            "name",
         )
     )
 
@@ -133,7 +160,7 @@ def sparkwinQ7(events: DataFrame) -> DataFrame:
 
 def sparkwinQ8(events: DataFrame) -> DataFrame:
     return queries.q8NewUsers(events, BOUND).select(
-        F.col("person").alias("key"), "window_start", F.col("auctions").alias("value")
+        F.col("person").alias("key"), "window_start", F.col("auctions").alias("value"), "name"
     )
 
 
@@ -181,9 +208,15 @@ def highestBids(spark: SparkSession, directory: str, highest: DataFrame) -> Data
 
 
 def runSpark(
-    spark: SparkSession, directory: str, cutoff: int, query: str, system: str
+    spark: SparkSession,
+    directory: str,
+    cutoff: int,
+    query: str,
+    system: str,
+    measure: bool = False,
 ) -> dict[str, object]:
-    """Streams the files through one system's query; seconds and the fingerprint."""
+    """Streams the files through one system's query; seconds and the fingerprint (and, with
+    `measure`, run.py's breakdown of the time)."""
     source = (
         spark.readStream.schema(generator.SCHEMA_DDL)
         .option("maxFilesPerTrigger", 1)
@@ -197,6 +230,10 @@ def runSpark(
             batch = highestBids(spark, directory, batch)
         # The flush events' windows (a day after the data) are left out.
         real = batch.where(F.unix_millis("window_start") < cutoff)
+        if query == "q8":
+            # Both systems return the person's name, as Nexmark's q8 does; reading it here
+            # keeps Spark from pruning native's max(name) when the fingerprint drops it.
+            real = real.where(F.col("name").isNotNull())
         row = real.agg(
             F.count(F.lit(1)),
             F.coalesce(F.sum("value"), F.lit(0)),
@@ -214,16 +251,24 @@ def runSpark(
             totals[i] += int(row[i])
 
     checkpoint = tempfile.mkdtemp(prefix=f"checkpoint-{system}-{query}-")
+    before = {st["stageId"] for st in completed_stages(spark)} if measure else set()
     try:
-        seconds, _ = timedStream(results, fingerprint, checkpoint)
+        seconds, stream = timedStream(results, fingerprint, checkpoint)
     finally:
         shutil.rmtree(checkpoint, ignore_errors=True)
-    return {"seconds": seconds, "fingerprint": [wrapped(t) for t in totals]}
+    out: dict[str, object] = {"seconds": seconds, "fingerprint": [wrapped(t) for t in totals]}
+    if measure:
+        stages = [st for st in completed_stages(spark) if st["stageId"] not in before]
+        partitions = int(str(spark.conf.get("spark.sql.shuffle.partitions")))
+        out["breakdown"] = breakdown(stream, stages, partitions)
+    return out
 
 
-def writeFlinkInput(events: pa.Table, directory: str) -> None:
-    """Each Flink query's bids in run.py's binary layout (<i4 key, <i8 ts, <i8 amount>), in
-    arrival order, then one flush record per channel on a key of its own, a day later."""
+def writeJvmInput(events: pa.Table, directory: str) -> None:
+    """Each query's events for the JVM systems in run.py's binary layout (<i4 key, <i8 ts, <i8
+    amount>), in arrival order, then one flush record per channel on a key of its own, a day
+    later: the bids for q5, q7 and q11; for q8 the persons (amount 1 << 32) and the auctions
+    (amount 1), keyed by the person."""
     bidRows = events.filter(pc.equal(events["event_type"], "bid"))
     ts = bidRows["ts"].cast(pa.int64()).to_numpy()
     auction = bidRows["auction"].to_numpy()
@@ -232,13 +277,21 @@ def writeFlinkInput(events: pa.Table, directory: str) -> None:
     flushTs = int(ts.max()) + generator.FLUSH_AFTER_MS
     if (auction >= 1 << AUCTION_BITS).any():
         raise ValueError("too many auctions for q7's packed records")
+    newUsers = events.filter(pc.is_in(events["event_type"], pa.array(["person", "auction"])))
+    isPerson = pc.equal(newUsers["event_type"], "person").to_numpy(zero_copy_only=False)
+    person = pc.coalesce(newUsers["person_id"], newUsers["seller"]).to_numpy()
     columns = {
-        "q5": (auction, np.ones_like(auction)),
-        "q7": (np.zeros_like(auction), (price << AUCTION_BITS) | auction),
-        "q11": (bidder, np.ones_like(bidder)),
+        "q5": (ts, auction, np.ones_like(auction)),
+        "q7": (ts, np.zeros_like(auction), (price << AUCTION_BITS) | auction),
+        "q8": (
+            newUsers["ts"].cast(pa.int64()).to_numpy(),
+            person,
+            np.where(isPerson, 1 << 32, 1).astype(np.int64),
+        ),
+        "q11": (ts, bidder, np.ones_like(bidder)),
     }
     record = np.dtype([("key", "<i4"), ("ts", "<i8"), ("amount", "<i8")])
-    for query, (key, amount) in columns.items():
+    for query, (ts, key, amount) in columns.items():
         rows = np.empty(len(ts) + CHANNELS, dtype=record)
         rows["key"][: len(ts)], rows["ts"][: len(ts)], rows["amount"][: len(ts)] = key, ts, amount
         rows["key"][len(ts) :] = int(key.max()) + 1
@@ -247,10 +300,13 @@ def writeFlinkInput(events: pa.Table, directory: str) -> None:
         rows.tofile(os.path.join(directory, f"{query}.bin"))
 
 
-def runFlink(directory: str, flinkQueries: list[str]) -> dict[str, dict]:
-    classpath = os.environ.get("SPARKWIN_FLINK_CLASSPATH") or engineClasspath("flinkBench")
-    main = "sparkwin.bench.FlinkNexmarkBench"
-    lines = runJava(classpath, main, directory, str(BOUND_MS), str(os.cpu_count()), *flinkQueries)
+def runJvm(system: str, directory: str, chosen: list[str]) -> dict[str, dict]:
+    """The Flink job or the engine alone on the files writeJvmInput wrote; per query the JSON
+    line it printed (seconds, fingerprint)."""
+    project, main, variable, before = JVM_SYSTEMS[system]
+    classpath = os.environ.get(variable) or engineClasspath(project)
+    after = (str(os.cpu_count()),) if system == "flink" else ()  # the job's parallelism
+    lines = runJava(classpath, main, *before, directory, str(BOUND_MS), *after, *chosen)
     return {r["query"]: r for r in lines}
 
 
@@ -262,19 +318,29 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--queries", default=",".join(QUERIES))
     parser.add_argument("--warmup", type=int, default=500_000, help="warm-up events (0: none)")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="say where each Spark run's time went"
+    )
     args = parser.parse_args(argv)
     n = args.events or (1_000_000 if args.quick else 10_000_000)
     systems = [s for s in args.systems.split(",") if s]
     chosen = [q for q in args.queries.split(",") if q]
     scratch = tempfile.mkdtemp(prefix="sparkwin-nexmark-")
     try:
-        cases = run(n, systems, chosen, args.warmup, scratch)
+        cases = run(n, systems, chosen, args.warmup, scratch, args.breakdown)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     report(cases, args.json)
 
 
-def run(n: int, systems: list[str], chosen: list[str], warmup: int, scratch: str) -> list[dict]:
+def run(
+    n: int,
+    systems: list[str],
+    chosen: list[str],
+    warmup: int,
+    scratch: str,
+    measure: bool = False,
+) -> list[dict]:
     started = time.perf_counter()
     config = generator.NexmarkConfig(
         events=n, seed=42, rate=RATE, disorderMs=DISORDER_MS, granuleMs=GRANULE_MS
@@ -287,16 +353,22 @@ def run(n: int, systems: list[str], chosen: list[str], warmup: int, scratch: str
     last = int(pc.max(events["ts"].cast(pa.int64())).as_py())
     cutoff = last + 3_600_000  # every real window starts before; the flush ones a day later
     cases: list[dict] = []
-    if "flink" in systems:
-        flinkQueries = [q for q in chosen if q in FLINK_QUERIES]
-        writeFlinkInput(events, scratch)
-        for query, r in runFlink(scratch, flinkQueries).items():
-            cases.append(case(query, "flink", n, r["seconds"], r["fingerprint"]))
+    jvmSystems = [s for s in systems if s in JVM_SYSTEMS]
+    if jvmSystems:
+        writeJvmInput(events, scratch)
+    for system in jvmSystems:
+        for query, r in runJvm(system, scratch, chosen).items():
+            cases.append(case(query, system, n, r["seconds"], r["fingerprint"]))
+            if "cpu_seconds" in r:
+                cases[-1]["cpu_seconds"] = r["cpu_seconds"]
+            print(f"  {query:5} {system:9} {r['seconds']:8.1f} s", file=sys.stderr)
     del events
     os.sync()
     sparkSystems = [s for s in systems if s in BUILDERS]
     if sparkSystems:
-        spark = benchSession("sparkwin-nexmark")
+        spark = benchSession(
+            "sparkwin-nexmark", **({"spark.ui.enabled": "true"} if measure else {})
+        )
         if warmup:
             small = generator.NexmarkConfig(events=warmup, seed=7, rate=RATE, granuleMs=GRANULE_MS)
             warm = os.path.join(scratch, "warmup")
@@ -307,10 +379,12 @@ def run(n: int, systems: list[str], chosen: list[str], warmup: int, scratch: str
         runs = [(q, s) for q in chosen for s in sparkSystems if q in BUILDERS[s]]
         runs += [("floor", "floor")] if "floor" in sparkSystems else []
         for query, system in runs:
-            r = runSpark(spark, directory, cutoff, query, system)
+            r = runSpark(spark, directory, cutoff, query, system, measure)
             seconds, fp = r["seconds"], r["fingerprint"]
             assert isinstance(seconds, float) and isinstance(fp, list)
             cases.append(case(query, system, n, seconds, fp))
+            if "breakdown" in r:
+                cases[-1]["breakdown"] = r["breakdown"]
             print(f"  {query:5} {system:9} {seconds:8.1f} s", file=sys.stderr)
         spark.stop()
     check(cases)
@@ -359,6 +433,8 @@ def report(cases: list[dict], jsonPath: str | None) -> None:
         systems = [c["system"] for c in cases if c["query"] == query]
         fp = next(c["fingerprint"] for c in cases if c["query"] == query)
         print(f"  {query:4} {fp} ({', '.join(systems)})")
+    if any("breakdown" in c for c in cases):
+        print_breakdown([{**c, "workload": c["query"]} for c in cases])
     ran = machine()
     print(f"\nmachine: {ran}")
     if jsonPath:

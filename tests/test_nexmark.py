@@ -264,11 +264,11 @@ def test_the_benchmark_finds_q7s_highest_bids_and_refuses_unequal_results(tmp_pa
         bench.check([bench.case("q5", "a", 3000, 1.0, [0, 0, 0, 0])])
 
 
-def test_flink_input_packs_each_query_in_the_run_py_layout(tmp_path) -> None:
+def test_jvm_input_packs_each_query_in_the_run_py_layout(tmp_path) -> None:
     from benchmarks import nexmark as bench
 
     events = generate(NexmarkConfig(events=500, seed=4, rate=50))
-    bench.writeFlinkInput(events, str(tmp_path))
+    bench.writeJvmInput(events, str(tmp_path))
     record = np.dtype([("key", "<i4"), ("ts", "<i8"), ("amount", "<i8")])
     bids = events.filter(pa.compute.equal(events["event_type"], "bid")).to_pandas()
     q7 = np.fromfile(tmp_path / "q7.bin", dtype=record)
@@ -278,3 +278,12 @@ def test_flink_input_packs_each_query_in_the_run_py_layout(tmp_path) -> None:
     q11 = np.fromfile(tmp_path / "q11.bin", dtype=record)
     assert list(q11["key"][: len(bids)]) == list(bids.bidder)
     assert (q11["key"][len(bids) :] == bids.bidder.max() + 1).all()
+    # q8: persons by their id (amount 1 << 32) and auctions by their seller (amount 1), in order.
+    q8 = np.fromfile(tmp_path / "q8.bin", dtype=record)
+    pdf = events.to_pandas()
+    kinds = pdf[pdf.event_type.isin(["person", "auction"])]
+    real = q8[: len(kinds)]
+    assert len(q8) == len(kinds) + bench.CHANNELS
+    assert list(real["key"]) == list(kinds.person_id.fillna(kinds.seller).astype(int))
+    assert list(real["amount"]) == [1 << 32 if k == "person" else 1 for k in kinds.event_type]
+    assert list(real["ts"]) == list(millis(kinds.ts))

@@ -24,15 +24,16 @@ import org.apache.flink.streaming.api.windowing.windows.TimeWindow
 import org.apache.flink.configuration.Configuration
 import org.apache.flink.util.Collector
 
-/** Nexmark's q5, q7 and q11 as DataStream jobs on a local MiniCluster (benchmarks/nexmark.py's
+/** Nexmark's q5, q7, q8 and q11 as DataStream jobs on a local MiniCluster (benchmarks/nexmark.py's
   * `flink` system), reading each query's bids from a file in benchmarks/run.py's layout
   * (`<dir>/<query>.bin`) through FlinkJobBench's source: 8 channels, a watermark generator per
   * channel.
   *
-  *   FlinkNexmarkBench <dir> <boundMs> <parallelism> q5|q7|q11 ...
+  *   FlinkNexmarkBench <dir> <boundMs> <parallelism> q5|q7|q8|q11 ...
   *
   * The files' key and amount per query: q5 and q11 the auction or the bidder id and 1; q7 key 0
-  * and `price << 22 | auction`. The flush events (the last 8 records) have the largest key id,
+  * and `price << 22 | auction`; q8 (persons and auctions, not bids) the person's id or the
+  * auction's seller and 1 << 32 for a person, 1 for an auction. The flush events (the last 8 records) have the largest key id,
   * which FlinkJobBench's reader names "flush". Prints one JSON line per query: one timed job
   * after an untimed warm-up on the first 500k events, and the fingerprint every system gives
   * (rows, sum of values, sum of window start in seconds times value, sum of keys).
@@ -41,6 +42,9 @@ import org.apache.flink.util.Collector
   *     with the most bids (a second window, keyed by the first's end; ties all counted).
   *   - q7: the bids with the highest price in each 10 s tumbling window (`windowAll` and an
   *     incremental arg-max).
+  *   - q8: persons who opened an auction in the 10 s tumbling window they joined in: persons
+  *     and auctions keyed by the person, summing the packed amounts (a co-group, as the Spark
+  *     systems run it); windows with both.
   *   - q11: bids per bidder session, 10 s gap.
   */
 object FlinkNexmarkBench {
@@ -106,6 +110,11 @@ object FlinkNexmarkBench {
         bids
           .windowAll(TumblingEventTimeWindows.of(Duration.ofSeconds(10)))
           .aggregate(new HighestBid, new HighestFingerprint, acc, acc, Types.LONG)
+      case "q8" =>
+        bids
+          .keyBy(new KeyOf, Types.STRING)
+          .window(TumblingEventTimeWindows.of(Duration.ofSeconds(10)))
+          .aggregate(new Fold(false), new NewUserFingerprint, acc, Types.LONG, Types.LONG)
       case "q11" =>
         bids
           .keyBy(new KeyOf, Types.STRING)
@@ -207,6 +216,26 @@ object FlinkNexmarkBench {
     ): Unit = {
       val Array(highest, rows, auctions) = values.iterator().next()
       Fingerprint.add(fp, highest, rows, auctions, ctx.window.getStart)
+    }
+  }
+
+  /** A window's persons (the high half of the sum) and auctions (the low half): one row, the
+    * auctions, where it has both.
+    */
+  final class NewUserFingerprint
+      extends ProcessWindowFunction[java.lang.Long, java.lang.Long, String, TimeWindow] {
+    private var fp: Array[LongCounter] = _
+    override def open(ctx: OpenContext): Unit = fp = Fingerprint.register(getRuntimeContext)
+    override def process(
+        key: String,
+        ctx: ProcessWindowFunction[java.lang.Long, java.lang.Long, String, TimeWindow]#Context,
+        values: java.lang.Iterable[java.lang.Long],
+        out: Collector[java.lang.Long]
+    ): Unit = if (key != "flush") {
+      val both = values.iterator().next().longValue
+      val auctions = both & 0xffffffffL
+      if ((both >>> 32) > 0 && auctions > 0)
+        Fingerprint.add(fp, auctions, 1L, keyId(key), ctx.window.getStart)
     }
   }
 

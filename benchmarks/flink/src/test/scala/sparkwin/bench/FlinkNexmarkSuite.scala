@@ -5,8 +5,9 @@ import java.nio.file.Files
 
 /** The Nexmark jobs compute what benchmarks/nexmark.py checks them against, on a small bids
   * file in run.py's layout, against the queries answered here directly: q5 (auctions with the
-  * most bids per sliding window, ties kept), q7 (bids at each tumbling window's highest price)
-  * and q11 (bids per bidder session).
+  * most bids per sliding window, ties kept), q7 (bids at each tumbling window's highest price),
+  * q8 (persons who opened an auction in the window they joined in) and q11 (bids per bidder
+  * session).
   */
 class FlinkNexmarkSuite extends munit.FunSuite {
   private val N = 3000
@@ -65,6 +66,21 @@ class FlinkNexmarkSuite extends munit.FunSuite {
     assert(expected.size > windows.size, "no ties: the test would not see them counted")
     val packed = file(_ => 0, i => (price(i) << FlinkNexmarkBench.AuctionBits) | auction(i))
     assertEquals(run("q7", packed), fingerprint(expected))
+  }
+
+  test("q8: persons who joined and opened an auction in the same 10 s tumbling window") {
+    // Every 20th event (every 10 s) a person joins, ids in order; the others are auctions by
+    // one of the last 40 persons, so some open one in their joining window and most later.
+    val joins = (0 until N).map(_ % 20 == 0)
+    val who = (0 until N).map(i => if (joins(i)) i / 20 else math.max(0, i / 20 - rnd.nextInt(40)))
+    val expected = (0 until N).groupBy(i => (who(i), Math.floorDiv(ts(i), 10000L) * 10000L)).toSeq.flatMap {
+      case ((p, start), is) =>
+        val auctions = is.count(!joins(_)).toLong
+        if (is.exists(joins(_)) && auctions > 0) Seq((p.toLong, start, auctions)) else Nil
+    }
+    assert(expected.size > 10 && expected.size < N / 20, "every or no person would count")
+    val packed = file(who(_), i => if (joins(i)) 1L << 32 else 1L)
+    assertEquals(run("q8", packed), fingerprint(expected))
   }
 
   test("q11: bids per bidder session, a session ending after 10 s without a bid") {

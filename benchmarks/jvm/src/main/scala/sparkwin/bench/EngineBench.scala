@@ -18,6 +18,9 @@ import sparkwin.core.window._
   * `file` as the local runtime runs them (system `engine`: packed layouts over dense key ids),
   * `keyed` with the per-key layouts Spark's processor runs (system `engine-keyed`: a state
   * object per key; Spark adds loading and storing each key's state around them).
+  *
+  * `EngineBench nexmark <dir> <boundMs> [query...]` runs benchmarks/nexmark.py's queries
+  * (EngineNexmark).
   */
 object EngineBench {
 
@@ -70,6 +73,7 @@ object EngineBench {
     args(0) match {
       case "file" => fromFile(args(1), args(2).toLong, args.drop(3).toSeq, packable = true)
       case "keyed" => fromFile(args(1), args(2).toLong, args.drop(3).toSeq, packable = false)
+      case "nexmark" => EngineNexmark.main(args(1), args(2).toLong, args.drop(3).toSeq)
       case _ => generated(args)
     }
 
