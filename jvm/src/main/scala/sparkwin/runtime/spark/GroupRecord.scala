@@ -6,15 +6,7 @@ import java.nio.ByteBuffer
   * `processingAt` (Long.MaxValue: never; kept only by pipelines with channels or processing-time
   * timers).
   */
-final case class Wakeup(key: Array[Byte], at: Long, processingAt: Long = Long.MaxValue) {
-
-  /** A key with state but no timers: listed, never woken. */
-  def never: Boolean = at == Long.MaxValue && processingAt == Long.MaxValue
-}
-
-object Wakeup {
-  val Never: Wakeup = Wakeup(null, Long.MaxValue, Long.MaxValue)
-}
+final case class Wakeup(key: Array[Byte], at: Long, processingAt: Long = Long.MaxValue)
 
 /** A key's [[KeyBytes]] as a hash-map key: compared and hashed by content. */
 final class KeyId(val bytes: Array[Byte]) {
@@ -27,9 +19,8 @@ final class KeyId(val bytes: Array[Byte]) {
 
 /** A key group's record (DESIGN.md, "State variables"): the number of key groups the checkpoint
   * was written with, the group's one Spark timer (`Long.MinValue`: none), how many of its keys
-  * hold state, the wake-up table (each key with state, as [[KeyBytes]], and when it must wake,
-  * `Long.MaxValue` on both clocks for a key without timers, in the order the keys were added;
-  * through 0.4.0 only keys with timers), and for pipelines with channels the group's
+  * hold state, the wake-up table (each key with pending engine timers, as [[KeyBytes]], and when
+  * it must wake, in the order the keys were added), and for pipelines with channels the group's
   * copy of the channel watermarks (`core.time.ChannelWatermarks`' saved form).
   *
   * Layout 1 (no channels), big-endian: a version byte, the number of key groups (int), the timer

@@ -57,12 +57,12 @@ final case class LoopSpec(
   * not the key itself: Spark's timers cost several state-store operations each, and one timer
   * per key group instead of one per key is what makes the runtime keep up with Spark's own
   * windows (DESIGN.md, "Key groups"). A group's entries ([[GroupHost]]) are
-  *   - each key (as [[KeyBytes]]) with its engine state: at most one read (none for a key the
-  *     wake-up table does not list) and one write per key the call touches;
+  *   - each key (as [[KeyBytes]]) with its engine state: one read and at most one write per key
+  *     the call touches;
   *   - the empty key with the group's [[GroupRecord]]: the number of key groups the checkpoint
   *     was written with, the group's one Spark timer (at the earliest wake-up), how many of
-  *     its keys hold state, the wake-up table (every key with state and when it must wake) and,
-  *     with channels, the group's copy of the channel watermarks.
+  *     its keys hold state, the wake-up table (each key with pending engine timers and when it
+  *     must wake) and, with channels, the group's copy of the channel watermarks.
   * A call processes every key with rows, and every key whose wake-up is due. When a key wakes is
   * the plan's [[TimePolicy]]'s to say: Spark's event-time timer for the group, and the clock
   * source's ticks ([[ClockSource]]) for processing time, to which every call reports the group's
@@ -103,10 +103,6 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private var liveKeys: Long = _
   private var wakeups: java.util.LinkedHashMap[KeyId, Wakeup] = _
   private var wakeupsChanged: Boolean = _
-  // Whether the table lists every key of the group with state (those without timers as never
-  // due): then a key it does not list has none, and is not read. Through 0.4.0 the table left
-  // keys with state but no timers out; such a table is complete once none of them is left.
-  private var tableComplete: Boolean = _
 
   /** The pipeline's key of an input row ([[Keys]]); a pre-aggregated row from [[Combiner]]
     * leads with it.
@@ -171,9 +167,6 @@ final class KeyGroupLoop(spec: LoopSpec) {
     wakeups = new java.util.LinkedHashMap[KeyId, Wakeup]()
     wakeupsChanged = false
     stored.foreach(_.wakeups.foreach(w => wakeups.put(new KeyId(w.key), w)))
-    // The table's keys all hold state (a key with timers is never empty), so as many as the
-    // keys with state are all of them.
-    tableComplete = wakeups.size == liveKeys
     val now = processingTime(tick)
     val watermarks = if (channels) Some(channelWatermarks(stored)) else None
     val clocks = watermarks match {
@@ -197,7 +190,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     }
     val due = new ArrayBuffer[KeyId]()
     wakeups.forEach((id, w) =>
-      if (!w.never && !ids.contains(id) && policy.isDue(w.at, w.processingAt, clocks.after, now)) due += id
+      if (!ids.contains(id) && policy.isDue(w.at, w.processingAt, clocks.after, now)) due += id
     )
     withRows.foreach { case (k, id, rows) => processKey(k, id, rows, clocks) }
     due.foreach(id => processKey(keyBytes.decode(id.bytes), id, ArrayBuffer.empty, clocks))
@@ -239,15 +232,10 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private def previousWatermark(): Long =
     Option(host.get(PreviousWatermarkKey)).fold(Long.MinValue)(Bytes.getLong(_, 0))
 
-  /** One key: load, set its clocks, its rows, save, and note its next wake-up. A key that a
-    * complete table does not list has no state: it is not read (with as many keys as events,
-    * most keys a batch meets are new, and a read that finds nothing cost as much as one that
-    * does).
-    */
+  /** One key: load, set its clocks, its rows, save, and note its next wake-up. */
   private def processKey(key: Row, keyId: KeyId, rows: ArrayBuffer[Row], clocks: Clocks): Unit = {
     val id = keyId.bytes
-    val before = wakeups.get(keyId)
-    val loaded = if (before == null && tableComplete) null else host.get(id)
+    val loaded = host.get(id)
     backend.load(key, loaded)
     driver.enterKey(clocks.now, clocks.before, policy)
     if (combined) rows.foreach(partial(key, _))
@@ -256,8 +244,8 @@ final class KeyGroupLoop(spec: LoopSpec) {
     backend.save(bytes => host.put(id, bytes), () => host.remove(id))
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
-    // Every key with state is in the table; one without timers as never due.
-    val next = if (backend.isEmpty) null else Option(wakeup()).getOrElse(Wakeup.Never)
+    val next = wakeup()
+    val before = wakeups.get(keyId)
     if (next == null) { if (before != null) { wakeups.remove(keyId); wakeupsChanged = true } }
     else if (before == null || before.at != next.at || before.processingAt != next.processingAt) {
       wakeups.put(keyId, next.copy(key = id))

@@ -32,8 +32,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
   private final class Host(stored: Array[Byte], val watermark: Long, val batchTime: Long) extends GroupHost {
     val table: GroupTable = GroupTable.read(stored)
     var wanted: Long = Long.MinValue
-    val reads = scala.collection.mutable.ArrayBuffer.empty[Seq[Byte]]
-    def get(key: Array[Byte]): Array[Byte] = { reads += key.toSeq; table.get(key) }
+    def get(key: Array[Byte]): Array[Byte] = table.get(key)
     def put(key: Array[Byte], value: Array[Byte]): Unit = table.put(key, value)
     def remove(key: Array[Byte]): Unit = table.remove(key)
     def timer(current: Long, wanted: Long, firing: Boolean): Unit = this.wanted = wanted
@@ -81,27 +80,6 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     val next = new Host(first.value, 20L, 2000L)
     assertEquals(results(l.call(next, Iterator(Row("a", 4L, 25L)), firing = false)), List(("a", 0L, 1L)))
     assertEquals(next.wanted, 29L)
-  }
-
-  test("a key the wake-up table does not list is not read; every key is while it misses some") {
-    val l = loop()
-    val keys = new KeyBytes(org.apache.spark.sql.types.StructType.fromDDL("user string"))
-    def reads(h: Host): Set[String] =
-      h.reads.filter(_.length > 1).map(b => keys.decode(b.toArray).getString(0)).toSet
-    val first = new Host(null, 0L, 1000L)
-    l.call(first, Iterator(Row("a", 1L, 1L)), firing = false).foreach(_ => ())
-    assertEquals(reads(first), Set.empty[String]) // no record: the group has no keys
-    val second = new Host(first.value, 0L, 2000L)
-    l.call(second, Iterator(Row("a", 2L, 2L), Row("b", 3L, 3L)), firing = false).foreach(_ => ())
-    assertEquals(reads(second), Set("a")) // b is new: nothing to read
-    // A table that lists fewer keys than hold state (through 0.4.0 a key with state but no timers
-    // was left out): every key is read, so none loses its state.
-    val table = GroupTable.read(second.value)
-    val record = GroupRecord.decode(table.get(KeyGroupLoop.GroupRecordKey))
-    table.put(KeyGroupLoop.GroupRecordKey, GroupRecord.encode(record.copy(liveKeys = record.liveKeys + 1)))
-    val partial = new Host(table.encode(), 0L, 3000L)
-    l.call(partial, Iterator(Row("c", 4L, 4L)), firing = false).foreach(_ => ())
-    assertEquals(reads(partial), Set("c"))
   }
 
   test("a group written with another number of key groups is refused, naming the setting") {
