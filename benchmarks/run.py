@@ -34,7 +34,9 @@ Spark system can take less; its time is reported, not checked or compared.
 `--breakdown` also says where each Spark run's time went: the micro-batch phases (planning,
 execution, log commits), the state operator's update and commit time, and the executor time
 of the source stage (scan and everything before the shuffle) and of the stateful stage, summed
-over tasks. It turns Spark's UI on to read stage metrics.
+over tasks, and the CPU time of Spark's whole JVM during the run (every thread: tasks, the state
+store's background work, collections), which other processes on a shared machine do not
+inflate. It turns Spark's UI on to read stage metrics.
 """
 
 from __future__ import annotations
@@ -190,6 +192,7 @@ def breakdown(query, stages: list[dict], partitions: int) -> dict:
             "stateful_stage_cpu",
             "gc",
             "shuffled_rows",
+            "jvm_cpu",
         )
     }
     for p in query.recentProgress:
@@ -200,7 +203,8 @@ def breakdown(query, stages: list[dict], partitions: int) -> dict:
         for op in p.stateOperators:
             out["state_updates"] += op.allUpdatesTimeMs + op.allRemovalsTimeMs
             out["state_commit"] += op.commitTimeMs
-    for st in stages:
+    out["stateful_stage_cpu_batches"] = []  # per micro-batch, in order: the cost model's data
+    for st in sorted(stages, key=lambda st: st["stageId"]):
         # The source stage reads the files; the stateful one has a task per shuffle partition.
         kind = (
             "source"
@@ -212,10 +216,23 @@ def breakdown(query, stages: list[dict], partitions: int) -> dict:
         if kind:
             out[f"{kind}_stage_run"] += st["executorRunTime"]
             out[f"{kind}_stage_cpu"] += st["executorCpuTime"] // 1_000_000
+        if kind == "stateful":
+            out["stateful_stage_cpu_batches"].append(st["executorCpuTime"] // 1_000_000)
         if kind == "source":
             out["shuffled_rows"] += st["shuffleWriteRecords"]
         out["gc"] += st.get("jvmGcTime", 0)
     return out
+
+
+def jvmCpuMs(spark: SparkSession) -> int:
+    """The CPU time of Spark's JVM so far, every thread (tasks, RocksDB's background work, GC),
+    in milliseconds: on a shared machine a run's wall time also counts other processes' turns.
+    The JVM is the process PySpark started (spark-submit execs java); Linux's /proc says."""
+    pid = spark.sparkContext._gateway.proc.pid
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime + stime
+    return ticks * 1000 // os.sysconf("SC_CLK_TCK")
 
 
 def wrapped(total: int) -> int:
@@ -273,7 +290,9 @@ def run_spark(
         prefix=f"checkpoint-{system}-", dir=os.path.dirname(events.directory)
     )
     before = {st["stageId"] for st in completed_stages(spark)} if measure else set()
+    cpuBefore = jvmCpuMs(spark) if measure else 0
     seconds, query = timedStream(results, fingerprint, checkpoint)
+    cpuAfter = jvmCpuMs(spark) if measure else 0
     result = {
         "seconds": seconds,
         "windows": print_["windows"],
@@ -291,6 +310,7 @@ def run_spark(
         stages = [st for st in completed_stages(spark) if st["stageId"] not in before]
         partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
         result["breakdown"] = breakdown(query, stages, partitions)
+        result["breakdown"]["jvm_cpu"] = cpuAfter - cpuBefore
     return result
 
 
@@ -408,8 +428,8 @@ def print_breakdown(cases: list[dict]) -> None:
     """Seconds per phase; stage columns are executor run (cpu) time summed over tasks."""
     header = ("workload", "system", "plan", "execute", "logs", "st.upd", "st.commit")
     print(
-        "\n{:22} {:9} {:>6} {:>8} {:>6} {:>7} {:>9}  {:>15} {:>15} {:>5} {:>9}".format(
-            *header, "source run(cpu)", "state run(cpu)", "gc", "shuffled"
+        "\n{:22} {:9} {:>6} {:>8} {:>6} {:>7} {:>9}  {:>15} {:>15} {:>5} {:>9} {:>8}".format(
+            *header, "source run(cpu)", "state run(cpu)", "gc", "shuffled", "jvm cpu"
         )
     )
     for c in cases:
@@ -426,7 +446,7 @@ def print_breakdown(cases: list[dict]) -> None:
             f"{sec(b['state_commit']):>9}  "
             f"{sec(b['source_stage_run']) + ' (' + sec(b['source_stage_cpu']) + ')':>15} "
             f"{sec(b['stateful_stage_run']) + ' (' + sec(b['stateful_stage_cpu']) + ')':>15} "
-            f"{sec(b['gc']):>5} {b['shuffled_rows']:>9}"
+            f"{sec(b['gc']):>5} {b['shuffled_rows']:>9} {sec(b['jvm_cpu']):>8}"
         )
 
 

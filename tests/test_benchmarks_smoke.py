@@ -4,6 +4,7 @@ as sparkwin."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -170,6 +171,50 @@ def test_the_scale_series_vary_one_factor_and_resize_the_workloads(tmp_path) -> 
     ]
     scale.chart(points, str(tmp_path / "scale.png"))
     assert (tmp_path / "scale.png").stat().st_size > 1000
+
+
+def test_scale_runs_only_the_chosen_points_and_passes_breakdown_and_conf(
+    monkeypatch, tmp_path
+) -> None:
+    from benchmarks import scale
+
+    calls = []
+
+    def point(args, systems, line=None, extra=None):
+        calls.append((args, extra))
+        breakdown = {"stateful_stage_cpu": 1000, "jvm_cpu": 3000}
+        return [
+            {
+                "system": "sparkwin",
+                "workload": "w",
+                "events": 10**6,
+                "seconds": 2.0,
+                "breakdown": breakdown,
+            }
+        ]
+
+    monkeypatch.setattr(scale, "runPoint", point)
+    out = tmp_path / "scale.json"
+    scale.main(
+        [
+            "--series",
+            "keys",
+            "--points",
+            "1k,10M",
+            "--systems",
+            "sparkwin",
+            "--breakdown",
+            "--conf",
+            "a=b",
+            "--json",
+            str(out),
+        ]
+    )
+    assert [a[a.index("--keys") + 1] for a, _ in calls] == ["1000", "10000000"]
+    assert calls[0][1] == ["--breakdown", "--conf", "a=b"]
+    points = json.loads(out.read_text())["points"]
+    assert [p["point"] for p in points] == ["1k keys", "10M keys"]
+    assert points[0]["breakdown"]["jvm_cpu"] == 3000
 
 
 def latencyTruth() -> dict:

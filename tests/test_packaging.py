@@ -149,6 +149,9 @@ def test_a_session_commits_rocksdb_state_by_changelog_unless_told_otherwise(spar
     # The shared session keeps sparkwin's state-store defaults: its own settings are others.
     key = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
     assert spark.conf.get(key) == "true"
+    assert spark.conf.get("spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows") == (
+        "false"
+    )
     assert spark.conf.get("spark.sql.streaming.stateStore.providerClass") == (
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
     )
