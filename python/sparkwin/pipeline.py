@@ -359,9 +359,10 @@ class Pipeline:
             schemas = self.schemas()
             for t, o in targets.items():
                 o.prepare(spark, schemas[t], t)
+        # Slots first: planning on the checkpoint keeps its key-group count there.
+        _realtime.checkSlots(spark, self.df)
         # refuses what real-time mode cannot run
         unioned = _runtime.union(self.df, self.planJson(), True, checkpointLocation)
-        _realtime.checkSlots(spark, self.df)
         with _runtime.translated():
             _runtime.entryPoint(spark).checkCheckpoint(unioned._jdf, checkpointLocation)
         return _realtime.start(
