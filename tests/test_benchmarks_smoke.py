@@ -101,6 +101,7 @@ def test_breakdown_sums_phases_and_classifies_stages() -> None:
     stages = [
         {
             **stage,
+            "stageId": 0,
             "inputRecords": 500,
             "numTasks": 1,
             "executorRunTime": 60,
@@ -109,18 +110,21 @@ def test_breakdown_sums_phases_and_classifies_stages() -> None:
         },
         {
             **stage,
+            "stageId": 1,
             "inputRecords": 0,
             "numTasks": 4,
             "executorRunTime": 90,
             "executorCpuTime": 20_000_000,
         },
-        {**stage, "inputRecords": 0, "numTasks": 1, "executorRunTime": 9},  # a final aggregate
+        # a final aggregate
+        {**stage, "stageId": 2, "inputRecords": 0, "numTasks": 1, "executorRunTime": 9},
     ]
     b = breakdown(Ns(recentProgress=[batch, batch]), stages, partitions=4)
     assert (b["planning"], b["execution"], b["log_commits"]) == (14, 200, 10)
     assert (b["state_updates"], b["state_commit"]) == (70, 80)
     assert (b["source_stage_run"], b["source_stage_cpu"], b["shuffled_rows"]) == (60, 50, 120)
     assert (b["stateful_stage_run"], b["stateful_stage_cpu"], b["gc"]) == (90, 20, 3)
+    assert b["stateful_stage_cpu_batches"] == [20]
 
 
 def test_per_channel_watermarks_keep_the_lagging_channel_that_one_watermark_drops(spark, events):
