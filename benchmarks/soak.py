@@ -111,6 +111,8 @@ CLUSTER_CONF = {
     # Spark keeps 100 batches of state and logs by default; 30 reach their steady size within
     # a soak run on a busy machine (batches of several seconds).
     "spark.sql.streaming.minBatchesToRetain": "30",
+    # The soak samples the state's rows (numRowsTotal), which sparkwin.session() stops counting.
+    "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows": "true",
 }
 
 
