@@ -96,24 +96,36 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     )
   }
 
-  test("real-time mode: one row per call, and a window fires as soon as a summary passes its end") {
-    val l = new KeyGroupLoop(
+  /** One key group in real-time mode, called with one row at a time as Spark does there: its
+    * watermark stays 0 for the whole (long) batch, and processing time moves per call.
+    */
+  private final class RealTimeGroup {
+    private val loop = new KeyGroupLoop(
       LoopSpec(planJson, java8Time = false, combined = false, 1, None, tickColumn = -1, realTime = true)
     )
-    // Spark's watermark stays 0 for the whole (long) batch; processing time moves per call.
-    var value: Array[Byte] = null
-    var clock = 1000L
+    private var value: Array[Byte] = null
+    private var clock = 1000L
+
     def call(row: Row): List[(String, Long, Long)] = {
       clock += 1
       val host = new Host(value, watermark = 0L, batchTime = clock)
-      val out = results(l.call(host, Iterator(row), firing = false))
+      val out = results(loop.call(host, Iterator(row), firing = false))
       value = host.value
       out
     }
-    def data(user: String, amount: Long, ts: Long) =
-      Row(user, amount, ts, "0", null)
-    def summary(max: Long) =
-      Row(null, null, null, null, Row(0, Seq("0"), Seq(max)))
+  }
+
+  /** A data row of source partition `partition` (its channel), and a summary of its largest time. */
+  private def partitionRow(user: String, amount: Long, ts: Long, partition: String) =
+    Row(user, amount, ts, partition, null)
+  private def partitionSummary(partition: String, max: Long) =
+    Row(null, null, null, null, Row(0, Seq(partition), Seq(max)))
+
+  test("real-time mode: one row per call, and a window fires as soon as a summary passes its end") {
+    val group = new RealTimeGroup
+    def call(row: Row) = group.call(row)
+    def data(user: String, amount: Long, ts: Long) = partitionRow(user, amount, ts, "0")
+    def summary(max: Long) = partitionSummary("0", max)
     assertEquals(call(data("a", 1L, 1L)), Nil)
     assertEquals(call(data("a", 5L, 5L)), Nil)
     assertEquals(call(summary(5L)), Nil) // watermark 4: [0, 10) waits
@@ -126,22 +138,11 @@ class KeyGroupLoopSuite extends munit.FunSuite {
   }
 
   test("real-time mode: a partition read behind another holds the watermark, so its rows count") {
-    val l = new KeyGroupLoop(
-      LoopSpec(planJson, java8Time = false, combined = false, 1, None, tickColumn = -1, realTime = true)
-    )
-    var value: Array[Byte] = null
-    var clock = 1000L
-    def call(row: Row): List[(String, Long, Long)] = {
-      clock += 1
-      val host = new Host(value, watermark = 0L, batchTime = clock)
-      val out = results(l.call(host, Iterator(row), firing = false))
-      value = host.value
-      out
-    }
+    val group = new RealTimeGroup
+    def call(row: Row) = group.call(row)
     def data(user: String, amount: Long, ts: Long, partition: String) =
-      Row(user, amount, ts, partition, null)
-    def summary(partition: String, max: Long) =
-      Row(null, null, null, null, Row(0, Seq(partition), Seq(max)))
+      partitionRow(user, amount, ts, partition)
+    def summary(partition: String, max: Long) = partitionSummary(partition, max)
     assertEquals(call(data("a", 1L, 1L, "0")), Nil)
     assertEquals(call(summary("0", 5L)), Nil) // partition 0 alone: watermark 4
     // Partition 1 joins behind the watermark and holds it from then on, as a split does in Flink.
