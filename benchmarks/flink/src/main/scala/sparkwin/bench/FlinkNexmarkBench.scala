@@ -219,37 +219,34 @@ object FlinkNexmarkBench {
     }
   }
 
+  /** A window function over one value per (key, window) that adds it to the fingerprint, but
+    * never for the flush events' key: `add` says what of the value counts.
+    */
+  abstract class KeyedFingerprint
+      extends ProcessWindowFunction[java.lang.Long, java.lang.Long, String, TimeWindow] {
+    private var fp: Array[LongCounter] = _
+    override def open(ctx: OpenContext): Unit = fp = Fingerprint.register(getRuntimeContext)
+    protected def add(fp: Array[LongCounter], value: Long, key: Long, start: Long): Unit
+    override def process(
+        key: String,
+        ctx: ProcessWindowFunction[java.lang.Long, java.lang.Long, String, TimeWindow]#Context,
+        values: java.lang.Iterable[java.lang.Long],
+        out: Collector[java.lang.Long]
+    ): Unit = if (key != "flush") add(fp, values.iterator().next().longValue, keyId(key), ctx.window.getStart)
+  }
+
   /** A window's persons (the high half of the sum) and auctions (the low half): one row, the
     * auctions, where it has both.
     */
-  final class NewUserFingerprint
-      extends ProcessWindowFunction[java.lang.Long, java.lang.Long, String, TimeWindow] {
-    private var fp: Array[LongCounter] = _
-    override def open(ctx: OpenContext): Unit = fp = Fingerprint.register(getRuntimeContext)
-    override def process(
-        key: String,
-        ctx: ProcessWindowFunction[java.lang.Long, java.lang.Long, String, TimeWindow]#Context,
-        values: java.lang.Iterable[java.lang.Long],
-        out: Collector[java.lang.Long]
-    ): Unit = if (key != "flush") {
-      val both = values.iterator().next().longValue
+  final class NewUserFingerprint extends KeyedFingerprint {
+    protected def add(fp: Array[LongCounter], both: Long, key: Long, start: Long): Unit = {
       val auctions = both & 0xffffffffL
-      if ((both >>> 32) > 0 && auctions > 0)
-        Fingerprint.add(fp, auctions, 1L, keyId(key), ctx.window.getStart)
+      if ((both >>> 32) > 0 && auctions > 0) Fingerprint.add(fp, auctions, 1L, key, start)
     }
   }
 
-  final class SessionFingerprint
-      extends ProcessWindowFunction[java.lang.Long, java.lang.Long, String, TimeWindow] {
-    private var fp: Array[LongCounter] = _
-    override def open(ctx: OpenContext): Unit = fp = Fingerprint.register(getRuntimeContext)
-    override def process(
-        key: String,
-        ctx: ProcessWindowFunction[java.lang.Long, java.lang.Long, String, TimeWindow]#Context,
-        values: java.lang.Iterable[java.lang.Long],
-        out: Collector[java.lang.Long]
-    ): Unit = if (key != "flush") {
-      Fingerprint.add(fp, values.iterator().next().longValue, 1L, keyId(key), ctx.window.getStart)
-    }
+  final class SessionFingerprint extends KeyedFingerprint {
+    protected def add(fp: Array[LongCounter], count: Long, key: Long, start: Long): Unit =
+      Fingerprint.add(fp, count, 1L, key, start)
   }
 }
