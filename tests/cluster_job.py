@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -141,14 +142,17 @@ def main(job: str, args: dict[str, Any]) -> None:
             attempts=3,
             timeout=args["timeout"],
         )
-        print(json.dumps({"failures": failures}), flush=True)
+        print(f"{failures} failed attempts", flush=True)
     elif job == "process":  # under spark-submit: the session spark-submit's JVM has
         spark = sw.session()
         rows = events(args["count"])
         df = spark.createDataFrame(rows, EVENT_DDL)
         tops(df).toDF().write.mode("overwrite").parquet(args["out"])
         jars = spark.sparkContext._jsc.sc().listJars().mkString(",")  # what executors fetch
-        print(json.dumps({"master": spark.sparkContext.master, "jars": str(jars)}), flush=True)
+        # A file, not stdout: spark-submit's JVM copies the Python driver's stdout into the
+        # same stream as its own log, so a printed line can be split by a log line.
+        report = {"master": spark.sparkContext.master, "jars": str(jars)}
+        Path(args["report"]).write_text(json.dumps(report))
     else:
         raise ValueError(f"unknown job {job!r}")
     spark.stop()

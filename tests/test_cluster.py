@@ -142,10 +142,11 @@ def test_spark_submit_runs_a_pandas_window_function_on_the_executors(
         *[f"--conf={k}={v}" for k, v in cluster_job.CLUSTER_CONF.items()],
         JOB,
         "process",
-        json.dumps({"count": 40, "out": str(out)}),
+        json.dumps({"count": 40, "out": str(out), "report": str(tmp_path / "report.json")}),
     ]
     output = cluster.runDriver(command, timeout=180)
-    report = json.loads([line for line in output.splitlines() if line.startswith("{")][-1])
+    assert (tmp_path / "report.json").exists(), output
+    report = json.loads((tmp_path / "report.json").read_text())
     assert report["master"] == cluster.masterUrl
     names = {jar.rsplit("/", 1)[-1] for jar in report["jars"].split(",")}
     assert {"user-lib.jar", Path(sparkwin.jarPath()).name} <= names
