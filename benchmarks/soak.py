@@ -73,6 +73,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402, N812
+from standalone_cluster import APP_CONF  # noqa: E402
 
 import sparkwin as sw  # noqa: E402
 
@@ -94,20 +95,10 @@ END_USER = "~end"
 NORMAL, LATE_WITHIN, VERY_LATE, CLOSING = 1, 2, 3, 0  # an event's kind, in `amount`
 ID_SCALE = 1_000_000_000
 
-# Small executors and drivers: the cluster shares two cores with the rest of the machine.
 CLUSTER_CONF = {
-    "spark.executor.memory": "512m",
+    **APP_CONF,
     "spark.driver.memory": "768m",
-    "spark.cores.max": "2",
-    "spark.sql.shuffle.partitions": "2",
-    "spark.default.parallelism": "2",
-    "spark.sparkwin.keyGroups": "2",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.ui.enabled": "false",
-    "spark.driver.host": "127.0.0.1",
-    "spark.driver.bindAddress": "127.0.0.1",
-    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
-    "spark.executor.extraJavaOptions": "-XX:+UseSerialGC",
+    "spark.executor.extraJavaOptions": "-XX:+UseSerialGC",  # a long run: the full JIT pays
     # Spark keeps 100 batches of state and logs by default; 30 reach their steady size within
     # a soak run on a busy machine (batches of several seconds).
     "spark.sql.streaming.minBatchesToRetain": "30",

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from kafka_broker import readTopic
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
+from standalone_cluster import APP_CONF
 
 import sparkwin as sw
 
@@ -27,20 +27,7 @@ BOUND_MS = 1_000
 WINDOW_MS = 10_000
 END_USER = "~end"  # the last event: its watermark closes every other window
 
-# Small executors: the cluster shares two cores with the rest of the machine.
-CLUSTER_CONF = {
-    "spark.executor.memory": "512m",
-    "spark.cores.max": "2",
-    "spark.sql.shuffle.partitions": "2",
-    "spark.default.parallelism": "2",
-    "spark.sparkwin.keyGroups": "2",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.ui.enabled": "false",
-    "spark.driver.host": "127.0.0.1",
-    "spark.driver.bindAddress": "127.0.0.1",
-    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
-    "spark.executor.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
-}
+CLUSTER_CONF = APP_CONF
 
 
 def events(count: int, users: int = 3, start: int = 0) -> list[dict[str, Any]]:
@@ -82,36 +69,24 @@ def tops(df: DataFrame) -> sw.Pipeline:
     )
 
 
-def _summary(error: str) -> str:
-    """An error's first line and its causes, without the plans Spark prints after them."""
-    lines = error.splitlines()
-    causes = [line for line in lines if "Exception" in line or "Error" in line]
-    return "\n".join(dict.fromkeys(lines[:1] + causes[:12]))
-
-
-def runToEnd(spark: SparkSession, start: Any, attempts: int, timeout: float) -> int:
-    """Run a query (``start()`` starts it from its checkpoint) to the end of its input, starting
-    it again after a failure, `attempts` times at most. Returns the failures seen.
+def runToEnd(start: Any, timeout: float) -> None:
+    """Run a query (``start()`` starts it) to the end of its input; a failure raises here with
+    the error's first line and its causes, without the plans Spark prints after them.
     """
-    failures = 0
-    deadline = time.monotonic() + timeout
-    while True:
-        query = start()
-        try:
-            query.awaitTermination(max(1.0, deadline - time.monotonic()))
-        except Exception:  # StreamingQueryException: query.exception() has it
-            pass
-        finally:
-            query.stop()
-        error = query.exception()
-        if error is None:
-            if query.lastProgress is None and failures == 0:
-                raise RuntimeError("the query ran no batch")
-            return failures
-        failures += 1
-        print(f"attempt {failures} failed: {_summary(str(error))}", flush=True)
-        if failures >= attempts or time.monotonic() > deadline:
-            raise RuntimeError(f"the query failed {failures} times") from None
+    query = start()
+    try:
+        query.awaitTermination(timeout)
+    except Exception:  # StreamingQueryException: query.exception() has it
+        pass
+    finally:
+        query.stop()
+    error = query.exception()
+    if error is not None:
+        lines = str(error).splitlines()
+        causes = [line for line in lines if "Exception" in line or "Error" in line]
+        raise RuntimeError("\n".join(dict.fromkeys(lines[:1] + causes[:12])))
+    if query.lastProgress is None:
+        raise RuntimeError("the query ran no batch")
 
 
 def main(job: str, args: dict[str, Any]) -> None:
@@ -121,28 +96,11 @@ def main(job: str, args: dict[str, Any]) -> None:
         )
         pipeline = sums(readTopic(spark, args["servers"], args["topic"], EVENT_DDL))
         runToEnd(
-            spark,
             lambda: pipeline.writeStream(
                 args["checkpoint"], {"main": args["out"]}, trigger={"availableNow": True}
             ),
-            attempts=1,
             timeout=args["timeout"],
         )
-    elif job == "files":  # a file stream, with executors killed by the test while it runs
-        spark = sw.session(master=args["master"], **CLUSTER_CONF)
-        source = (
-            spark.readStream.schema(EVENT_DDL).option("maxFilesPerTrigger", 1).json(args["source"])
-        )
-        pipeline = sums(source)
-        failures = runToEnd(
-            spark,
-            lambda: pipeline.writeStream(
-                args["checkpoint"], {"main": args["out"]}, trigger={"availableNow": True}
-            ),
-            attempts=3,
-            timeout=args["timeout"],
-        )
-        print(f"{failures} failed attempts", flush=True)
     elif job == "process":  # under spark-submit: the session spark-submit's JVM has
         spark = sw.session()
         rows = events(args["count"])

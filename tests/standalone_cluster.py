@@ -28,6 +28,22 @@ from kafka_broker import freePort
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 REPO = Path(__file__).resolve().parents[1]
 
+# An application's settings on this cluster: small executors and few partitions, since the
+# cluster shares two cores with the rest of the machine; the driver on the loopback address.
+APP_CONF = {
+    "spark.executor.memory": "512m",
+    "spark.cores.max": "2",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+    "spark.sparkwin.keyGroups": "2",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.ui.enabled": "false",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+    "spark.executor.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+}
+
 
 class ClusterError(RuntimeError):
     """The cluster did not start, or a driver failed or ran out of time."""

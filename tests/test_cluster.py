@@ -11,10 +11,7 @@ DataFrame.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sys
-import time
 import uuid
 import zipfile
 from pathlib import Path
@@ -23,7 +20,6 @@ from typing import Any
 import cluster_job
 import pytest
 from kafka_broker import createTopic, produce
-from sparkstreams import writeBatches
 from standalone_cluster import SPARK_HOME, StandaloneCluster
 
 import sparkwin
@@ -80,48 +76,6 @@ def test_a_kafka_stream_on_a_cluster_gets_the_connector_from_spark_jars_packages
         checkpoint=str(tmp_path / "checkpoint"),
     )
     assert _rows(spark.read.parquet(str(out)), SUM_COLUMNS) == _boundedSums(spark, rows)
-
-
-def _committed(checkpoint: Path) -> int:
-    commits = checkpoint / "commits"
-    return len([p for p in commits.iterdir() if p.name.isdigit()]) if commits.is_dir() else 0
-
-
-def test_a_stream_whose_executor_is_killed_loses_and_repeats_nothing(
-    spark, cluster, tmp_path: Path
-) -> None:
-    # Ten files, read one per micro-batch; the executor is SIGKILLed once two batches have
-    # committed. The worker starts another; the query goes on (or is started again from its
-    # checkpoint), reading the state back from the checkpoint.
-    rows = cluster_job.events(60)
-    files = [rows[i : i + 6] for i in range(0, 60, 6)]
-    files[-1] += rows[60:]  # the closing event
-    writeBatches(tmp_path / "source", files)
-    checkpoint, out = tmp_path / "checkpoint", tmp_path / "out"
-    arguments = {
-        "master": cluster.masterUrl,
-        "timeout": 200,
-        "source": str(tmp_path / "source"),
-        "checkpoint": str(checkpoint),
-        "out": str(out),
-    }
-    driver = cluster.startDriver([sys.executable, JOB, "files", json.dumps(arguments)])
-    killed: list[int] = []
-    try:
-        deadline = time.monotonic() + 150
-        while _committed(checkpoint) < 2:
-            assert driver[0].poll() is None, "the driver ended before its second batch"
-            assert time.monotonic() < deadline, "no second batch within 150 s"
-            time.sleep(0.05)
-        committedAtKill = _committed(checkpoint)
-        for pid in cluster.executorPids():
-            os.kill(pid, signal.SIGKILL)
-            killed.append(pid)
-    finally:
-        output = cluster.awaitDriver(driver, timeout=240)
-    assert killed, "found no executor to kill"
-    assert committedAtKill < len(files), "the query was done before the executor was killed"
-    assert _rows(spark.read.parquet(str(out)), SUM_COLUMNS) == _boundedSums(spark, rows), output
 
 
 def test_spark_submit_runs_a_pandas_window_function_on_the_executors(
