@@ -416,17 +416,20 @@ def runOne(
     return result
 
 
-def session() -> SparkSession:
-    spark = sw.session(
-        "sparkwin-latency",
-        master="local[8]",
-        **{
-            "spark.jars": ",".join(connectorJars()),
-            "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
-            "spark.sql.session.timeZone": "UTC",
-            "spark.driver.memory": "4g",
-        },
-    )
+def session(jfr: str | None = None) -> SparkSession:
+    """The Spark session every Spark system runs in; with `jfr`, its JVM records a Java Flight
+    Recorder profile there (written when the session stops)."""
+    conf = {
+        "spark.jars": ",".join(connectorJars()),
+        "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.memory": "4g",
+    }
+    if jfr:
+        conf["spark.driver.extraJavaOptions"] = (
+            f"-XX:StartFlightRecording=filename={jfr},settings=profile,dumponexit=true"
+        )
+    spark = sw.session("sparkwin-latency", master="local[8]", **conf)
     spark.sparkContext.setLogLevel("OFF")
     return spark
 
@@ -457,6 +460,7 @@ def main() -> None:
     p.add_argument("--quiet", type=float, help="output quiet this long ends a run (default 8)")
     p.add_argument("--drain", type=float, default=60.0, help="seconds to wait for output, at most")
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--jfr", help="record a JFR profile of the Spark JVM to this file")
     p.add_argument("--markdown", nargs="+", metavar="JSON", help="only print these runs' table")
     args = p.parse_args()
     if args.markdown:
@@ -480,7 +484,7 @@ def main() -> None:
         # Real-time mode with sparkwin today fires at batch ends: wait out more than a batch.
         args.quiet = 8.0 if not any(s.endswith("-rt") for s in systems) else 12.0
     classpath = os.environ.get("SPARKWIN_FLINK_CLASSPATH") or engineClasspath("flinkBench")
-    spark = session()
+    spark = session(args.jfr)
     results = []
     try:
         with KafkaBroker() as broker:

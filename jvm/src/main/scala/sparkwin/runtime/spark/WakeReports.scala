@@ -49,18 +49,30 @@ object WakeReports {
   /** The local property Spark sets on every job of a streaming query: its id. */
   val QueryIdProperty = "sql.streaming.queryId"
 
-  // The driver's reports by pipeline token: the clock source finds its pipeline's here. An
-  // entry is a few bytes; a driver keeps those of the pipelines it built.
-  private val byToken = new java.util.concurrent.ConcurrentHashMap[String, WakeReports]()
+  // The driver's reports by pipeline token: the clock source finds its pipeline's here. The map
+  // holds them weakly: the pipeline's plan (its operator's LoopSpec) holds them for as long as a
+  // DataFrame or query of it lives, and a long-lived driver that builds many pipelines must not
+  // keep every one it ever built.
+  private val byToken =
+    new java.util.concurrent.ConcurrentHashMap[String, java.lang.ref.WeakReference[WakeReports]]()
 
   /** New reports for a pipeline, registered with Spark (driver side) under a fresh token. */
   def register(spark: org.apache.spark.sql.SparkSession): (String, WakeReports) = {
     val reports = new WakeReports
     spark.sparkContext.register(reports, "sparkwin wake-ups")
-    val token = java.util.UUID.randomUUID().toString
-    byToken.put(token, reports)
-    (token, reports)
+    (remember(reports), reports)
   }
 
-  def forToken(token: String): Option[WakeReports] = Option(byToken.get(token))
+  /** `reports` under a fresh token, once the entries of pipelines gone are dropped. */
+  private[spark] def remember(reports: WakeReports): String = {
+    byToken.values().removeIf(_.get() == null)
+    val token = java.util.UUID.randomUUID().toString
+    byToken.put(token, new java.lang.ref.WeakReference(reports))
+    token
+  }
+
+  def forToken(token: String): Option[WakeReports] = Option(byToken.get(token)).flatMap(r => Option(r.get()))
+
+  /** How many pipelines' reports the driver holds (for tests). */
+  private[spark] def registered: Int = byToken.size
 }

@@ -48,6 +48,21 @@ class ClockSourceSuite extends munit.FunSuite {
     assert(r.isZero)
   }
 
+  test("the driver forgets a pipeline's reports once nothing of the pipeline holds them") {
+    var kept = new WakeReports
+    val keptToken = WakeReports.remember(kept)
+    val goneToken = WakeReports.remember(new WakeReports)
+    var tries = 0
+    while (WakeReports.forToken(goneToken).isDefined && tries < 100) {
+      System.gc(); Thread.sleep(10); tries += 1
+    }
+    assertEquals(WakeReports.forToken(goneToken), None)
+    assert(WakeReports.forToken(keptToken).exists(_ eq kept)) // its plan still holds it
+    WakeReports.remember(new WakeReports) // drops the forgotten entry
+    assert(WakeReports.registered <= 2, WakeReports.registered)
+    kept = null
+  }
+
   test("positions read back as written; anything else is refused") {
     val p = Position(12, 1795657072668L)
     assertEquals(Position.parse(p.json()), p)
