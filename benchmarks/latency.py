@@ -363,6 +363,7 @@ def runOne(
     inTopic, outTopic = createTopics(spark, servers, run)
     stop: Callable[[], None]
     batchMs: list[float] = []
+    batches: list[tuple[int, str, int]] = []
     if system == "flink":
         process = startFlink(classpath, servers, inTopic, outTopic, workload)
 
@@ -378,6 +379,10 @@ def runOne(
         def stop() -> None:
             # Micro-batch durations (median, max): what a micro-batch system's latency is made of.
             took = sorted(p["durationMs"].get("triggerExecution", 0) for p in query.recentProgress)
+            batches[:] = [
+                (p["batchId"], p["timestamp"], p["durationMs"].get("triggerExecution", 0))
+                for p in query.recentProgress
+            ]
             if took:
                 batchMs[:] = [took[len(took) // 2], took[-1]]
             query.stop()
@@ -411,6 +416,11 @@ def runOne(
         "drainSeconds": round(drained, 1),
         **summary(points),
     }
+    if args.trace:  # where the latency comes from: each window's worst pane, each batch's span
+        worst: dict[int, int] = {}
+        for end, latency in points:
+            worst[end] = max(latency, worst.get(end, latency))
+        result["trace"] = {"windows": sorted(worst.items()), "batches": batches}
     # A producer that could not keep the rate says nothing about the system.
     result["held"] = result["held"] and truth["achieved"] >= 0.95 * rate and not missing
     return result
@@ -461,6 +471,11 @@ def main() -> None:
     p.add_argument("--drain", type=float, default=60.0, help="seconds to wait for output, at most")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--jfr", help="record a JFR profile of the Spark JVM to this file")
+    p.add_argument(
+        "--trace",
+        action="store_true",
+        help="keep each window's worst latency and each batch's span in the JSON",
+    )
     p.add_argument("--markdown", nargs="+", metavar="JSON", help="only print these runs' table")
     args = p.parse_args()
     if args.markdown:

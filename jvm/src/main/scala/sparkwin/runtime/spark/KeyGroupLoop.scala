@@ -94,6 +94,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private val keyOf: Row => Row = keyExtractor()
   private val partialCodec = new Combiner.PartialCodec(plan.spec)
   private var reported: Array[Long] = OutputLayout.metricValues(driver.metrics)
+  private var reportedValve: Option[(Long, Seq[(String, Long, Boolean)])] = None
   // This call's: the host, keys with state, the wake-up table by key bytes, and whether it
   // changed. The table stays bytes: only the keys a call wakes are decoded (with a million keys,
   // decoding and hashing every entry as a Row each batch was a seventh of the stateful stage).
@@ -198,12 +199,20 @@ final class KeyGroupLoop(spec: LoopSpec) {
       host.put(PreviousWatermarkKey, { val b = new Array[Byte](8); Bytes.putLong(b, 0, clocks.after); b })
     // Counters that no output row shows travel as a metrics row (observed, then dropped).
     val counters = OutputLayout.metricValues(driver.metrics)
-    // The channels once any is known (a tick may come before the first data: nothing to say).
-    val valve = watermarks.map(cw => (cw.watermark, cw.channels)).filter(_._2.nonEmpty)
-    if (!java.util.Arrays.equals(counters, reported) || valve.isDefined) {
+    // The channels once any is known (a tick may come before the first data: nothing to say),
+    // shown with declared channels only (OutputLayout): a source partition's is Spark's business.
+    val valve =
+      if (plan.channelColumn.isEmpty) None
+      else watermarks.map(cw => (cw.watermark, cw.channels)).filter(_._2.nonEmpty)
+    // A real-time call is one row: the valve goes out only when it moved since this loop last
+    // said it (a task's loop is new each batch, so every batch still reports it); else a row
+    // per input row, saying nothing new, would go through the output and its observe().
+    val valveNews = if (spec.realTime) valve.filter(v => !reportedValve.contains(v)) else valve
+    if (!java.util.Arrays.equals(counters, reported) || valveNews.isDefined) {
       val delta = counters.indices.map(i => counters(i) - reported(i)).toArray
-      collector.addMetrics(delta, valve)
+      collector.addMetrics(delta, valveNews)
       reported = counters
+      if (valveNews.isDefined) reportedValve = valveNews
     }
     collector.drain()
   }

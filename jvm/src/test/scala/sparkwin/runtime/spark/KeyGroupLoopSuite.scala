@@ -106,10 +106,13 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     private var value: Array[Byte] = null
     private var clock = 1000L
 
-    def call(row: Row): List[(String, Long, Long)] = {
+    def call(row: Row): List[(String, Long, Long)] = results(rows(row).iterator)
+
+    /** Every row the call returns: results, and metrics rows. */
+    def rows(row: Row): List[Row] = {
       clock += 1
       val host = new Host(value, watermark = 0L, batchTime = clock)
-      val out = results(loop.call(host, Iterator(row), firing = false))
+      val out = loop.call(host, Iterator(row), firing = false).toList
       value = host.value
       out
     }
@@ -151,5 +154,17 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     // Partition 1's row reaches the group after partition 0 moved on: it is on time and counts.
     assertEquals(call(data("b", 7L, 8L, "1")), Nil)
     assertEquals(call(summary("1", 12L)), List(("a", 0L, 1L), ("b", 0L, 7L)))
+  }
+
+  test("real-time mode: a call that moves no counter and fires nothing returns no row") {
+    // Without channel= the valve's watermark is not shown, so only counters make a metrics row.
+    val group = new RealTimeGroup
+    val opened = group.rows(partitionRow("a", 1L, 1L, "0"))
+    assertEquals(opened.map(_.getInt(0)), List(OutputLayout.MetricsKind)) // windowsOpened
+    assertEquals(group.rows(partitionRow("a", 2L, 3L, "0")), Nil) // the same window
+    assertEquals(group.rows(partitionSummary("0", 5L)), Nil) // watermark 4: nothing fires
+    assertEquals(group.rows(partitionSummary("0", 7L)), Nil)
+    val fired = group.rows(partitionSummary("0", 12L))
+    assertEquals(results(fired.iterator), List(("a", 0L, 3L)))
   }
 }
