@@ -19,7 +19,10 @@ any latency is reported: every window the watermark passed, with the producer's 
 A pane's latency is the time its row reached the output topic minus the time the producer made
 the event that moved that system's watermark past the window's end (latency_stats explains
 which event). The producer first runs `--warmup` seconds (first batches, JIT): panes of
-windows ending then are left out. A system
+windows ending then are left out; and it goes on `--cooldown` seconds after the measured ones, so
+the last measured windows close under the same load as the others (a stream that stops is another
+case: a real-time partition's last rows move the watermark only with its next row or at the
+batch's end). Panes of windows ending in the cool-down are left out too. A system
 "held" a rate when the median latency of the last fifth of windows is less than 1 s above that
 of the first fifth and the producer kept the rate.
 
@@ -392,7 +395,12 @@ def runOne(
         time.sleep(args.settle)  # the query's or job's first poll of the (empty) topic
         with tempfile.TemporaryDirectory() as tmp:
             truth = produce(
-                classpath, servers, inTopic, rate, args.warmup + args.seconds, f"{tmp}/truth.json"
+                classpath,
+                servers,
+                inTopic,
+                rate,
+                args.warmup + args.seconds + args.cooldown,
+                f"{tmp}/truth.json",
             )
         drained = awaitQuiet(spark, servers, outTopic, args.quiet, args.drain)
     finally:
@@ -402,7 +410,10 @@ def runOne(
     chosen, missing = check(panes, truth, workload, updates)
     start = min(s for _, s, _, _ in truth["buckets"]) * 1000
     points = latencies(
-        chosen, closingTimes(truth, WATERMARK[system]), start + int(args.warmup * 1000)
+        chosen,
+        closingTimes(truth, WATERMARK[system]),
+        start + int(args.warmup * 1000),
+        start + int((args.warmup + args.seconds) * 1000),
     )
     result = {
         "system": system,
@@ -465,6 +476,12 @@ def main() -> None:
         type=float,
         help="seconds produced before the measured ones; their windows are left out "
         "(default 10; --quick: 5)",
+    )
+    p.add_argument(
+        "--cooldown",
+        type=float,
+        default=2.0,
+        help="seconds produced after the measured ones; their windows are left out",
     )
     p.add_argument("--settle", type=float, default=3.0, help="seconds between start and producing")
     p.add_argument("--quiet", type=float, help="output quiet this long ends a run (default 8)")

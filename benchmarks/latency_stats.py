@@ -139,14 +139,15 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def latencies(
-    chosen: dict[Window, Pane], closing: dict[int, int], fromEnd: int
+    chosen: dict[Window, Pane], closing: dict[int, int], fromEnd: int, toEnd: int | None = None
 ) -> list[tuple[int, int]]:
     """(window end, latency ms) of every pane of a window ending at `fromEnd` or later (earlier
-    ones are the warm-up), in order of window end."""
+    ones are the warm-up) and before `toEnd` (later ones are the cool-down), in order of window
+    end."""
     return sorted(
         (end, pane.arrivedAt - closing[end])
         for (_, _, end), pane in chosen.items()
-        if end >= fromEnd and end in closing
+        if end >= fromEnd and (toEnd is None or end < toEnd) and end in closing
     )
 
 

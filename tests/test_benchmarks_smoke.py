@@ -260,6 +260,10 @@ def test_latency_is_measured_from_the_event_that_closed_the_window_for_that_wate
     assert missing == 0
     points = latencies(chosen, closingTimes(truth, "valve"), fromEnd=0)
     assert points == [(11_000, 100), (11_000, 250)]
+    # A window ending in the warm-up or the cool-down is left out.
+    assert latencies(chosen, closingTimes(truth, "valve"), fromEnd=11_001) == []
+    assert latencies(chosen, closingTimes(truth, "valve"), fromEnd=0, toEnd=11_000) == []
+    assert latencies(chosen, closingTimes(truth, "valve"), fromEnd=0, toEnd=11_001) == points
     s = summary(points)
     assert (s["p50"], s["p99"], s["max"], s["held"]) == (100, 250, 250, True)
 

@@ -49,6 +49,22 @@ final class OperatorMetrics {
       output.emitLate(key, record, timestamp)
     } else droppedLate += 1
 
+  /** The counter named `name`, one of the fields above. */
+  def apply(name: String): Long = name match {
+    case "elementsIn" => elementsIn
+    case "droppedLate" => droppedLate
+    case "lateSideOutput" => lateSideOutput
+    case "droppedNoWindow" => droppedNoWindow
+    case "droppedClosedWindow" => droppedClosedWindow
+    case "panesFired" => panesFired
+    case "windowsMerged" => windowsMerged
+    case "windowsOpened" => windowsOpened
+    case "windowsCleaned" => windowsCleaned
+    case "timersRegistered" => timersRegistered
+    case "unfiredAtCleanup" => unfiredAtCleanup
+    case other => throw new IllegalArgumentException(s"no operator counter named '$other'")
+  }
+
   def asMap: Map[String, Long] = Map(
     "elementsIn" -> elementsIn,
     "droppedLate" -> droppedLate,

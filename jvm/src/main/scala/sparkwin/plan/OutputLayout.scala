@@ -179,13 +179,18 @@ object OutputLayout {
   val MetricsKind: Int = Contract.MetricsKind
 
   /** Counters reported through `observe()`; per micro-batch sums in observedMetrics. */
-  val MetricNames: Seq[String] = Contract.metricNames
+  val MetricNames: IndexedSeq[String] = Contract.metricNames.toIndexedSeq
 
   val MetricsSchema: StructType =
     StructType(MetricNames.map(StructField(_, LongType, nullable = false)))
 
+  /** The reported counters' values, in [[MetricNames]]' order (every call of a key group reads
+    * them: no map is built).
+    */
   def metricValues(m: OperatorMetrics): Array[Long] = {
-    val all = m.asMap
-    MetricNames.iterator.map(all).toArray
+    val values = new Array[Long](MetricNames.size)
+    var i = 0
+    while (i < values.length) { values(i) = m(MetricNames(i)); i += 1 }
+    values
   }
 }

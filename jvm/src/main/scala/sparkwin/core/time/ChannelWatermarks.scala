@@ -47,6 +47,10 @@ final class ChannelWatermarks private (
   private val index = new java.util.HashMap[String, Integer]()
   ids.indices.foreach(i => index.put(ids(i), i))
 
+  // Whether a boundary changed anything since these watermarks were made, read or written: a
+  // runtime that keeps them as bytes encodes them again only then.
+  private var changed = false
+
   private val (bound, idleTimeout) = strategy.kind match {
     case WatermarkStrategy.BoundedOutOfOrderness(b) => (b + 1, strategy.idleTimeout)
     case WatermarkStrategy.StormLag(lag) => (lag, strategy.idleTimeout)
@@ -65,6 +69,7 @@ final class ChannelWatermarks private (
     */
   def boundary(time: Long, delivered: Iterable[(String, Long)]): Long = {
     // Only a batch with data: a boundary without data applies idleness alone (see above).
+    if (delivered.nonEmpty) changed = true
     if (delivered.nonEmpty) declared.foreach { id =>
       if (!index.containsKey(id)) {
         val i = channel(id)
@@ -76,6 +81,7 @@ final class ChannelWatermarks private (
       val due = ids.indices.filter { i =>
         !valve.isChannelIdle(i) && lastData(i) != Long.MinValue && lastData(i) <= time - timeout
       }
+      if (due.nonEmpty) changed = true
       due.sortBy(i => (lastData(i), ids(i))).foreach(valve.markIdle)
     }
     // Every channel that delivered is active first, then each emits: channels of one batch do
@@ -109,6 +115,9 @@ final class ChannelWatermarks private (
 
   def isIdle: Boolean = valve.numChannels == 0 || valve.isIdle
 
+  /** Whether a [[boundary]] may have changed them since they were made, read or written. */
+  def isChanged: Boolean = changed
+
   private def channel(id: String): Int = {
     val known = index.get(id)
     if (known != null) known.intValue
@@ -127,6 +136,7 @@ final class ChannelWatermarks private (
 
   /** The whole state, for a runtime that keeps it in a checkpoint. */
   def write(out: DataOutput): Unit = {
+    changed = false
     out.writeInt(ids.size)
     ids.indices.foreach { i => out.writeUTF(ids(i)); out.writeLong(maxSeen(i)); out.writeLong(lastData(i)) }
     valve.write(out)

@@ -171,4 +171,36 @@ class ChannelWatermarksSuite extends munit.ScalaCheckSuite {
       true
     }
   }
+
+  property("unchanged since the last write or read means the same bytes") {
+    Prop.forAll(batches, declarations, Gen.oneOf(bounded, idle), Gen.oneOf(false, true)) {
+      (steps, declared, strategy, holdNew) =>
+        var c = ChannelWatermarks(strategy, declared, holdNew)
+        var written = bytes(c)
+        var time = 0L
+        steps.foreach { case (gap, data) =>
+          time += gap
+          c.boundary(time, data)
+          if (!c.isChanged) assertEquals(bytes(c), written)
+          written = bytes(c)
+          assert(!c.isChanged) // a write makes them current
+          if (data.isEmpty) { // read back, they are current too
+            val in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(written.toArray))
+            c = ChannelWatermarks.read(strategy, in, declared, holdNew)
+            assert(!c.isChanged)
+          }
+        }
+        true
+    }
+  }
+
+  test("a boundary without data changes nothing unless a channel goes idle") {
+    val c = ChannelWatermarks(idle)
+    c.boundary(0, Seq("p0" -> 10L))
+    bytes(c)
+    c.boundary(500, Nil)
+    assert(!c.isChanged) // p0 quiet for 500 ms of 1000
+    c.boundary(1000, Nil)
+    assert(c.isChanged) // p0 idle
+  }
 }
