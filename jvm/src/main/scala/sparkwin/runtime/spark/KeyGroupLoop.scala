@@ -164,7 +164,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
     val storedBytes = host.get(GroupRecordKey)
     val reuse = storedBytes != null && lastBytes != null && java.util.Arrays.equals(storedBytes, lastBytes)
     val stored =
-      if (storedBytes == null) None else if (reuse) Some(lastRecord) else Some(GroupRecord.decode(storedBytes))
+      if (storedBytes == null) None
+      else if (reuse) Some(lastRecord)
+      else Some(GroupRecord.decode(storedBytes))
     val (keptWakeups, keptChannels) = if (reuse) (lastWakeups, lastChannels) else (null, null)
     lastBytes = null // until this call ends well: its objects change as it runs
     stored.foreach { g =>

@@ -103,6 +103,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     private val loop = new KeyGroupLoop(
       LoopSpec(planJson, java8Time = false, combined = false, 1, None, tickColumn = -1, realTime = true)
     )
+
     /** The group's stored value (a test sets it back, as a replayed batch does). */
     var value: Array[Byte] = null
     private var clock = 1000L
