@@ -49,7 +49,7 @@ final class OperatorMetrics {
       output.emitLate(key, record, timestamp)
     } else droppedLate += 1
 
-  /** The counter named `name`, one of the fields above. */
+  /** The counter named `name`, one of [[OperatorMetrics.Names]]. */
   def apply(name: String): Long = name match {
     case "elementsIn" => elementsIn
     case "droppedLate" => droppedLate
@@ -65,17 +65,23 @@ final class OperatorMetrics {
     case other => throw new IllegalArgumentException(s"no operator counter named '$other'")
   }
 
-  def asMap: Map[String, Long] = Map(
-    "elementsIn" -> elementsIn,
-    "droppedLate" -> droppedLate,
-    "lateSideOutput" -> lateSideOutput,
-    "droppedNoWindow" -> droppedNoWindow,
-    "droppedClosedWindow" -> droppedClosedWindow,
-    "panesFired" -> panesFired,
-    "windowsMerged" -> windowsMerged,
-    "windowsOpened" -> windowsOpened,
-    "windowsCleaned" -> windowsCleaned,
-    "timersRegistered" -> timersRegistered,
-    "unfiredAtCleanup" -> unfiredAtCleanup
+  def asMap: Map[String, Long] = OperatorMetrics.Names.iterator.map(n => n -> apply(n)).toMap
+}
+
+object OperatorMetrics {
+
+  /** Every counter's name, as [[OperatorMetrics.apply]] reads it. */
+  val Names: Seq[String] = Seq(
+    "elementsIn",
+    "droppedLate",
+    "lateSideOutput",
+    "droppedNoWindow",
+    "droppedClosedWindow",
+    "panesFired",
+    "windowsMerged",
+    "windowsOpened",
+    "windowsCleaned",
+    "timersRegistered",
+    "unfiredAtCleanup"
   )
 }

@@ -21,6 +21,11 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
     extends Serializable {
   import OutputLayout._
 
+  /** Whether metrics carry the valve (the watermark and each channel's): with declared channels
+    * (`channel=`) only; a real-time stream's channels per source partition are Spark's business.
+    */
+  def showsValve: Boolean = plan.channelColumn.isDefined
+
   // Replay results say where each pane fired: the arrival value of that moment.
   private def firedAtFields: Seq[StructField] =
     firedAtType.map(t => StructField(Contract.firedAtColumn, t)).toSeq
@@ -58,7 +63,7 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
 
   /** The counters, and with channels the watermark and each channel's (id, watermark, idle). */
   val metricsSchema: StructType =
-    if (plan.channelColumn.isEmpty) MetricsSchema
+    if (!showsValve) MetricsSchema
     else
       MetricsSchema
         .add(Contract.valveWatermarkField, LongType)
@@ -151,7 +156,7 @@ final class OutputLayout(val plan: Plan, val java8Time: Boolean, val firedAtType
     errorRow(plan.keys.inputRecord(key, plan.inputSchema.size), message)
 
   private def metricsStruct(m: Array[Long], valve: Option[(Long, Seq[(String, Long, Boolean)])]): Row =
-    if (plan.channelColumn.isEmpty) Row.fromSeq(m.toSeq)
+    if (!showsValve) Row.fromSeq(m.toSeq)
     else
       valve match {
         case Some((wm, channels)) =>

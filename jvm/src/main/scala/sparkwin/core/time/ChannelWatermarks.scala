@@ -69,12 +69,14 @@ final class ChannelWatermarks private (
     */
   def boundary(time: Long, delivered: Iterable[(String, Long)]): Long = {
     // Only a batch with data: a boundary without data applies idleness alone (see above).
-    if (delivered.nonEmpty) changed = true
-    if (delivered.nonEmpty) declared.foreach { id =>
-      if (!index.containsKey(id)) {
-        val i = channel(id)
-        lastData(i) = time
-        valve.markActive(i)
+    if (delivered.nonEmpty) {
+      changed = true
+      declared.foreach { id =>
+        if (!index.containsKey(id)) {
+          val i = channel(id)
+          lastData(i) = time
+          valve.markActive(i)
+        }
       }
     }
     idleTimeout.foreach { timeout =>

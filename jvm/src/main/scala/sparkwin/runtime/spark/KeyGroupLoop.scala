@@ -87,7 +87,8 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private val keySchema = plan.keys.schema
   private val keyBytes = new KeyBytes(keySchema)
   private val backend = new SparkKeyBackend(plan.spec.aggregates)
-  private val collector = new RowCollector(new OutputLayout(plan, spec.java8Time))
+  private val layout = new OutputLayout(plan, spec.java8Time)
+  private val collector = new RowCollector(layout)
   private val driver = new Driver(plan.spec, plan.keys.of, plan.timestampColumn, backend, collector)
   private val keyWidth = keySchema.size // key columns; a pre-aggregated row leads with them
   private val payloadWidth = if (combined) keyWidth + 4 else plan.inputSchema.size
@@ -102,15 +103,11 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private var liveKeys: Long = _
   private var wakeups: java.util.LinkedHashMap[KeyId, Wakeup] = _
   private var wakeupsChanged: Boolean = _
-  // The group record as the last call left it: its bytes, and what they decode to (the record,
-  // its wake-up table, its channel watermarks). In real-time mode a call is one row of the same
-  // few groups, and a call whose group still holds these bytes skips decoding them (a fifth of
-  // the loop's time at 10k rows a second). Decoding is a function of the bytes, so another group
-  // with the same bytes may use them too. Set only when a call ends well.
-  private var lastBytes: Array[Byte] = _
-  private var lastRecord: GroupRecord = _
-  private var lastWakeups: java.util.LinkedHashMap[KeyId, Wakeup] = _
-  private var lastChannels: ChannelWatermarks = _
+  // The group record as the last call left it (null: none). In real-time mode a call is one row
+  // of the same few groups, and a call whose group still holds these bytes skips decoding them
+  // (a fifth of the loop's time at 10k rows a second). Decoding is a function of the bytes, so
+  // another group with the same bytes may use them too. Set only when a call ends well.
+  private var kept: KeptRecord = _
 
   /** The pipeline's key of an input row ([[Keys]]); a pre-aggregated row from [[Combiner]]
     * leads with it.
@@ -162,13 +159,14 @@ final class KeyGroupLoop(spec: LoopSpec) {
   ): Iterator[Row] = {
     val sparkWatermark = host.watermark
     val storedBytes = host.get(GroupRecordKey)
-    val reuse = storedBytes != null && lastBytes != null && java.util.Arrays.equals(storedBytes, lastBytes)
+    val reused =
+      if (storedBytes != null && kept != null && java.util.Arrays.equals(storedBytes, kept.bytes)) kept
+      else null
+    kept = null // until this call ends well: its objects change as it runs
     val stored =
       if (storedBytes == null) None
-      else if (reuse) Some(lastRecord)
+      else if (reused != null) Some(reused.record)
       else Some(GroupRecord.decode(storedBytes))
-    val (keptWakeups, keptChannels) = if (reuse) (lastWakeups, lastChannels) else (null, null)
-    lastBytes = null // until this call ends well: its objects change as it runs
     stored.foreach { g =>
       val groups = g.keyGroups
       if (groups != spec.keyGroups)
@@ -180,7 +178,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     }
     liveKeys = stored.map(_.liveKeys).getOrElse(0L)
     wakeupsChanged = false
-    if (keptWakeups != null) wakeups = keptWakeups
+    if (reused != null) wakeups = reused.wakeups
     else {
       wakeups = new java.util.LinkedHashMap[KeyId, Wakeup]()
       stored.foreach(_.wakeups.foreach(w => wakeups.put(new KeyId(w.key), w)))
@@ -189,7 +187,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     // The group keeps its own channel watermarks, moved by summary rows (channel=, real-time mode).
     val watermarks =
       if (!policy.ownWatermark) None
-      else Some(if (keptChannels != null) keptChannels else channelWatermarks(stored))
+      else Some(if (reused != null) reused.channels else channelWatermarks(stored))
     val clocks = watermarks match {
       case Some(cw) =>
         val before = cw.watermark
@@ -223,7 +221,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     // The channels once any is known (a tick may come before the first data: nothing to say),
     // shown with declared channels only (OutputLayout): a source partition's is Spark's business.
     val valve =
-      if (plan.channelColumn.isEmpty) None
+      if (!layout.showsValve) None
       else watermarks.map(cw => (cw.watermark, cw.channels)).filter(_._2.nonEmpty)
     // A real-time call is one row: the valve goes out only when it moved since this loop last
     // said it (a task's loop is new each batch, so every batch still reports it); else a row
@@ -356,25 +354,18 @@ final class KeyGroupLoop(spec: LoopSpec) {
     }
     if (liveKeys == 0 && wanted == Long.MinValue && wakeups.isEmpty && channelBytes.isEmpty) {
       if (stored.isDefined) host.remove(GroupRecordKey)
-    } else {
+    } else if (
+      stored.isEmpty || wakeupsChanged || wanted != current || liveKeys != stored.get.liveKeys ||
+      !sameBytes(stored.flatMap(_.channels), channelBytes)
+    ) {
+      val table = new ArrayBuffer[Wakeup](wakeups.size)
+      wakeups.forEach((_, w) => table += w)
       val record =
-        if (
-          stored.isEmpty || wakeupsChanged || wanted != current || liveKeys != stored.get.liveKeys ||
-          !sameBytes(stored.flatMap(_.channels), channelBytes)
-        ) {
-          val table = new ArrayBuffer[Wakeup](wakeups.size)
-          wakeups.forEach((_, w) => table += w)
-          val changed =
-            GroupRecord(spec.keyGroups, wanted, liveKeys, table.toSeq, channelBytes, policy.processingTimers)
-          val bytes = GroupRecord.encode(changed)
-          host.put(GroupRecordKey, bytes)
-          (changed, bytes)
-        } else (stored.get, storedBytes)
-      lastRecord = record._1
-      lastWakeups = wakeups
-      lastChannels = watermarks.orNull
-      lastBytes = record._2
-    }
+        GroupRecord(spec.keyGroups, wanted, liveKeys, table.toSeq, channelBytes, policy.processingTimers)
+      val bytes = GroupRecord.encode(record)
+      host.put(GroupRecordKey, bytes)
+      kept = KeptRecord(bytes, record, wakeups, watermarks.orNull)
+    } else kept = KeptRecord(storedBytes, stored.get, wakeups, watermarks.orNull)
   }
 
   private def sameBytes(a: Option[Array[Byte]], b: Option[Array[Byte]]): Boolean = (a, b) match {
@@ -385,6 +376,16 @@ final class KeyGroupLoop(spec: LoopSpec) {
 }
 
 object KeyGroupLoop {
+
+  /** A group record's bytes and what they decode to: the record, its wake-up table by key, and
+    * its channel watermarks (null without).
+    */
+  private final case class KeptRecord(
+      bytes: Array[Byte],
+      record: GroupRecord,
+      wakeups: java.util.LinkedHashMap[KeyId, Wakeup],
+      channels: ChannelWatermarks
+  )
 
   /** The watermarks of one call: what a key's rows meet, and what follows them. */
   private final case class Clocks(now: Long, before: Long, after: Long)
