@@ -8,9 +8,12 @@ import java.nio.ByteBuffer
   */
 final case class Wakeup(key: Array[Byte], at: Long, processingAt: Long = Long.MaxValue)
 
-/** A key's [[KeyBytes]] as a hash-map key: compared and hashed by content. */
+/** A key's [[KeyBytes]] as a hash-map key: compared and hashed by content. The hash mixes every
+  * byte (Murmur3): `Arrays.hashCode`'s sum of bytes times powers of 31 gives many numeric keys'
+  * `UnsafeRow` bytes the same hash, and a group's wake-up table turned into tree bins.
+  */
 final class KeyId(val bytes: Array[Byte]) {
-  override val hashCode: Int = java.util.Arrays.hashCode(bytes)
+  override val hashCode: Int = scala.util.hashing.MurmurHash3.bytesHash(bytes)
   override def equals(other: Any): Boolean = other match {
     case o: KeyId => java.util.Arrays.equals(bytes, o.bytes)
     case _ => false

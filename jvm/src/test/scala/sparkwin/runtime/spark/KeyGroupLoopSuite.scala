@@ -39,8 +39,22 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     def value: Array[Byte] = if (table.changed) table.encode() else stored
   }
 
-  private def loop(groups: Int = 1) =
-    new KeyGroupLoop(LoopSpec(planJson, java8Time = false, combined = false, groups, None, tickColumn = -1))
+  private def loop(groups: Int = 1, plan: String = planJson) =
+    new KeyGroupLoop(LoopSpec(plan, java8Time = false, combined = false, groups, None, tickColumn = -1))
+
+  /** A host that counts the reads of keys' state (not of the group's record). */
+  private final class CountingHost(stored: Array[Byte], val watermark: Long) extends GroupHost {
+    val inner = new Host(stored, watermark, 1000L)
+    var keyReads = 0
+    def get(key: Array[Byte]): Array[Byte] = {
+      if (key.length > 1) keyReads += 1
+      inner.get(key)
+    }
+    def put(key: Array[Byte], value: Array[Byte]): Unit = inner.put(key, value)
+    def remove(key: Array[Byte]): Unit = inner.remove(key)
+    def batchTime: Long = inner.batchTime
+    def timer(current: Long, wanted: Long, firing: Boolean): Unit = inner.timer(current, wanted, firing)
+  }
 
   /** (user, window start, sum) of the call's window results. */
   private def results(out: Iterator[Row]): List[(String, Long, Long)] =
@@ -94,6 +108,37 @@ class KeyGroupLoopSuite extends munit.FunSuite {
       ),
       e.getMessage
     )
+  }
+
+  test("a key the wake-up table does not list is not read, while every stored key has a wake-up") {
+    val l = loop()
+    val first = new CountingHost(null, 0L)
+    l.call(first, Iterator(Row("a", 1L, 1L), Row("b", 2L, 3L)), firing = false).foreach(_ => ())
+    assertEquals(first.keyReads, 0) // a group with no record stores no key
+    // a is listed (its window's end), c is new: only a is read, and both windows add up.
+    val second = new CountingHost(first.inner.value, 0L)
+    l.call(second, Iterator(Row("a", 4L, 2L), Row("c", 8L, 5L)), firing = false).foreach(_ => ())
+    assertEquals(second.keyReads, 1)
+    val fired = new Host(second.inner.value, watermark = 10L, batchTime = 2000L)
+    assertEquals(
+      results(l.call(fired, Iterator.empty, firing = true)),
+      List(("a", 0L, 5L), ("b", 0L, 2L), ("c", 0L, 8L))
+    )
+  }
+
+  test("global windows keep state without a wake-up, so every key with rows is read") {
+    val mapper = new ObjectMapper()
+    val plan = mapper.readTree(planJson).asInstanceOf[com.fasterxml.jackson.databind.node.ObjectNode]
+    plan.set("assigner", mapper.readTree("{\"kind\": \"global\"}"))
+    plan.set("trigger", mapper.readTree("{\"kind\": \"count\", \"count\": 2}"))
+    val l = loop(plan = mapper.writeValueAsString(plan))
+    def sums(out: Iterator[Row]) =
+      out.filter(_.getInt(0) == OutputLayout.ResultKind).map(r => r.getStruct(1).getLong(4)).toList
+    val first = new CountingHost(null, 0L)
+    assertEquals(sums(l.call(first, Iterator(Row("a", 1L, 1L)), firing = false)), Nil)
+    val second = new CountingHost(first.inner.value, 0L)
+    assertEquals(sums(l.call(second, Iterator(Row("a", 5L, 2L)), firing = false)), List(6L))
+    assertEquals(second.keyReads, 1)
   }
 
   /** One key group in real-time mode, called with one row at a time as Spark does there: its
