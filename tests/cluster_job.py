@@ -27,8 +27,6 @@ BOUND_MS = 1_000
 WINDOW_MS = 10_000
 END_USER = "~end"  # the last event: its watermark closes every other window
 
-CLUSTER_CONF = APP_CONF
-
 
 def events(count: int, users: int = 3, start: int = 0) -> list[dict[str, Any]]:
     """Events in time order, a second apart, then one far later of user `END_USER`."""
@@ -92,7 +90,7 @@ def runToEnd(start: Any, timeout: float) -> None:
 def main(job: str, args: dict[str, Any]) -> None:
     if job == "kafka":  # the connector from spark.jars.packages, on the executors
         spark = sw.session(
-            master=args["master"], **{"spark.jars.packages": KAFKA_PACKAGE, **CLUSTER_CONF}
+            master=args["master"], **{"spark.jars.packages": KAFKA_PACKAGE, **APP_CONF}
         )
         pipeline = sums(readTopic(spark, args["servers"], args["topic"], EVENT_DDL))
         runToEnd(

@@ -363,3 +363,40 @@ def channelHarness(
         for c in sorted(delivered):
             h.processWatermark(generated(maxSeen[c]), index[c])
     return h
+
+
+# The script the classic and Spark Connect suites both run (test_spark_streaming, test_connect):
+# out of order, late within the allowed lateness and beyond it, a null timestamp. Watermarks
+# (bound 2 s) after each batch: 1999, 9999, 18999, 32999, 32999, 97999.
+SCHEMA = "user string, amount long, ts long"
+BOUND = 2000
+
+
+def row(user: str, amount: int, ts: int | None) -> dict:
+    return {"user": user, "amount": amount, "ts": ts}
+
+
+SCRIPT = [
+    [row("a", 1, 1000), row("b", 2, 2000), row("a", 3, 4000)],
+    [row("a", 4, 12000), row("b", 5, 9000), row("a", 99, None)],
+    [row("a", 6, 3000), row("b", 7, 21000), row("c", 8, 15000)],  # a@3000: within lateness
+    [row("a", 9, 8000), row("a", 10, 35000)],  # a@8000: beyond lateness
+    [row("b", 11, 11000), row("c", 12, 2000)],  # both beyond lateness
+    [row("z", 0, 100000)],  # moves the watermark past every window above
+]
+
+
+def scripted(df: DataFrame) -> sw.DataStream:
+    """The script's rows as a sparkwin stream: event time `ts`, a bound of `BOUND`."""
+    return sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND))
+
+
+def tumbling(df: DataFrame) -> sw.Pipeline:
+    return (
+        scripted(df)
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10_000))
+        .allowedLateness(5_000)
+        .sideOutputLateData("late")
+        .aggregate(sw.agg.sum("amount"), sw.agg.count())
+    )

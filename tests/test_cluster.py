@@ -20,7 +20,7 @@ from typing import Any
 import cluster_job
 import pytest
 from kafka_broker import createTopic, produce
-from standalone_cluster import SPARK_HOME, StandaloneCluster
+from standalone_cluster import APP_CONF, SPARK_HOME, StandaloneCluster
 
 import sparkwin
 import sparkwin as sw
@@ -93,7 +93,7 @@ def test_spark_submit_runs_a_pandas_window_function_on_the_executors(
         cluster.masterUrl,
         "--jars",
         str(userJar),
-        *[f"--conf={k}={v}" for k, v in cluster_job.CLUSTER_CONF.items()],
+        *[f"--conf={k}={v}" for k, v in APP_CONF.items()],
         JOB,
         "process",
         json.dumps({"count": 40, "out": str(out), "report": str(tmp_path / "report.json")}),

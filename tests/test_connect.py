@@ -20,11 +20,17 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql.types import TimestampType
 from sparkstreams import (
+    BOUND,
+    SCHEMA,
+    SCRIPT,
     StreamResult,
     canonical,
     channelHarness,
     dataRows,
     replayInHarness,
+    row,
+    scripted,
+    tumbling,
     writeBatches,
 )
 
@@ -38,23 +44,6 @@ from sparkwin.errors import (
 )
 from sparkwin.testing import WindowHarness
 
-SCHEMA = "user string, amount long, ts long"
-BOUND = 2000
-
-
-def _r(user: str, amount: int, ts: int | None) -> dict:
-    return {"user": user, "amount": amount, "ts": ts}
-
-
-# Watermarks (bound 2 s) after each batch: 1999, 9999, 18999, 32999, 32999, 97999.
-SCRIPT = [
-    [_r("a", 1, 1000), _r("b", 2, 2000), _r("a", 3, 4000)],
-    [_r("a", 4, 12000), _r("b", 5, 9000), _r("a", 99, None)],
-    [_r("a", 6, 3000), _r("b", 7, 21000), _r("c", 8, 15000)],  # a@3000: late, within lateness
-    [_r("a", 9, 8000), _r("a", 10, 35000)],  # a@8000: beyond lateness
-    [_r("b", 11, 11000), _r("c", 12, 2000)],  # both beyond lateness
-    [_r("z", 0, 100000)],  # moves the watermark past every window above
-]
 ROWS = [r for batch in SCRIPT for r in batch]
 
 
@@ -64,24 +53,9 @@ def session(request, spark):
     return spark if request.param == "classic" else request.getfixturevalue("connectSpark")
 
 
-def _source(df: DataFrame) -> sw.DataStream:
-    return sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND))
-
-
-def tumbling(df: DataFrame) -> sw.Pipeline:
-    return (
-        _source(df)
-        .keyBy("user")
-        .window(sw.TumblingEventTimeWindows.of(10_000))
-        .allowedLateness(5_000)
-        .sideOutputLateData("late")
-        .aggregate(sw.agg.sum("amount"), sw.agg.count())
-    )
-
-
 def sessions(df: DataFrame) -> sw.Pipeline:
     return (
-        _source(df)
+        scripted(df)
         .keyBy("user")
         .window(sw.EventTimeSessionWindows.withGap(5_000))
         .trigger(sw.CountTrigger.of(2))
@@ -91,7 +65,7 @@ def sessions(df: DataFrame) -> sw.Pipeline:
 
 def windowAll(df: DataFrame) -> sw.Pipeline:
     return (
-        _source(df)
+        scripted(df)
         .windowAll(sw.SlidingEventTimeWindows.of(10_000, 5_000))
         .aggregate(sw.agg.sum("amount"), sw.agg.max("ts"))
     )
@@ -110,7 +84,7 @@ def processed(df: DataFrame) -> sw.Pipeline:
         )
 
     return (
-        _source(df)
+        scripted(df)
         .keyBy("user")
         .window(sw.TumblingEventTimeWindows.of(10_000))
         .allowedLateness(5_000)
@@ -327,7 +301,7 @@ def test_jvm_version(session) -> None:
 def test_the_harness_runs_in_the_local_jvm_of_a_connect_session(connectSpark, monkeypatch):
     pipeline = tumbling(connectSpark.createDataFrame([], SCHEMA))
     h = WindowHarness(pipeline)
-    h.processElements([_r("a", 1, 1000), _r("a", 2, 3000)])
+    h.processElements([row("a", 1, 1000), row("a", 2, 3000)])
     h.endOfInput()
     assert [(r["user"], r["sum_amount"], r["count"]) for r in h.extractOutput()] == [("a", 3, 2)]
     # A client of a server elsewhere has no JVM in this process.
@@ -482,7 +456,7 @@ def test_arrival_order_storm_windows_and_timestamp_combiners(session) -> None:
     got = sorted(r["collect_list_id"] for r in counted.toDF().collect())
     assert got == sorted([[1, 2], [1, 2, 3, 4], [2, 3, 4, 5, 6], [4, 5, 6, 7, 8]])
     latest = (
-        _source(session.createDataFrame(ROWS[:3], SCHEMA))
+        scripted(session.createDataFrame(ROWS[:3], SCHEMA))
         .keyBy("user")
         .window(sw.TumblingEventTimeWindows.of(10_000))
         .withTimestampCombiner("LATEST")

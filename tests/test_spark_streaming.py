@@ -14,51 +14,29 @@ import pandas as pd
 import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812
-from sparkstreams import canonical, harnessFed, replayInHarness, runStream, writeBatches
+from sparkstreams import (
+    SCHEMA,
+    SCRIPT,
+    canonical,
+    harnessFed,
+    replayInHarness,
+    row,
+    runStream,
+    scripted,
+    tumbling,
+    writeBatches,
+)
 
 import sparkwin as sw
 from sparkwin._support import lineFor
 from sparkwin.errors import PlanError, UnsupportedSparkError
 from sparkwin.testing import WindowHarness
 
-SCHEMA = "user string, amount long, ts long"
-BOUND = 2000
-
-
-def _r(user: str, amount: int, ts: int | None) -> dict:
-    return {"user": user, "amount": amount, "ts": ts}
-
-
-# Watermarks (bound 2 s): after batch 0: 1999, 1: 9999, 2: 18999, 3: 32999, 5: 97999.
-SCRIPT = [
-    [_r("a", 1, 1000), _r("b", 2, 2000), _r("a", 3, 4000)],
-    [_r("a", 4, 12000), _r("b", 5, 9000), _r("a", 99, None)],
-    [_r("a", 6, 3000), _r("b", 7, 21000), _r("c", 8, 15000)],  # a@3000: late, within lateness
-    [_r("a", 9, 8000), _r("a", 10, 35000)],  # a@8000: beyond lateness
-    [_r("b", 11, 11000), _r("c", 12, 2000)],  # both beyond lateness
-    [_r("z", 0, 100000)],  # moves the watermark past every window above
-]
-
-
-def _source(df: DataFrame) -> sw.DataStream:
-    return sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND))
-
-
-def tumbling(df: DataFrame) -> sw.Pipeline:
-    return (
-        _source(df)
-        .keyBy("user")
-        .window(sw.TumblingEventTimeWindows.of(10_000))
-        .allowedLateness(5_000)
-        .sideOutputLateData("late")
-        .aggregate(sw.agg.sum("amount"), sw.agg.count())
-    )
-
 
 def tumblingPreaggregated(df: DataFrame) -> sw.Pipeline:
     # No lateness, no late output, default trigger: Spark pre-aggregates before the shuffle.
     return (
-        _source(df)
+        scripted(df)
         .keyBy("user")
         .window(sw.TumblingEventTimeWindows.of(10_000))
         .aggregate(sw.agg.sum("amount"), sw.agg.count(), sw.agg.avg("amount"), sw.agg.max("ts"))
@@ -67,7 +45,7 @@ def tumblingPreaggregated(df: DataFrame) -> sw.Pipeline:
 
 def slidingPreaggregated(df: DataFrame) -> sw.Pipeline:
     return (
-        _source(df)
+        scripted(df)
         .keyBy("user")
         .window(sw.SlidingEventTimeWindows.of(10_000, 4_000))
         .aggregate(sw.agg.sum("amount"), sw.agg.min("ts"))
@@ -76,7 +54,7 @@ def slidingPreaggregated(df: DataFrame) -> sw.Pipeline:
 
 def sliding(df: DataFrame) -> sw.Pipeline:
     return (
-        _source(df)
+        scripted(df)
         .keyBy("user")
         .window(sw.SlidingEventTimeWindows.of(10_000, 5_000))
         .sideOutputLateData("late")
@@ -86,7 +64,7 @@ def sliding(df: DataFrame) -> sw.Pipeline:
 
 def sessions(df: DataFrame) -> sw.Pipeline:
     return (
-        _source(df)
+        scripted(df)
         .keyBy("user")
         .window(sw.EventTimeSessionWindows.withGap(5_000))
         .allowedLateness(3_000)
@@ -96,12 +74,12 @@ def sessions(df: DataFrame) -> sw.Pipeline:
 
 
 def countWindows(df: DataFrame) -> sw.Pipeline:
-    return _source(df).keyBy("user").countWindow(2).aggregate(sw.agg.collectList("amount"))
+    return scripted(df).keyBy("user").countWindow(2).aggregate(sw.agg.collectList("amount"))
 
 
 def continuous(df: DataFrame) -> sw.Pipeline:
     return (
-        _source(df)
+        scripted(df)
         .keyBy("user")
         .window(sw.TumblingEventTimeWindows.of(20_000))
         .trigger(sw.ContinuousEventTimeTrigger.of(4_000))
@@ -116,7 +94,7 @@ def beamEarlyLate(df: DataFrame) -> sw.Pipeline:
         .withLateFirings(sw.AfterPane.elementCountAtLeast(1))
     )
     return (
-        _source(df)
+        scripted(df)
         .keyBy("user")
         .window(sw.TumblingEventTimeWindows.of(10_000))
         .trigger(trigger)
@@ -129,7 +107,7 @@ def beamEarlyLate(df: DataFrame) -> sw.Pipeline:
 
 def evicting(df: DataFrame) -> sw.Pipeline:
     return (
-        _source(df)
+        scripted(df)
         .keyBy("user")
         .window(sw.TumblingEventTimeWindows.of(20_000))
         .evictor(sw.CountEvictor.of(2))
@@ -150,7 +128,7 @@ def storm(df: DataFrame) -> sw.Pipeline:
 def windowAllPreaggregated(df: DataFrame) -> sw.Pipeline:
     # One stand-in key for the whole stream on Spark; none in the output.
     return (
-        _source(df)
+        scripted(df)
         .windowAll(sw.TumblingEventTimeWindows.of(10_000))
         .aggregate(sw.agg.sum("amount"), sw.agg.count())
     )
@@ -158,7 +136,7 @@ def windowAllPreaggregated(df: DataFrame) -> sw.Pipeline:
 
 def windowAllLate(df: DataFrame) -> sw.Pipeline:
     return (
-        _source(df)
+        scripted(df)
         .windowAll(sw.SlidingEventTimeWindows.of(10_000, 5_000))
         .allowedLateness(5_000)
         .sideOutputLateData("late")
@@ -391,16 +369,16 @@ def test_map_side_combine_changes_nothing_but_speed(spark, tmp_path: Path, build
 # different sets.
 OUT_OF_ORDER_SCRIPT = [
     [
-        _r("a", 8, 26000),
-        _r("a", 2, 5000),
-        _r("a", 4, 15000),
-        _r("a", 1, 25000),
-        _r("a", 16, 6000),
-        _r("a", 32, 16000),
-        _r("b", 64, 5000),
-        _r("a", 128, 7000),
+        row("a", 8, 26000),
+        row("a", 2, 5000),
+        row("a", 4, 15000),
+        row("a", 1, 25000),
+        row("a", 16, 6000),
+        row("a", 32, 16000),
+        row("b", 64, 5000),
+        row("a", 128, 7000),
     ],
-    [_r("z", 0, 100000)],
+    [row("z", 0, 100000)],
 ]
 
 
@@ -444,7 +422,7 @@ OLD_TIMES = [
 
 def timestampSums(df: DataFrame) -> sw.Pipeline:
     return (
-        _source(df)
+        scripted(df)
         .keyBy("user")
         .window(sw.TumblingEventTimeWindows.of(10_000))
         .aggregate(sw.agg.sum("amount"), sw.agg.count())
@@ -535,7 +513,7 @@ def _processPipeline(df: DataFrame) -> sw.Pipeline:
         )
 
     return (
-        _source(df)
+        scripted(df)
         .keyBy("user")
         .window(sw.TumblingEventTimeWindows.of(10_000))
         .allowedLateness(5_000)
@@ -582,7 +560,7 @@ def test_process_function_over_window_all_gets_no_key(spark, tmp_path: Path) -> 
 
     def build(df: DataFrame) -> sw.Pipeline:
         return (
-            _source(df)
+            scripted(df)
             .windowAll(sw.TumblingEventTimeWindows.of(10_000))
             .process(perWindow, "key string, n long, total long")
         )
