@@ -103,9 +103,6 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private var liveKeys: Long = _
   private var wakeups: java.util.LinkedHashMap[KeyId, Wakeup] = _
   private var wakeupsChanged: Boolean = _
-  // The table's earliest wake-ups as the call found it: no key is due unless one of these is.
-  private var earliestAt: Long = _
-  private var earliestProcessingAt: Long = _
   // The group record as the last call left it (null: none). In real-time mode a call is one row
   // of the same few groups, and a call whose group still holds these bytes skips decoding them
   // (a fifth of the loop's time at 10k rows a second). Decoding is a function of the bytes, so
@@ -181,6 +178,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
     }
     liveKeys = stored.map(_.liveKeys).getOrElse(0L)
     wakeupsChanged = false
+    // The table's earliest wake-ups as the call found it: no key is due unless one of these is.
+    var earliestAt = Long.MaxValue
+    var earliestProcessingAt = Long.MaxValue
     if (reused != null) {
       wakeups = reused.wakeups
       earliestAt = reused.earliestAt
@@ -189,8 +189,6 @@ final class KeyGroupLoop(spec: LoopSpec) {
       val table = stored.fold(Seq.empty[Wakeup])(_.wakeups)
       // Sized for the table and this call's keys: growing it by rehashing cost a few percent.
       wakeups = new java.util.LinkedHashMap[KeyId, Wakeup]((table.size + byKey.size) * 4 / 3 + 1)
-      earliestAt = Long.MaxValue
-      earliestProcessingAt = Long.MaxValue
       table.foreach { w =>
         wakeups.put(new KeyId(w.key), w)
         earliestAt = math.min(earliestAt, w.at)
