@@ -9,21 +9,46 @@ import java.nio.ByteBuffer
 final case class Wakeup(key: Array[Byte], at: Long, processingAt: Long = Long.MaxValue)
 
 /** A key's [[KeyBytes]] as a hash-map key: compared and hashed by content. The hash mixes every
-  * byte (Murmur3): `Arrays.hashCode`'s sum of bytes times powers of 31 gives many numeric keys'
-  * `UnsafeRow` bytes the same hash, and a group's wake-up table turned into tree bins.
+  * byte: `Arrays.hashCode`'s sum of bytes times powers of 31 gave many numeric keys' `UnsafeRow`
+  * bytes the same hash, and a group's wake-up table turned into tree bins.
   */
 final class KeyId(val bytes: Array[Byte]) {
-  override val hashCode: Int = scala.util.hashing.MurmurHash3.bytesHash(bytes)
+  override val hashCode: Int = KeyId.hash(bytes, 0, bytes.length)
   override def equals(other: Any): Boolean = other match {
     case o: KeyId => java.util.Arrays.equals(bytes, o.bytes)
     case _ => false
   }
 }
 
+object KeyId {
+
+  /** The hash of a key's bytes in `bytes(from until from + length)`: Murmur3 over them, four
+    * bytes at a time (the wake-up table hashes every entry's key each time it is read).
+    */
+  def hash(bytes: Array[Byte], from: Int, length: Int): Int = {
+    import scala.util.hashing.MurmurHash3.{finalizeHash, mix, mixLast}
+    var h = 0x3c074a61
+    var i = from
+    val words = from + (length & ~3)
+    while (i < words) {
+      h = mix(
+        h,
+        (bytes(i) & 0xff) | (bytes(i + 1) & 0xff) << 8 | (bytes(i + 2) & 0xff) << 16 | bytes(i + 3) << 24
+      )
+      i += 4
+    }
+    var last = 0
+    var shift = 0
+    while (i < from + length) { last |= (bytes(i) & 0xff) << shift; shift += 8; i += 1 }
+    if (shift > 0) h = mixLast(h, last)
+    finalizeHash(h, length)
+  }
+}
+
 /** A key group's record (DESIGN.md, "State variables"): the number of key groups the checkpoint
   * was written with, the group's one Spark timer (`Long.MinValue`: none), how many of its keys
   * hold state, the wake-up table (each key with pending engine timers, as [[KeyBytes]], and when
-  * it must wake, in the order the keys were added), and for pipelines with channels the group's
+  * it must wake; read in place by [[WakeupTable]]), and for pipelines with channels the group's
   * copy of the channel watermarks (`core.time.ChannelWatermarks`' saved form).
   *
   * Layout 1 (no channels), big-endian: a version byte, the number of key groups (int), the timer
@@ -53,22 +78,47 @@ object GroupRecord {
   val ChannelsVersion: Byte = 2
   val TwoClocksVersion: Byte = 3
 
-  def encode(r: GroupRecord): Array[Byte] = {
-    val perKey = if (r.twoTimes) 16 else 8
-    val size = 1 + 4 + 8 + 8 + 4 + r.wakeups.iterator.map(_.key.length + 4 + perKey).sum +
-      r.channels.fold(0)(4 + _.length)
+  /** A record read in place: its header, its wake-up table indexed over the bytes
+    * ([[WakeupTable]]) and its channel watermarks' bytes.
+    */
+  final class Stored(
+      val keyGroups: Int,
+      val timer: Long,
+      val liveKeys: Long,
+      val table: WakeupTable,
+      val channels: Option[Array[Byte]],
+      val processing: Boolean
+  )
+
+  def encode(r: GroupRecord): Array[Byte] =
+    write(r.keyGroups, r.timer, r.liveKeys, WakeupTable.of(r.wakeups, r.twoTimes), r.channels, r.processing)
+
+  /** A record's bytes: the one writer of every layout. */
+  def write(
+      keyGroups: Int,
+      timer: Long,
+      liveKeys: Long,
+      table: WakeupTable,
+      channels: Option[Array[Byte]],
+      processing: Boolean
+  ): Array[Byte] = {
+    val twoTimes = channels.isDefined || processing
+    val size = 1 + 4 + 8 + 8 + table.encodedSize(twoTimes) + channels.fold(0)(4 + _.length)
     val out = ByteBuffer.allocate(size)
-    out.put(if (r.channels.isDefined) ChannelsVersion else if (r.processing) TwoClocksVersion else Version)
-    out.putInt(r.keyGroups).putLong(r.timer).putLong(r.liveKeys).putInt(r.wakeups.size)
-    r.wakeups.foreach { w =>
-      out.putInt(w.key.length).put(w.key).putLong(w.at)
-      if (r.twoTimes) out.putLong(w.processingAt)
-    }
-    r.channels.foreach(c => out.putInt(c.length).put(c))
+    out.put(if (channels.isDefined) ChannelsVersion else if (processing) TwoClocksVersion else Version)
+    out.putInt(keyGroups).putLong(timer).putLong(liveKeys)
+    table.writeTo(out, twoTimes)
+    channels.foreach(c => out.putInt(c.length).put(c))
     out.array()
   }
 
   def decode(bytes: Array[Byte]): GroupRecord = {
+    val r = read(bytes)
+    GroupRecord(r.keyGroups, r.timer, r.liveKeys, r.table.entries, r.channels, r.processing)
+  }
+
+  /** The record in `bytes`, its table indexed, not decoded. */
+  def read(bytes: Array[Byte]): Stored = {
     val in = ByteBuffer.wrap(bytes)
     def corrupt(why: String) =
       new IllegalStateException(s"a key group's record of ${bytes.length} bytes is unreadable: $why")
@@ -77,21 +127,10 @@ object GroupRecord {
       if (version < Version || version > TwoClocksVersion)
         throw corrupt(s"layout $version, this sparkwin reads layouts $Version to $TwoClocksVersion")
       val channels = version == ChannelsVersion
-      val twoTimes = version != Version
       val keyGroups = in.getInt()
       val timer = in.getLong()
       val liveKeys = in.getLong()
-      val n = in.getInt()
-      val perKey = if (twoTimes) 16 else 8
-      if (n < 0 || n > in.remaining / (4 + perKey)) throw corrupt(s"$n wake-ups")
-      val wakeups = Vector.fill(n) {
-        val len = in.getInt()
-        if (len < 0 || len > in.remaining - perKey) throw corrupt(s"a key of $len bytes")
-        val key = new Array[Byte](len)
-        in.get(key)
-        val at = in.getLong()
-        Wakeup(key, at, if (twoTimes) in.getLong() else Long.MaxValue)
-      }
+      val table = WakeupTable.read(bytes, in, twoTimes = version != Version, corrupt)
       val valve =
         if (!channels) None
         else {
@@ -102,7 +141,7 @@ object GroupRecord {
           Some(b)
         }
       if (in.hasRemaining) throw corrupt(s"${in.remaining} bytes after the wake-ups")
-      GroupRecord(keyGroups, timer, liveKeys, wakeups, valve, processing = version == TwoClocksVersion)
+      new Stored(keyGroups, timer, liveKeys, table, valve, processing = version == TwoClocksVersion)
     } catch {
       case _: java.nio.BufferUnderflowException => throw corrupt("it ends early")
     }

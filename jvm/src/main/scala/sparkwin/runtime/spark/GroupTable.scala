@@ -139,7 +139,7 @@ object GroupTable {
   /** Unsigned byte order of two ranges (a shorter prefix first), as Java 9's
     * `Arrays.compareUnsigned`, which the Java 8 build cannot call.
     */
-  private def compare(
+  private[spark] def compare(
       a: Array[Byte],
       aFrom: Int,
       aLength: Int,

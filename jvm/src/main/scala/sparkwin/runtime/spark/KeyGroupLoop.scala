@@ -96,17 +96,16 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private val partialCodec = new Combiner.PartialCodec(plan.spec)
   private var reported: Array[Long] = OutputLayout.metricValues(driver.metrics)
   private var reportedValve: Option[(Long, Seq[(String, Long, Boolean)])] = None
-  // This call's: the host, keys with state, the wake-up table by key bytes, and whether it
-  // changed. The table stays bytes: only the keys a call wakes are decoded (with a million keys,
-  // decoding and hashing every entry as a Row each batch was a seventh of the stateful stage).
+  // This call's: the host, keys with state, and the wake-up table (read in place: only the
+  // keys a call touches or wakes are looked up, [[WakeupTable]]).
   private var host: GroupHost = _
   private var liveKeys: Long = _
-  private var wakeups: java.util.LinkedHashMap[KeyId, Wakeup] = _
-  private var wakeupsChanged: Boolean = _
+  private var wakeups: WakeupTable = _
   // The group record as the last call left it (null: none). In real-time mode a call is one row
-  // of the same few groups, and a call whose group still holds these bytes skips decoding them
-  // (a fifth of the loop's time at 10k rows a second). Decoding is a function of the bytes, so
-  // another group with the same bytes may use them too. Set only when a call ends well.
+  // of the same few groups, and a call whose group still holds these bytes skips reading them
+  // (the record, its table and the channel watermarks were a fifth of the loop's time at 10k rows
+  // a second). What is read is a function of the bytes, so another group with the same bytes may
+  // use it too. Set only when a call ends well.
   private var kept: KeptRecord = _
 
   /** The pipeline's key of an input row ([[Keys]]); a pre-aggregated row from [[Combiner]]
@@ -165,8 +164,8 @@ final class KeyGroupLoop(spec: LoopSpec) {
     kept = null // until this call ends well: its objects change as it runs
     val stored =
       if (storedBytes == null) None
-      else if (reused != null) Some(reused.record)
-      else Some(GroupRecord.decode(storedBytes))
+      else if (reused != null && reused.record != null) Some(reused.record)
+      else Some(GroupRecord.read(storedBytes))
     stored.foreach { g =>
       val groups = g.keyGroups
       if (groups != spec.keyGroups)
@@ -177,24 +176,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
         )
     }
     liveKeys = stored.map(_.liveKeys).getOrElse(0L)
-    wakeupsChanged = false
-    // The table's earliest wake-ups as the call found it: no key is due unless one of these is.
-    var earliestAt = Long.MaxValue
-    var earliestProcessingAt = Long.MaxValue
-    if (reused != null) {
-      wakeups = reused.wakeups
-      earliestAt = reused.earliestAt
-      earliestProcessingAt = reused.earliestProcessingAt
-    } else {
-      val table = stored.fold(Seq.empty[Wakeup])(_.wakeups)
-      // Sized for the table and this call's keys: growing it by rehashing cost a few percent.
-      wakeups = new java.util.LinkedHashMap[KeyId, Wakeup]((table.size + byKey.size) * 4 / 3 + 1)
-      table.foreach { w =>
-        wakeups.put(new KeyId(w.key), w)
-        earliestAt = math.min(earliestAt, w.at)
-        earliestProcessingAt = math.min(earliestProcessingAt, w.processingAt)
-      }
-    }
+    wakeups = stored.fold(WakeupTable.empty(policy.processingTimers))(_.table)
     val now = processingTime(tick)
     // The group keeps its own channel watermarks, moved by summary rows (channel=, real-time mode).
     val watermarks =
@@ -212,22 +194,22 @@ final class KeyGroupLoop(spec: LoopSpec) {
         else Clocks(now, engine, engine)
     }
     // Keys to wake: those with rows, then those whose wake-up is due.
-    val withRows = new ArrayBuffer[(Row, KeyId, ArrayBuffer[Row])](byKey.size)
-    val ids = new java.util.HashSet[KeyId](byKey.size * 2)
-    byKey.forEach { (k, rows) =>
-      val id = new KeyId(keyBytes.encode(k))
-      withRows += ((k, id, rows))
-      ids.add(id)
-    }
-    val due = new ArrayBuffer[KeyId]()
-    // Most calls of a group with many keys wake none of them: scan the table only when its
-    // earliest wake-up is due.
-    if (policy.isDue(earliestAt, earliestProcessingAt, clocks.after, now))
-      wakeups.forEach((id, w) =>
-        if (!ids.contains(id) && policy.isDue(w.at, w.processingAt, clocks.after, now)) due += id
-      )
-    withRows.foreach { case (k, id, rows) => processKey(k, id, rows, clocks) }
-    due.foreach(id => processKey(keyBytes.decode(id.bytes), id, ArrayBuffer.empty, clocks))
+    val withRows = new ArrayBuffer[(Row, Array[Byte], ArrayBuffer[Row])](byKey.size)
+    byKey.forEach((k, rows) => withRows += ((k, keyBytes.encode(k), rows)))
+    // Most calls of a group with many keys wake none of them: the table is scanned only when
+    // its earliest wake-up as read is due, and a due key with rows wakes with them.
+    val due =
+      if (!policy.isDue(wakeups.earliestAt, wakeups.earliestProcessingAt, clocks.after, now))
+        ArrayBuffer.empty[Wakeup]
+      else {
+        val ids = new java.util.HashSet[KeyId](withRows.size * 2)
+        withRows.foreach(w => ids.add(new KeyId(w._2)))
+        wakeups
+          .due((at, processingAt) => policy.isDue(at, processingAt, clocks.after, now))
+          .filterNot(w => ids.contains(new KeyId(w.key)))
+      }
+    withRows.foreach { case (k, id, rows) => processKey(k, id, rows, clocks, wakeups.get(id)) }
+    due.foreach(w => processKey(keyBytes.decode(w.key), w.key, ArrayBuffer.empty, clocks, w))
     syncGroup(stored, storedBytes, sparkWatermark, now, watermarks, firing, tick)
     if (policy.inheritsWatermark && clocks.after != clocks.before)
       host.put(PreviousWatermarkKey, { val b = new Array[Byte](8); Bytes.putLong(b, 0, clocks.after); b })
@@ -251,7 +233,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     collector.drain()
   }
 
-  private def channelWatermarks(stored: Option[GroupRecord]): ChannelWatermarks = {
+  private def channelWatermarks(stored: Option[GroupRecord.Stored]): ChannelWatermarks = {
     val strategy = plan.watermark.getOrElse(
       throw new PlanException("channel= on a live stream needs a watermark strategy")
     )
@@ -274,10 +256,17 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private def previousWatermark(): Long =
     Option(host.get(PreviousWatermarkKey)).fold(Long.MinValue)(Bytes.getLong(_, 0))
 
-  /** One key: load, set its clocks, its rows, save, and note its next wake-up. */
-  private def processKey(key: Row, keyId: KeyId, rows: ArrayBuffer[Row], clocks: Clocks): Unit = {
-    val id = keyId.bytes
-    val loaded = if (holdsNoState(keyId)) null else host.get(id)
+  /** One key (`before`: its wake-up in the table, or null): load, set its clocks, its rows,
+    * save, and note its next wake-up.
+    */
+  private def processKey(
+      key: Row,
+      id: Array[Byte],
+      rows: ArrayBuffer[Row],
+      clocks: Clocks,
+      before: Wakeup
+  ): Unit = {
+    val loaded = if (holdsNoState(before)) null else host.get(id)
     backend.load(key, loaded)
     driver.enterKey(clocks.now, clocks.before, policy)
     if (combined) rows.foreach(partial(key, _))
@@ -287,21 +276,18 @@ final class KeyGroupLoop(spec: LoopSpec) {
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
     val next = wakeup()
-    val before = wakeups.get(keyId)
-    if (next == null) { if (before != null) { wakeups.remove(keyId); wakeupsChanged = true } }
-    else if (before == null || before.at != next.at || before.processingAt != next.processingAt) {
-      wakeups.put(keyId, next.copy(key = id))
-      wakeupsChanged = true
-    }
+    if (next == null) { if (before != null) wakeups.remove(id) }
+    else if (before == null || before.at != next.at || before.processingAt != next.processingAt)
+      wakeups.put(id, next)
   }
 
   /** Whether a key surely has no stored state, so its read (a miss) can be skipped: every key
     * the group stores has a wake-up (as many keys with state as the table has entries, as with
-    * every assigner but global windows) and the table does not list this one. A key of its own
-    * for nearly every event made these misses a fifth of the state updates.
+    * every assigner but global windows) and the table does not list this one (`before`: its
+    * wake-up there, or null). A key of its own for nearly every event made these misses a fifth
+    * of the state updates.
     */
-  private def holdsNoState(keyId: KeyId): Boolean =
-    liveKeys == wakeups.size && !wakeups.containsKey(keyId)
+  private def holdsNoState(before: Wakeup): Boolean = before == null && liveKeys == wakeups.size
 
   private def element(row: Row): Unit = {
     val record = new RowRecord(row, payloadWidth)
@@ -341,7 +327,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     * channels it stays: it holds the group's copy of the channel watermarks).
     */
   private def syncGroup(
-      stored: Option[GroupRecord],
+      stored: Option[GroupRecord.Stored],
       storedBytes: Array[Byte],
       sparkWatermark: Long,
       now: Long,
@@ -349,12 +335,8 @@ final class KeyGroupLoop(spec: LoopSpec) {
       firing: Boolean,
       tick: Long
   ): Unit = {
-    var earliestEvent = Long.MaxValue
-    var earliestProcessing = Long.MaxValue
-    wakeups.forEach { (_, w) =>
-      earliestEvent = math.min(earliestEvent, w.at)
-      earliestProcessing = math.min(earliestProcessing, w.processingAt)
-    }
+    val (earliestEvent, earliestProcessing) =
+      if (wakeups.changed) wakeups.earliest() else (wakeups.earliestAt, wakeups.earliestProcessingAt)
     val current = stored.map(_.timer).getOrElse(Long.MinValue)
     val wake = policy.processingWake(
       earliestProcessing,
@@ -375,23 +357,43 @@ final class KeyGroupLoop(spec: LoopSpec) {
           bytes.toByteArray
       }
     }
-    if (liveKeys == 0 && wanted == Long.MinValue && wakeups.isEmpty && channelBytes.isEmpty) {
+    if (liveKeys == 0 && wanted == Long.MinValue && wakeups.size == 0 && channelBytes.isEmpty) {
       if (stored.isDefined) host.remove(GroupRecordKey)
     } else if (
-      stored.isEmpty || wakeupsChanged || wanted != current || liveKeys != stored.get.liveKeys ||
+      stored.isEmpty || wakeups.changed || wanted != current || liveKeys != stored.get.liveKeys ||
       !sameBytes(stored.flatMap(_.channels), channelBytes)
     ) {
-      val table = new ArrayBuffer[Wakeup](wakeups.size)
-      wakeups.forEach((_, w) => table += w)
-      val record =
-        GroupRecord(spec.keyGroups, wanted, liveKeys, table.toSeq, channelBytes, policy.processingTimers)
-      val bytes = GroupRecord.encode(record)
+      val bytes = GroupRecord.write(
+        spec.keyGroups,
+        wanted,
+        liveKeys,
+        wakeups,
+        channelBytes,
+        policy.processingTimers
+      )
       host.put(GroupRecordKey, bytes)
-      kept = KeptRecord(bytes, record, wakeups, watermarks.orNull, earliestEvent, earliestProcessing)
-    } else
       kept =
-        KeptRecord(storedBytes, stored.get, wakeups, watermarks.orNull, earliestEvent, earliestProcessing)
+        KeptRecord(bytes, settled(wanted, channelBytes, earliestEvent, earliestProcessing), watermarks.orNull)
+    } else
+      kept = KeptRecord(
+        storedBytes,
+        settled(current, channelBytes, earliestEvent, earliestProcessing),
+        watermarks.orNull
+      )
   }
+
+  /** The record as just written, over this call's table, or null when the table says it is
+    * better read afresh ([[WakeupTable.settle]]).
+    */
+  private def settled(
+      timer: Long,
+      channelBytes: Option[Array[Byte]],
+      earliestEvent: Long,
+      earliestProcessing: Long
+  ): GroupRecord.Stored =
+    if (!wakeups.settle(earliestEvent, earliestProcessing)) null
+    else
+      new GroupRecord.Stored(spec.keyGroups, timer, liveKeys, wakeups, channelBytes, policy.processingTimers)
 
   private def sameBytes(a: Option[Array[Byte]], b: Option[Array[Byte]]): Boolean = (a, b) match {
     case (Some(x), Some(y)) => java.util.Arrays.equals(x, y)
@@ -402,16 +404,13 @@ final class KeyGroupLoop(spec: LoopSpec) {
 
 object KeyGroupLoop {
 
-  /** A group record's bytes and what they decode to: the record, its wake-up table by key, its
-    * channel watermarks (null without), and the table's earliest wake-up on each clock.
+  /** A group record's bytes and what they read as: the record (null: to be read again) and the
+    * channel watermarks (null without).
     */
   private final case class KeptRecord(
       bytes: Array[Byte],
-      record: GroupRecord,
-      wakeups: java.util.LinkedHashMap[KeyId, Wakeup],
-      channels: ChannelWatermarks,
-      earliestAt: Long,
-      earliestProcessingAt: Long
+      record: GroupRecord.Stored,
+      channels: ChannelWatermarks
   )
 
   /** The watermarks of one call: what a key's rows meet, and what follows them. */
