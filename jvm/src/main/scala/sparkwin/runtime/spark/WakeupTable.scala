@@ -14,9 +14,10 @@ import sparkwin.operator.store.Bytes
   * indexes the entries (their offsets, and a hash index over their key bytes, in one pass), a
   * lookup is one probe, changes are kept apart, and writing copies every run of unchanged entries
   * byte for byte, then adds the changed ones in the order they changed. With a million keys,
-  * building a map of every entry each call was a seventh of the stateful stage; keeping the table
-  * in key order instead made the byte comparisons of its searches a fifth. The index keeps each
-  * entry's hash, so a probe compares bytes only when the hashes match.
+  * decoding every entry into a hash map and encoding it again each call was about a seventh of
+  * the tasks' JFR samples; keeping the table in key order instead made the byte comparisons of
+  * its searches a fifth. The index keeps each entry's hash, so a probe compares bytes only when
+  * the hashes match.
   */
 final class WakeupTable private (
     bytes: Array[Byte],
@@ -51,7 +52,8 @@ final class WakeupTable private (
   /** Makes the table, changes and all, the one a call reads next (its bytes were just written,
     * and their earliest wake-ups are these), unless its changes piled up past a quarter of the
     * stored entries: then it says false, and the written bytes are read afresh. In real-time
-    * mode a call is one row, and indexing its group's table every call cost more than the row.
+    * mode a call is one row of the same few groups, and the loop keeps what it read between
+    * calls (DESIGN.md, "Real-time mode").
     */
   def settle(earliestAt: Long, earliestProcessingAt: Long): Boolean =
     if (changes.size + replacedCount > 64 + stored / 4) false
