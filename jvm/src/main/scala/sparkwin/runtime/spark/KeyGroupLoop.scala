@@ -197,9 +197,10 @@ final class KeyGroupLoop(spec: LoopSpec) {
     val withRows = new ArrayBuffer[(Row, Array[Byte], ArrayBuffer[Row])](byKey.size)
     byKey.forEach((k, rows) => withRows += ((k, keyBytes.encode(k), rows)))
     // Most calls of a group with many keys wake none of them: the table is scanned only when
-    // its earliest wake-up as read is due, and a due key with rows wakes with them.
+    // its earliest wake-up is due, and a due key with rows wakes with them.
+    val (earliestAt, earliestProcessingAt) = wakeups.earliest()
     val due =
-      if (!policy.isDue(wakeups.earliestAt, wakeups.earliestProcessingAt, clocks.after, now))
+      if (!policy.isDue(earliestAt, earliestProcessingAt, clocks.after, now))
         ArrayBuffer.empty[Wakeup]
       else {
         val ids = new java.util.HashSet[KeyId](withRows.size * 2)
@@ -335,8 +336,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
       firing: Boolean,
       tick: Long
   ): Unit = {
-    val (earliestEvent, earliestProcessing) =
-      if (wakeups.changed) wakeups.earliest() else (wakeups.earliestAt, wakeups.earliestProcessingAt)
+    val (earliestEvent, earliestProcessing) = wakeups.earliest()
     val current = stored.map(_.timer).getOrElse(Long.MinValue)
     val wake = policy.processingWake(
       earliestProcessing,
@@ -372,12 +372,11 @@ final class KeyGroupLoop(spec: LoopSpec) {
         policy.processingTimers
       )
       host.put(GroupRecordKey, bytes)
-      kept =
-        KeptRecord(bytes, settled(wanted, channelBytes, earliestEvent, earliestProcessing), watermarks.orNull)
+      kept = KeptRecord(bytes, settled(wanted, channelBytes), watermarks.orNull)
     } else
       kept = KeptRecord(
         storedBytes,
-        settled(current, channelBytes, earliestEvent, earliestProcessing),
+        settled(current, channelBytes),
         watermarks.orNull
       )
   }
@@ -387,11 +386,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
     */
   private def settled(
       timer: Long,
-      channelBytes: Option[Array[Byte]],
-      earliestEvent: Long,
-      earliestProcessing: Long
+      channelBytes: Option[Array[Byte]]
   ): GroupRecord.Stored =
-    if (!wakeups.settle(earliestEvent, earliestProcessing)) null
+    if (!wakeups.settle()) null
     else
       new GroupRecord.Stored(spec.keyGroups, timer, liveKeys, wakeups, channelBytes, policy.processingTimers)
 

@@ -26,8 +26,8 @@ final class WakeupTable private (
     keyLength: Array[Int],
     hashes: Array[Int],
     slots: Array[Int],
-    private var earliestEvent: Long,
-    private var earliestProcessing: Long
+    private var knownEvent: Long,
+    private var knownProcessing: Long
 ) {
   import WakeupTable._
 
@@ -39,31 +39,21 @@ final class WakeupTable private (
   private var count = stored
   private var dirty = false
   private var replacedCount = 0
-  // The earliest wake-ups as changed, and whether they are exact: a change that replaces or
-  // removes a wake-up at one of them leaves only a bound, and earliest() walks the table.
-  private var knownEvent = earliestEvent
-  private var knownProcessing = earliestProcessing
+  // knownEvent and knownProcessing are the earliest wake-ups as changed, and exact says whether
+  // they are: a change that replaces or removes a wake-up at one of them leaves only a bound,
+  // and the next earliest() walks the table.
   private var exact = true
 
-  /** The earliest wake-up on each clock when the table was read or last [[settle]]d. */
-  def earliestAt: Long = earliestEvent
-  def earliestProcessingAt: Long = earliestProcessing
-
-  /** Makes the table, changes and all, the one a call reads next (its bytes were just written,
-    * and their earliest wake-ups are these), unless its changes piled up past a quarter of the
-    * stored entries: then it says false, and the written bytes are read afresh. In real-time
-    * mode a call is one row of the same few groups, and the loop keeps what it read between
-    * calls (DESIGN.md, "Real-time mode").
+  /** Makes the table, changes and all, the one a call reads next (its bytes were just written),
+    * unless its changes piled up past a quarter of the stored entries: then it says false, and
+    * the written bytes are read afresh. In real-time mode a call is one row of the same few
+    * groups, and the loop keeps what it read between calls (DESIGN.md, "Real-time mode").
     */
-  def settle(earliestAt: Long, earliestProcessingAt: Long): Boolean =
+  def settle(): Boolean =
     if (changes.size + replacedCount > 64 + stored / 4) false
     else {
+      earliest() // exact from here on
       dirty = false
-      earliestEvent = earliestAt
-      earliestProcessing = earliestProcessingAt
-      knownEvent = earliestAt
-      knownProcessing = earliestProcessingAt
-      exact = true
       true
     }
 
@@ -146,15 +136,19 @@ final class WakeupTable private (
   }
 
   /** The earliest wake-up on each clock, changes included (Long.MaxValue: none). */
-  def earliest(): (Long, Long) = if (exact) (knownEvent, knownProcessing)
-  else {
-    var at = Long.MaxValue
-    var processingAt = Long.MaxValue
-    walk(
-      i => { at = math.min(at, atOf(i)); processingAt = math.min(processingAt, processingAtOf(i)) },
-      w => { at = math.min(at, w.at); processingAt = math.min(processingAt, w.processingAt) }
-    )
-    (at, processingAt)
+  def earliest(): (Long, Long) = {
+    if (!exact) {
+      var at = Long.MaxValue
+      var processingAt = Long.MaxValue
+      walk(
+        i => { at = math.min(at, atOf(i)); processingAt = math.min(processingAt, processingAtOf(i)) },
+        w => { at = math.min(at, w.at); processingAt = math.min(processingAt, w.processingAt) }
+      )
+      knownEvent = at
+      knownProcessing = processingAt
+      exact = true
+    }
+    (knownEvent, knownProcessing)
   }
 
   /** Every wake-up, in table order. */

@@ -23,7 +23,7 @@ class WakeupTableSuite extends munit.ScalaCheckSuite {
   test("a read table answers lookups; unchanged entries keep their place, changes follow in order") {
     val stored = GroupRecord.read(record((0 until 40).map(i => Wakeup(key(i % 7, i), 1000L + i))))
     val t = stored.table
-    assertEquals((t.size, t.earliestAt, t.earliestProcessingAt), (40, 1000L, Long.MaxValue))
+    assertEquals((t.size, t.earliest()), (40, (1000L, Long.MaxValue)))
     assertEquals(t.get(key(0, 7)).at, 1007L)
     assert(t.get(key(7)) == null && !t.contains(key(7)) && t.contains(key(0, 7)))
     t.put(key(0, 7), Wakeup(null, 5L))
@@ -80,13 +80,13 @@ class WakeupTableSuite extends munit.ScalaCheckSuite {
     (0 until 20).foreach(i => t.remove(key(i)))
     t.put(key(200), Wakeup(null, -1L))
     val written = GroupRecord.write(8, 1L, 81L, t, None, processing = false)
-    assert(t.settle(-1L, Long.MaxValue))
+    assert(t.settle())
     assert(!t.changed)
-    assertEquals((t.earliestAt, t.size), (-1L, 81))
+    assertEquals((t.earliest(), t.size), ((-1L, Long.MaxValue), 81))
     assertEquals(listed(t), listed(GroupRecord.read(written).table))
     // 64 changes and a quarter of the stored entries: read the bytes again.
     (20 until 100).foreach(i => t.put(key(i), Wakeup(null, 7L)))
-    assert(!t.settle(7L, Long.MaxValue))
+    assert(!t.settle())
   }
 
   test("a repeated key is refused, never misread") {
@@ -123,12 +123,12 @@ class WakeupTableSuite extends munit.ScalaCheckSuite {
         val earliest = (model.values.map(_._1) ++ Seq(Long.MaxValue)).min
         assertEquals(t.earliest(), (earliest, (model.values.map(_._2) ++ Seq(Long.MaxValue)).min))
         bytes = GroupRecord.write(8, 1L, 0L, t, None, processing)
-        settled = if (t.settle(t.earliest()._1, t.earliest()._2)) t else null
+        settled = if (t.settle()) t else null
       }
       val back = GroupRecord.read(bytes).table
       val expected = model.toList.map { case (key, (at, pAt)) => (key, at, pAt) }
       assertEquals(listed(back).sortBy(_.toString), expected.sortBy(_.toString))
-      assertEquals(back.earliestAt, (model.values.map(_._1) ++ Seq(Long.MaxValue)).min)
+      assertEquals(back.earliest()._1, (model.values.map(_._1) ++ Seq(Long.MaxValue)).min)
       true
     }
   }
