@@ -369,6 +369,149 @@ def test_a_restarted_stream_resumes_every_aggregates_state(spark, tmp_path: Path
 
 
 # ---------------------------------------------------------------------------------------------
+# minByAll / maxByAll: every value at the extreme ord, ties kept, against Spark's own answer
+
+TIES = [
+    sw.agg.maxByAll("page", "flag"),  # a boolean ord: most of a window ties
+    sw.agg.minByAll("entry", "amount"),  # a struct: whole rows
+    sw.agg.maxByAll("entry", "amount"),
+]
+
+
+def _withEntry(df: DataFrame) -> DataFrame:
+    return df.withColumn("entry", F.struct("page", "amount"))
+
+
+def _tiesBySpark(df: DataFrame, window: Any, millis: bool = False) -> dict:
+    """Each window's values at the extreme ord, from Spark's collect_list and plain Python:
+    rows with a null value or ord skipped, the values sorted (None first). Windows by (user,
+    start), the start in epoch milliseconds with `millis`."""
+    grouped = (
+        _withEntry(df)
+        .groupBy(window.alias("w"), "user")
+        .agg(
+            F.collect_list(F.struct("flag", "page")).alias("flags"),
+            F.collect_list(F.struct("amount", "entry")).alias("amounts"),
+        )
+        .withColumn("start", F.unix_millis("w.start") if millis else F.col("w.start"))
+    )
+
+    def extreme(pairs: list, pick: Any) -> list:
+        kept = [(o, v) for o, v in pairs if o is not None and v is not None]
+        if not kept:
+            return []
+        best = pick(o for o, _ in kept)
+        values = [v for o, v in kept if o == best]
+        return sorted(
+            values, key=lambda v: [(x is not None, x) for x in v] if isinstance(v, tuple) else v
+        )
+
+    out = {}
+    for r in grouped.collect():
+        amounts = [(a, tuple(e)) for a, e in r["amounts"]]
+        out[(r["user"], r["start"])] = [
+            extreme([tuple(x) for x in r["flags"]], max),
+            extreme(amounts, min),
+            extreme(amounts, max),
+        ]
+    return out
+
+
+def _plain(v: Any) -> Any:
+    """A struct value as a tuple, whether a Row or a stream output's dict."""
+    if isinstance(v, dict):
+        return tuple(v.values())
+    return v if isinstance(v, str) else tuple(v)
+
+
+def _tiesBySparkwin(rows: list) -> dict:
+    return {
+        (r["user"], r["window_start"]): [[_plain(v) for v in r[a.outputAlias]] for a in TIES]
+        for r in rows
+        if r["user"] != "z"
+    }
+
+
+@pytest.mark.parametrize(
+    ("kind", "operator"), [("tumbling", "sliced"), ("sliding", "sliced"), ("sessions", "session")]
+)
+def test_maxByAll_and_minByAll_keep_every_tie_as_spark_finds_them(spark, kind, operator) -> None:
+    df = spark.createDataFrame(_rows(1500, seed=21), DDL)
+    assigner, window = {
+        "tumbling": (sw.TumblingEventTimeWindows.of(60_000), F.window("ts", "1 minute")),
+        "sliding": (
+            sw.SlidingEventTimeWindows.of(timedelta(minutes=3), timedelta(minutes=1)),
+            F.window("ts", "3 minutes", "1 minute"),
+        ),
+        "sessions": (
+            sw.EventTimeSessionWindows.withGap(timedelta(seconds=1)),
+            F.session_window("ts", "1 second"),
+        ),
+    }[kind]
+    pipeline = _source(_withEntry(df)).keyBy("user").window(assigner).aggregate(*TIES)
+    # Ties kept sorted are blind to order: the fast paths take them.
+    assert pipeline.describe()["operator"].startswith(operator)
+    ours, theirs = _tiesBySparkwin(pipeline.toDF().collect()), _tiesBySpark(df, window)
+    assert ours == theirs and ours
+    assert any(len(v[0]) > 1 for v in ours.values())  # ties were there to keep
+    schema = pipeline.toDF().schema
+    assert schema["max_by_all_entry"].dataType.simpleString() == (
+        "array<struct<page:string,amount:bigint>>"
+    )
+
+
+def test_a_stream_keeps_struct_values_in_state_across_micro_batches(spark, tmp_path) -> None:
+    """Structs in state: pre-aggregated partials (maxByAll), and values a window keeps between
+    micro-batches (first, collectList, maxBy): a struct used to fail the query when stored."""
+    rows = sorted(_rows(900, seed=23), key=lambda r: r[6])
+    events = _streamed(rows)
+    batches = [events[i : i + 300] for i in range(0, len(events), 300)]
+    batches.append([{**events[-1], "user": "z", "ts": events[-1]["ts"] + 3_600_000}])
+
+    def build(df: DataFrame) -> sw.Pipeline:
+        return (
+            sw.stream(
+                _withEntry(df),
+                "ts",
+                watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(60_000),
+            )
+            .keyBy("user")
+            .window(sw.TumblingEventTimeWindows.of(120_000))
+            .aggregate(*TIES)
+        )
+
+    def kept(df: DataFrame) -> sw.Pipeline:
+        return (
+            sw.stream(
+                _withEntry(df),
+                "ts",
+                watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(60_000),
+            )
+            .keyBy("user")
+            .window(sw.TumblingEventTimeWindows.of(120_000))
+            .aggregate(sw.agg.collectList("entry"), sw.agg.maxBy("entry", "seq"))
+        )
+
+    result = runStream(spark, tmp_path / "ties", STREAM_DDL, build, batches)
+    ours = _tiesBySparkwin(result.outputs["main"])
+    df = spark.createDataFrame(rows, DDL)
+    assert ours == _tiesBySpark(df, F.window("ts", "2 minutes"), millis=True) and ours
+    lists = runStream(spark, tmp_path / "lists", STREAM_DDL, kept, batches)
+    entries = {
+        (r["user"], r["window_start"]): (len(r["collect_list_entry"]), _plain(r["max_by_entry"]))
+        for r in lists.outputs["main"]
+        if r["user"] != "z"
+    }
+    grouped = _withEntry(df).groupBy(F.window("ts", "2 minutes").alias("w"), "user")
+    counted = grouped.agg(F.count("entry").alias("n"), F.max_by("entry", "seq").alias("m"))
+    expected = {
+        (r[0], r[1]): (r[2], tuple(r[3]))
+        for r in counted.select("user", F.unix_millis("w.start"), "n", "m").collect()
+    }
+    assert entries == expected and entries
+
+
+# ---------------------------------------------------------------------------------------------
 # The builder: names, plans, and arguments refused with the parameter and the fix
 
 
@@ -384,6 +527,8 @@ def test_a_restarted_stream_resumes_every_aggregates_state(spark, tmp_path: Path
         (sw.agg.countIf("ok"), "count_if_ok", "agg.countIf('ok')", {}),
         (sw.agg.minBy("x", "ts"), "min_by_x", "agg.minBy('x', 'ts')", {"ord": "ts"}),
         (sw.agg.maxBy("x", "ts"), "max_by_x", "agg.maxBy('x', 'ts')", {"ord": "ts"}),
+        (sw.agg.minByAll("x", "ts"), "min_by_all_x", "agg.minByAll('x', 'ts')", {"ord": "ts"}),
+        (sw.agg.maxByAll("x", "ts"), "max_by_all_x", "agg.maxByAll('x', 'ts')", {"ord": "ts"}),
         (
             sw.agg.approxCountDistinct("u"),
             "approx_count_distinct_u",
@@ -461,6 +606,11 @@ def test_each_new_aggregate_has_its_alias_repr_and_plan_entry(aggregate, alias, 
         ),
         (lambda: sw.agg.maxBy(None, "ts"), TypeError, r"agg.maxBy\(column, ord\): column must be"),
         (
+            lambda: sw.agg.maxByAll("x", None),
+            TypeError,
+            r"agg.maxByAll\(column, ord\): ord must be a column name",
+        ),
+        (
             lambda: sw.agg.countIf(""),
             ValueError,
             r"agg.countIf\(column\): column must be a non-empty",
@@ -499,6 +649,7 @@ def windowed(spark):
             r"agg.minBy\(ord\): ord 'tags' is array<string>, but agg.minBy needs an orderable "
             r"column .* for ord",
         ),
+        (sw.agg.maxByAll("page", "tags"), r"agg.maxByAll\(ord\): ord 'tags' is array<string>"),
     ],
     ids=repr,
 )

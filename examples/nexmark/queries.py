@@ -3,9 +3,8 @@
 Each query takes the events as one DataFrame (`generator.SCHEMA`: a flat table, one row per
 person, auction or bid, batch or streaming) and gives its result as a DataFrame. Window sizes
 are those of the Nexmark project's Flink SQL queries (the original paper used minutes to hours:
-see examples/nexmark/README.md). Where sparkwin has no operator for a step (q5's and q7's
-"the rows with the largest value", q8's join) the step is plain Spark on a window result, and
-the docstring says so.
+see examples/nexmark/README.md). Where sparkwin has no operator for a step (q8's join) the
+step is plain Spark on a window result, and the docstring says so.
 
     q5   hot items: bids per auction in sliding 10 s windows every 2 s, then the auctions
          with the most bids in each window (a chained pipeline)
@@ -48,9 +47,8 @@ def q5HotItems(events: DataFrame, bound: td = BOUND) -> DataFrame:
     First pipeline: bids per auction and window. Second, chained on its results (it inherits
     the watermark): each first-stage window ends on a 2 s boundary and its result's event time
     (`window_time`, end - 1 ms) falls in the 2 s tumbling window that ends with it, so that
-    window gathers every auction's count of one sliding window. sparkwin has no arg-max, so the
-    second stage keeps the largest count and the (count, auction) pairs, and plain Spark keeps
-    the pairs that reach the largest count (ties all kept, as Nexmark's SQL keeps them).
+    window gathers every auction's count of one sliding window and keeps the auctions at the
+    largest count (`maxByAll`: ties all kept, as Nexmark's SQL keeps them).
     """
     perAuction = (
         sw.stream(bids(events, "auction", "ts"), "ts", watermark=watermark(bound))
@@ -58,52 +56,45 @@ def q5HotItems(events: DataFrame, bound: td = BOUND) -> DataFrame:
         .window(sw.SlidingEventTimeWindows.of(td(seconds=10), td(seconds=2)))
         .aggregate(sw.agg.count().alias("num"))
     )
-    entries = perAuction.toDF().select(
-        "window_time", "num", F.struct("num", "auction").alias("entry")
-    )
     perWindow = (
-        sw.stream(entries, "window_time")
+        sw.stream(perAuction.toDF().select("window_time", "num", "auction"), "window_time")
         .windowAll(sw.TumblingEventTimeWindows.of(td(seconds=2)))
-        .aggregate(sw.agg.max("num").alias("max_num"), sw.agg.collectList("entry").alias("entries"))
-    )
-    hottest = F.filter("entries", lambda e: e["num"] == F.col("max_num"))
-    return (
-        perWindow.toDF()
-        .select(
-            (F.col("window_end") - F.expr("INTERVAL 10 SECONDS")).alias("window_start"),
-            "window_end",
-            F.explode(hottest).alias("e"),
+        .aggregate(
+            sw.agg.max("num").alias("num"), sw.agg.maxByAll("auction", "num").alias("hottest")
         )
-        .select("e.auction", "e.num", "window_start", "window_end")
+    )
+    return perWindow.toDF().select(
+        F.explode("hottest").alias("auction"),
+        "num",
+        (F.col("window_end") - F.expr("INTERVAL 10 SECONDS")).alias("window_start"),
+        "window_end",
     )
 
 
-def q7HighestPrice(events: DataFrame, bound: td = BOUND) -> Pipeline:
-    """The highest price bid in each 10 s tumbling window (over all bids: `windowAll`)."""
+def q7HighestBids(events: DataFrame, bound: td = BOUND) -> Pipeline:
+    """The bids at the highest price in each 10 s tumbling window (over all bids: `windowAll`),
+    ties all kept: one `maxByAll` over each bid as a struct, where Nexmark's SQL joins the
+    window's `max(price)` back to the bids."""
+    bid = F.struct("auction", "bidder", "price", "ts").alias("bid")
     return (
-        sw.stream(bids(events, "price", "ts"), "ts", watermark=watermark(bound))
+        sw.stream(
+            bids(events, "auction", "bidder", "price", "ts").select("price", "ts", bid),
+            "ts",
+            watermark=watermark(bound),
+        )
         .windowAll(sw.TumblingEventTimeWindows.of(td(seconds=10)))
-        .aggregate(sw.agg.max("price").alias("max_price"))
+        .aggregate(sw.agg.maxByAll("bid", "price").alias("bids"))
     )
-
-
-def q7HighestBids(highest: DataFrame, bidsInRange: DataFrame) -> DataFrame:
-    """q7's answer: the bids whose price is their window's highest (plain Spark: sparkwin has
-    no arg-max, so the window result is joined back to the bids, as Nexmark's SQL joins it).
-    `highest` is `q7HighestPrice`'s result (a batch DataFrame, or one micro-batch of it) and
-    `bidsInRange` bids covering its windows."""
-    matched = bidsInRange.join(
-        F.broadcast(highest.select("window_start", "window_end", "max_price")),
-        (F.col("price") == F.col("max_price"))
-        & (F.col("ts") >= F.col("window_start"))
-        & (F.col("ts") < F.col("window_end")),
-    )
-    return matched.select("auction", "price", "bidder", "ts", "window_start", "window_end")
 
 
 def q7(events: DataFrame, bound: td = BOUND) -> DataFrame:
-    """q7 on a bounded DataFrame: the highest bids of each 10 s window."""
-    return q7HighestBids(q7HighestPrice(events, bound).toDF(), bids(events))
+    """q7: the highest bids of each 10 s window, one row per bid."""
+    return (
+        q7HighestBids(events, bound)
+        .toDF()
+        .select(F.explode("bids").alias("b"), "window_start", "window_end")
+        .select("b.auction", "b.price", "b.bidder", "b.ts", "window_start", "window_end")
+    )
 
 
 def sellersAndPersons(events: DataFrame) -> DataFrame:

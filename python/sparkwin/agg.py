@@ -7,7 +7,7 @@ the input schema by `sparkwin.stream` when the plan is built. No Python runs per
 
 Default aliases are ``count`` for `count()` and ``<fn>_<column>`` otherwise, with the function
 in snake case: ``sum_amount``, ``count_user``, ``collect_list_x``, ``stddev_samp_x``,
-``approx_count_distinct_user``, ``min_by_page`` (``minBy("page", "ts")``).
+``approx_count_distinct_user``, ``min_by_page`` (``minBy("page", "ts")``), ``max_by_all_bid``.
 
 Every aggregate is mergeable: windows built from slices, merged sessions and Spark's map-side
 pre-aggregation give what one pass over the window's elements gives (floating-point sums and
@@ -43,8 +43,10 @@ __all__ = [
     "last",
     "max",
     "maxBy",
+    "maxByAll",
     "min",
     "minBy",
+    "minByAll",
     "percentileApprox",
     "stddev",
     "stddevPop",
@@ -75,6 +77,8 @@ _SNAKE = {
     "countIf": "count_if",
     "minBy": "min_by",
     "maxBy": "max_by",
+    "minByAll": "min_by_all",
+    "maxByAll": "max_by_all",
     "approxCountDistinct": "approx_count_distinct",
     "percentileApprox": "percentile_approx",
 }
@@ -90,9 +94,9 @@ _INT_MAX = 2**31 - 1
 @dataclass(frozen=True, repr=False)
 class Aggregate:
     """One aggregate of a window: `fn` over `column` (None only for ``count()``), written to the
-    output column `alias`, with the plan's further fields in `options` (``ord`` of minBy/maxBy,
-    ``rsd``, ``percentages``, ``array``, ``accuracy``). Build it with the functions of
-    `sparkwin.agg`.
+    output column `alias`, with the plan's further fields in `options` (``ord`` of the ``By``
+    aggregates, ``rsd``, ``percentages``, ``array``, ``accuracy``). Build it with the functions
+    of `sparkwin.agg`.
     """
 
     fn: str
@@ -127,7 +131,7 @@ class Aggregate:
     @property
     def inputs(self) -> tuple[tuple[str, str], ...]:
         """The (parameter, column name) pairs the aggregate reads: ``column``, and ``ord`` for
-        `minBy` / `maxBy`.
+        `minBy` / `maxBy` / `minByAll` / `maxByAll`.
 
         Example::
 
@@ -141,8 +145,8 @@ class Aggregate:
 
     def acceptsType(self, dataType: DataType, param: str = "column") -> bool:
         """Whether the aggregate's parameter `param` can take a column of `dataType`: sum, avg,
-        the variances and percentileApprox need numbers, min, max and the ``ord`` of
-        minBy/maxBy an orderable type (numeric, string, timestamp, date, boolean), countIf a
+        the variances and percentileApprox need numbers, min, max and the ``ord`` of the ``By``
+        aggregates an orderable type (numeric, string, timestamp, date, boolean), countIf a
         boolean, approxCountDistinct an atomic type; the others anything.
 
         Example::
@@ -460,6 +464,37 @@ def maxBy(column: str, ord: str) -> Aggregate:
         windowed.aggregate(sw.agg.maxBy("price", "ts"))  # max_by_price: the latest price
     """
     return _by("maxBy", column, ord)
+
+
+def minByAll(column: str, ord: str) -> Aggregate:
+    """Every value of `column` in the rows with the smallest `ord`, ties all kept, as an array
+    (empty for a window without such rows): what a join back to the window's smallest `ord`
+    gives, without the join. Rows where `column` or `ord` is null are skipped. `ord` must be
+    orderable (numeric, string, timestamp, date, boolean).
+
+    The tied values come sorted (Spark's order: numbers, strings, times, and structs and arrays
+    of them field by field), so the answer does not depend on arrival order and the pipeline is
+    pre-aggregated before the shuffle; a `column` holding a map comes in arrival order, and is
+    not. Every tied value is kept in the window's state: meant for an `ord` with few ties.
+
+    Example::
+
+        windowed.aggregate(sw.agg.minByAll("user", "ts"))  # min_by_all_user: the first visitors
+    """
+    return _by("minByAll", column, ord)
+
+
+def maxByAll(column: str, ord: str) -> Aggregate:
+    """Every value of `column` in the rows with the largest `ord`, ties all kept, as an array;
+    as `minByAll` otherwise. With a struct `column` it gives whole rows: Nexmark's q7 (the bids
+    at each window's highest price) is one aggregate.
+
+    Example::
+
+        bids = df.select("ts", "price", F.struct("auction", "bidder", "price").alias("bid"))
+        windowed.aggregate(sw.agg.maxByAll("bid", "price"))  # max_by_all_bid
+    """
+    return _by("maxByAll", column, ord)
 
 
 def approxCountDistinct(column: str, rsd: float = 0.05) -> Aggregate:

@@ -12,6 +12,11 @@ trait Record extends sparkwin.api.Input {
   def get(i: Int): AnyRef
   def isNullAt(i: Int): Boolean = get(i) == null
 
+  /** The field as a value state may keep: a runtime's nested rows (a struct's, an array's of
+    * structs) become records, which state stores. What aggregates keep goes through here.
+    */
+  def stored(i: Int): Any = get(i)
+
   /** A numeric or time field as a long (timestamps as epoch milliseconds). */
   def getLong(i: Int): Long = Values.toLong(get(i))
 

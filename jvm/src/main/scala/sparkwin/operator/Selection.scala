@@ -105,6 +105,7 @@ object Selection {
         case WindowFunction.Aggregates(aggs) =>
           slices == 1 || aggs.forall {
             case _: Aggregate.CollectList | _: Aggregate.CollectSet => false
+            case b: Aggregate.ExtremeByAll => b.tieByValue
             case _ => true
           }
         case _ => false
@@ -153,7 +154,7 @@ object Selection {
   // Grouping or merging reorders elements, so only aggregates blind to order qualify
   // (first/last break ties by arrival; collected lists and sets keep arrival order). Variance
   // and percentiles merge to the same answer up to a double's last bits or within the summary's
-  // bound; min_by/max_by break ties by value.
+  // bound; min_by/max_by break ties by value, and min_by_all/max_by_all keep ties sorted.
   private def orderBlind(spec: OperatorSpec): Boolean = spec.function match {
     case WindowFunction.Aggregates(aggs) =>
       aggs.forall {
@@ -163,6 +164,7 @@ object Selection {
             _: Aggregate.PercentileApprox =>
           true
         case b: Aggregate.ExtremeBy => b.tieByValue
+        case b: Aggregate.ExtremeByAll => b.tieByValue
         case _ => false
       }
     case _ => false

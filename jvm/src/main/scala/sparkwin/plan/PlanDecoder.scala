@@ -307,6 +307,11 @@ object PlanDecoder {
       case "minBy" | "maxBy" =>
         val tieByValue = Contract.aggregateInputs("min").forall(_._2.contains(Contract.typeName(inType)))
         (Aggregate.ExtremeBy(alias, input, ord, fn == "maxBy", tieByValue), StructField(alias, inType))
+      case "minByAll" | "maxByAll" =>
+        (
+          Aggregate.ExtremeByAll(alias, input, ord, fn == "maxByAll", tiesOrder(inType)),
+          StructField(alias, ArrayType(inType, containsNull = false), nullable = false)
+        )
       case "approxCountDistinct" =>
         val hash = inType match {
           case ByteType | ShortType | IntegerType | BooleanType => SparkHash.AsInt
@@ -371,6 +376,15 @@ object PlanDecoder {
         )
       case other => throw new PlanException(s"unknown aggregate '$other'")
     }
+  }
+
+  /** Whether values of `t` order as ties are kept ([[Aggregate.tieOrdering]]): the contract's
+    * orderable types, and structs and arrays of them.
+    */
+  private def tiesOrder(t: DataType): Boolean = t match {
+    case s: StructType => s.fields.forall(f => tiesOrder(f.dataType))
+    case a: ArrayType => tiesOrder(a.elementType)
+    case other => Contract.aggregateInputs("min").forall(_._2.contains(Contract.typeName(other)))
   }
 
   private def guard[A](body: => A): A =

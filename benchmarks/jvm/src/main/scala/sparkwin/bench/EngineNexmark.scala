@@ -15,10 +15,10 @@ import sparkwin.core.window._
   * Reads `<dir>/<query>.bin`, the files the Flink job reads (run.py's layout: int32 key, int64
   * ts, int64 amount; the last 8 records flush every window on a key of their own):
   *   - q5: bids per auction in sliding 10 s windows every 2 s, then per window the auctions
-  *     with the most bids (ties kept), in plain Scala as the pipeline does it in plain Spark.
-  *   - q7: the highest price per 10 s tumbling window over all bids (amount `price << 22 |
-  *     auction`), then the bids at that price, found in a second pass over the bids as the
-  *     Spark systems join them back.
+  *     with the most bids (ties kept), in plain Scala (the pipeline's second, `windowAll` stage).
+  *   - q7: the bids at the highest price of each 10 s tumbling window over all bids (amount
+  *     `price << 22 | auction`), ties kept: `maxByAll` of the auction by the price, as the
+  *     pipeline does it.
   *   - q8: persons (amount 1 << 32) and auctions (amount 1) keyed by the person in 10 s tumbling
   *     windows, counting each kind; windows with both.
   *   - q11: bids per bidder session, 10 s gap.
@@ -100,9 +100,21 @@ object EngineNexmark {
         )
       case "q7" =>
         (
-          spec(TumblingWindows(10000, 0, isEventTime = true), Aggregate.Max("max_price", 1)),
-          i => Array[Any](keys(e.keyOf(i)), java.lang.Long.valueOf(e.amount(i) >>> AuctionBits)),
-          new Results(flush)((_, start, v) => offer(start, v(0).asInstanceOf[Long], 0L))
+          spec(
+            TumblingWindows(10000, 0, isEventTime = true),
+            Aggregate.ExtremeByAll("bids", 2, 1, wantMax = true, tieByValue = true),
+            Aggregate.Max("price", 1)
+          ),
+          i =>
+            Array[Any](
+              keys(e.keyOf(i)),
+              java.lang.Long.valueOf(e.amount(i) >>> AuctionBits),
+              java.lang.Long.valueOf(e.amount(i) & ((1L << AuctionBits) - 1))
+            ),
+          new Results(flush)((_, start, v) => {
+            val price = v(1).asInstanceOf[Long]
+            v(0).asInstanceOf[Seq[Any]].foreach(a => fp.add(price, 1, a.asInstanceOf[Long], start))
+          })
         )
       case "q8" =>
         (
@@ -142,18 +154,6 @@ object EngineNexmark {
     op.advanceWatermark(Long.MaxValue)
     query match {
       case "q5" => ties.forEach((start, t) => fp.add(t(0), t(1), t(2), start))
-      case "q7" =>
-        // The bids at their window's highest price, in a second pass (the Spark systems' join).
-        i = 0
-        while (i < n) {
-          if (e.keyOf(i) != flush) {
-            val start = Math.floorDiv(e.ts(i), 10000L) * 10000L
-            val t = ties.get(start)
-            val price = e.amount(i) >>> AuctionBits
-            if (t != null && price == t(0)) fp.add(price, 1, e.amount(i) & ((1L << AuctionBits) - 1), start)
-          }
-          i += 1
-        }
       case _ =>
     }
     fp.totals.toSeq

@@ -153,6 +153,16 @@ object Aggregate {
     def newAccumulator(): Accumulator = new ExtremeByAcc(column, ord, wantMax, tieByValue)
   }
 
+  /** `minByAll` / `maxByAll`: every value of `column` in the rows with the smallest / largest
+    * `ord`, ties all kept. `tieByValue`: the column's values order ([[tieOrdering]]), so the tied
+    * values are kept in that order and the answer does not depend on arrival order.
+    */
+  final case class ExtremeByAll(alias: String, column: Int, ord: Int, wantMax: Boolean, tieByValue: Boolean)
+      extends Aggregate {
+    override def columns: Seq[Int] = Seq(column, ord)
+    def newAccumulator(): Accumulator = new ExtremeByAllAcc(column, ord, wantMax, tieByValue)
+  }
+
   /** `approxCountDistinct`: HyperLogLog++ with Spark's precision for `rsd` and Spark's hash of
     * a value of the column's type (`hash`).
     */
@@ -198,6 +208,30 @@ object Aggregate {
 
     /** The result types a user's aggregate may have (Spark's names), each a plain Java value. */
     val ResultTypes: Seq[String] = Seq("bigint", "int", "double", "string", "boolean")
+  }
+
+  /** A total order over the values ties keep, Spark's for these types: nulls first, then
+    * [[valueOrdering]]'s, records (structs) field by field and sequences (arrays) element by
+    * element, a prefix before what extends it.
+    */
+  val tieOrdering: Ordering[Any] = new Ordering[Any] {
+    def compare(a: Any, b: Any): Int = (a, b) match {
+      case (null, null) => 0
+      case (null, _) => -1
+      case (_, null) => 1
+      case (x: Record, y: Record) => lexical(x.length, y.length, i => compare(x.get(i), y.get(i)))
+      case (x: scala.collection.Seq[_], y: scala.collection.Seq[_]) =>
+        val (xs, ys) = (x.toIndexedSeq, y.toIndexedSeq)
+        lexical(xs.length, ys.length, i => compare(xs(i), ys(i)))
+      case _ => valueOrdering.compare(a, b)
+    }
+
+    private def lexical(m: Int, n: Int, at: Int => Int): Int = {
+      var i = 0
+      var c = 0
+      while (c == 0 && i < math.min(m, n)) { c = at(i); i += 1 }
+      if (c != 0) c else Integer.compare(m, n)
+    }
   }
 
   /** Orders the values min/max compare: numbers numerically, strings, timestamps, booleans. */
@@ -390,7 +424,7 @@ final class ByTimeAcc(column: Int, wantLast: Boolean) extends Accumulator {
   var seen: Boolean = false
   private def offer(t: Long, v: Any): Unit =
     if (!seen || (if (wantLast) t >= ts else t < ts)) { ts = t; value = v; seen = true }
-  def add(record: Record, t: Long): Unit = offer(t, record.get(column))
+  def add(record: Record, t: Long): Unit = offer(t, record.stored(column))
   def merge(other: Accumulator): Unit = {
     val o = other.asInstanceOf[ByTimeAcc]
     if (o.seen) offer(o.ts, o.value)
@@ -411,7 +445,7 @@ final class CollectAcc(column: Int, distinct: Boolean) extends Accumulator {
   private lazy val seen = new java.util.HashSet[Any]()
   private def offer(v: Any): Unit =
     if (v != null && (!distinct || seen.add(v))) values.add(v)
-  def add(record: Record, ts: Long): Unit = offer(record.get(column))
+  def add(record: Record, ts: Long): Unit = offer(record.stored(column))
   def merge(other: Accumulator): Unit = other.asInstanceOf[CollectAcc].values.forEach(offer(_))
   def result: Any = {
     val out = new Array[Any](values.size)

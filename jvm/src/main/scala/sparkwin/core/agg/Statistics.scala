@@ -96,7 +96,7 @@ final class ExtremeByAcc(column: Int, ord: Int, wantMax: Boolean, tieByValue: Bo
 
   def add(record: Record, ts: Long): Unit = {
     val o = record.get(ord)
-    if (o != null) offer(o, record.get(column))
+    if (o != null) offer(o, record.stored(column))
   }
   def merge(other: Accumulator): Unit = {
     val o = other.asInstanceOf[ExtremeByAcc]
@@ -110,6 +110,75 @@ final class ExtremeByAcc(column: Int, ord: Int, wantMax: Boolean, tieByValue: Bo
   def save: Array[Any] = Array(best, value, seen)
   def restore(f: Array[Any]): Unit = {
     best = f(0); value = f(1); seen = f(2).asInstanceOf[Boolean]
+  }
+}
+
+/** min_by_all / max_by_all: every value of `column` in the rows with the smallest / largest
+  * `ord`, as an array (empty for a window without such rows). Rows where either is null are
+  * skipped. With `tieByValue` the tied values are kept sorted ([[Aggregate.tieOrdering]]), so
+  * the answer is the same whatever order rows arrive or partials merge in; otherwise they are in
+  * arrival order. Every tied value is kept: meant for an `ord` with few ties (a price, a time).
+  */
+final class ExtremeByAllAcc(column: Int, ord: Int, wantMax: Boolean, tieByValue: Boolean)
+    extends Accumulator {
+  var best: Any = null // null: no row yet
+  val values = new java.util.ArrayList[Any]()
+
+  /** Above 0 when `o` beats the best ord so far, 0 on a tie. */
+  private def rank(o: Any): Int =
+    if (best == null) 1
+    else {
+      val c = Aggregate.valueOrdering.compare(o, best)
+      if (wantMax) c else -c
+    }
+
+  private def insert(v: Any): Unit =
+    if (!tieByValue) values.add(v)
+    else {
+      var lo = 0
+      var hi = values.size
+      while (lo < hi) {
+        val mid = (lo + hi) >>> 1
+        if (Aggregate.tieOrdering.compare(values.get(mid), v) <= 0) lo = mid + 1 else hi = mid
+      }
+      values.add(lo, v)
+    }
+
+  def add(record: Record, ts: Long): Unit = {
+    val o = record.get(ord)
+    if (o != null && !record.isNullAt(column)) {
+      // The ord first: a row below the best is not converted to a value state keeps.
+      val c = rank(o)
+      if (c > 0) { best = o; values.clear() }
+      if (c >= 0) insert(record.stored(column))
+    }
+  }
+
+  def merge(other: Accumulator): Unit = {
+    val o = other.asInstanceOf[ExtremeByAllAcc]
+    if (o.best != null) {
+      val c = rank(o.best)
+      if (c > 0) { best = o.best; values.clear(); values.addAll(o.values) }
+      else if (c == 0) o.values.forEach(insert(_))
+    }
+  }
+
+  def result: Any = values.toArray.toSeq
+
+  def copy(): Accumulator = {
+    val c = new ExtremeByAllAcc(column, ord, wantMax, tieByValue); c.best = best; c.values.addAll(values); c
+  }
+
+  def save: Array[Any] = Array(best, values.toArray)
+
+  def restore(f: Array[Any]): Unit = {
+    best = f(0)
+    values.clear()
+    f(1) match {
+      case s: scala.collection.Seq[_] => s.foreach(values.add)
+      case a: Array[_] => a.foreach(values.add)
+      case other => throw new IllegalStateException(s"corrupt sparkwin state: max_by_all values $other")
+    }
   }
 }
 

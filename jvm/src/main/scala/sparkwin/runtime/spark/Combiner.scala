@@ -100,6 +100,7 @@ object Combiner {
     def length: Int = row.length
     def get(i: Int): AnyRef = row.get(i).asInstanceOf[AnyRef]
     override def isNullAt(i: Int): Boolean = row.isNullAt(i)
+    override def stored(i: Int): Any = Rows.engineValue(row.get(i))
   }
 
   /** One partition's rows as partial rows, grouped by key (`plan.keys`) and window set, in

@@ -11,7 +11,7 @@ import sparkwin.operator.Selection
 import sparkwin.operator.store.ValueCodec
 import sparkwin.runtime.local.LocalRunner
 
-/** The statistical aggregates (variance family, countIf, minBy/maxBy, approxCountDistinct,
+/** The statistical aggregates (variance family, countIf, minBy/maxBy, minByAll/maxByAll, approxCountDistinct,
   * percentileApprox) are mergeable: any split of a window's values into partials, merged in any
   * order, gives what one pass gives; their state survives the state codec; and sliced windows
   * and merged sessions give what a fresh accumulator fed each window's elements gives.
@@ -28,6 +28,8 @@ class MergeableAggregatesSuite extends munit.FunSuite {
     Aggregate.CountIf("count_if", 3),
     Aggregate.ExtremeBy("min_by", 5, 1, wantMax = false, tieByValue = true),
     Aggregate.ExtremeBy("max_by", 4, 1, wantMax = true, tieByValue = true),
+    Aggregate.ExtremeByAll("max_by_all", 5, 1, wantMax = true, tieByValue = true),
+    Aggregate.ExtremeByAll("min_by_all", 4, 5, wantMax = false, tieByValue = true),
     Aggregate.ApproxCountDistinct("acd", 1, 0.05, SparkHash.AsLong),
     Aggregate.ApproxCountDistinct("acd_label", 5, 0.01, SparkHash.AsBytes),
     Aggregate.PercentileApprox("median", 1, IndexedSeq(0.5), 10000, array = false, NumberType.LongNumber),
@@ -138,6 +140,66 @@ class MergeableAggregatesSuite extends munit.FunSuite {
     assertEquals(tied.result, "a")
   }
 
+  test("maxByAll and minByAll keep every tied value, sorted, and skip rows with a null") {
+    val max = new ExtremeByAllAcc(5, 1, wantMax = true, tieByValue = true)
+    val min = new ExtremeByAllAcc(5, 1, wantMax = false, tieByValue = true)
+    val rows = Seq(
+      new ArrayRecord(Array[Any]("k", null, 0L, null, 0.0, "no ord")),
+      row(9, null, 0, null), // a null value: skipped, so 9 is not the largest ord
+      row(7, null, 0, "b"),
+      row(7, null, 0, "a"),
+      row(7, null, 0, "b"),
+      row(2, null, 0, "c"),
+      row(2, null, 0, "d")
+    )
+    for (order <- rows.permutations) {
+      val (hi, lo) = (max.copy(), min.copy())
+      order.foreach(r => { hi.add(r, 0L); lo.add(r, 0L) })
+      assertEquals(hi.result, Seq("a", "b", "b"), order)
+      assertEquals(lo.result, Seq("c", "d"), order)
+    }
+    assertEquals(new ExtremeByAllAcc(5, 1, wantMax = true, tieByValue = true).result, Seq.empty)
+    // A better ord merged in replaces the ties; an equal one joins them, in order.
+    val a = max.copy(); Seq(row(7, null, 0, "q"), row(7, null, 0, "c")).foreach(a.add(_, 0L))
+    val b = max.copy(); Seq(row(5, null, 0, "z")).foreach(b.add(_, 0L))
+    val c = max.copy(); Seq(row(7, null, 0, "b")).foreach(c.add(_, 0L))
+    b.merge(a); b.merge(c)
+    assertEquals(b.result, Seq("b", "c", "q"))
+  }
+
+  test("maxByAll orders struct values field by field, nulls first, and stores them") {
+    def bid(auction: Any, bidder: Any) = new ArrayRecord(Array[Any](auction, bidder))
+    val acc = new ExtremeByAllAcc(1, 0, wantMax = true, tieByValue = true)
+    val bids = Seq(bid(3L, "x"), bid(1L, "z"), bid(3L, null), bid(1L, "y"), bid(null, "a"))
+    for (order <- bids.permutations.take(40)) {
+      val a = acc.copy()
+      order.foreach(b => a.add(new ArrayRecord(Array[Any](100L, b)), 0L))
+      assertEquals(a.result, Seq(bid(null, "a"), bid(1L, "y"), bid(1L, "z"), bid(3L, null), bid(3L, "x")))
+    }
+    val full = acc.copy()
+    bids.foreach(b => full.add(new ArrayRecord(Array[Any](100L, b)), 0L))
+    val bytes = new ByteArrayOutputStream()
+    ValueCodec.writeAccumulators(new DataOutputStream(bytes), Array(full))
+    val back = ValueCodec.readAccumulators(
+      new DataInputStream(new ByteArrayInputStream(bytes.toByteArray)),
+      Array(Aggregate.ExtremeByAll("m", 1, 0, wantMax = true, tieByValue = true))
+    )
+    assertEquals(back(0).result, full.result)
+    // Arrays order element by element, a prefix first.
+    assert(Aggregate.tieOrdering.compare(Seq(1L, 2L), Seq(1L, 2L, 0L)) < 0)
+    assert(Aggregate.tieOrdering.compare(Seq(1L, 3L), Seq(1L, 2L, 0L)) > 0)
+  }
+
+  test("maxByAll of values that do not order keeps arrival order and is not pre-aggregated") {
+    val acc = new ExtremeByAllAcc(5, 1, wantMax = true, tieByValue = false)
+    Seq(row(7, null, 0, "b"), row(7, null, 0, "a"), row(1, null, 0, "z")).foreach(acc.add(_, 0L))
+    assertEquals(acc.result, Seq("b", "a"))
+    val unordered = Aggregate.ExtremeByAll("m", 5, 1, wantMax = true, tieByValue = false)
+    val tumbling = aggregateSpec(TumblingWindows(1000, 0, isEventTime = true), Seq(unordered), false)
+    val sliding = aggregateSpec(SlidingWindows(1000, 250, 0, isEventTime = true), Seq(unordered), false)
+    assert(!Selection.combinable(tumbling) && !Selection.sliceable(sliding))
+  }
+
   test("countIf counts true only") {
     val acc = new CountIfAcc(3)
     Seq[Any](true, false, null, true).foreach(f => acc.add(row(0, f, 0, ""), 0L))
@@ -239,7 +301,7 @@ class MergeableAggregatesSuite extends munit.FunSuite {
     def rounded(d: Double) = BigDecimal(d).round(new java.math.MathContext(9)).toDouble
     values.map {
       case d: Double => rounded(d)
-      case s: Seq[_] => s.map { case d: Double => rounded(d) }
+      case s: Seq[_] => s.map { case d: Double => rounded(d); case other => other }
       case other => other
     }
   }

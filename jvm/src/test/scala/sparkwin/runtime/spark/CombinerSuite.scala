@@ -123,6 +123,51 @@ class CombinerSuite extends munit.FunSuite {
     assert(e.getMessage.contains("packed partial"), e.getMessage)
   }
 
+  test("structs fold into partials as records: maxByAll of a struct column, every split alike") {
+    val bids = StructType(
+      Seq(
+        StructField("ts", LongType),
+        StructField("price", LongType),
+        StructField(
+          "bid",
+          StructType(Seq(StructField("auction", LongType), StructField("bidder", StringType)))
+        )
+      )
+    )
+    val aggs = IndexedSeq[A](A.ExtremeByAll("m", 2, 1, wantMax = true, tieByValue = true))
+    val spec = sparkwin.TestSupport.aggregateSpec(TumblingWindows(100, 0, isEventTime = true), aggs, false)
+    assert(spec.combinable)
+    val p = Plan("{}", bids, 0, IndexedSeq.empty, None, None, None, spec, None, IndexedSeq.empty, None)
+    val rnd = new Random(3)
+    val input = Seq.fill(200)(
+      Row(rnd.nextInt(100).toLong, rnd.nextInt(4).toLong, Row(rnd.nextInt(9).toLong, s"b${rnd.nextInt(3)}"))
+    )
+    val whole =
+      new Combiner.PartialCodec(spec).decode(Combiner.combine(p, input.iterator).next().getAs[Array[Byte]](3))
+    val top =
+      input.filter(_.getLong(1) == 3L).map(_.getStruct(2)).map(r => (r.getLong(0), r.getString(1))).sorted
+    val result = whole(0).result.asInstanceOf[Seq[sparkwin.core.Record]].map(r => (r.get(0), r.get(1)))
+    assertEquals(result, top: Seq[(Any, Any)])
+    // Halves combined apart and merged give the same, as the operator merges partials.
+    val (a, b) = input.splitAt(77)
+    val codec = new Combiner.PartialCodec(spec)
+    val merged =
+      Seq(b, a).map(h => codec.decode(Combiner.combine(p, h.iterator).next().getAs[Array[Byte]](3))(0))
+    merged(0).merge(merged(1))
+    assertEquals(merged(0).result, whole(0).result)
+  }
+
+  test("a row's nested rows are stored as records; values without any, as they are") {
+    val numbers = Seq(1L, 2L)
+    val row = Row("k", Row(1L, "x"), Seq(Row(2L)), numbers, null)
+    val record = new RowRecord(row)
+    assertEquals(record.stored(1), new sparkwin.core.ArrayRecord(Array[Any](1L, "x")))
+    assertEquals(record.stored(2), Seq(new sparkwin.core.ArrayRecord(Array[Any](2L))))
+    assert(record.stored(3).asInstanceOf[AnyRef] eq numbers)
+    assertEquals(record.stored(4), null)
+    assertEquals(record.stored(0), "k")
+  }
+
   test("window sets: counts match the assigner's windows") {
     for (
       assigner <- assigners.collect { case s: SlidingWindows => s };
