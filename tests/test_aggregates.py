@@ -462,35 +462,29 @@ def test_maxByAll_and_minByAll_keep_every_tie_as_spark_finds_them(spark, kind, o
 
 def test_a_stream_keeps_struct_values_in_state_across_micro_batches(spark, tmp_path) -> None:
     """Structs in state: pre-aggregated partials (maxByAll), and values a window keeps between
-    micro-batches (first, collectList, maxBy): a struct used to fail the query when stored."""
+    micro-batches (collectList, maxBy): a struct used to fail the query when stored."""
     rows = sorted(_rows(900, seed=23), key=lambda r: r[6])
     events = _streamed(rows)
     batches = [events[i : i + 300] for i in range(0, len(events), 300)]
     batches.append([{**events[-1], "user": "z", "ts": events[-1]["ts"] + 3_600_000}])
 
-    def build(df: DataFrame) -> sw.Pipeline:
-        return (
-            sw.stream(
-                _withEntry(df),
-                "ts",
-                watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(60_000),
+    def windowed(*aggregates: sw.agg.Aggregate) -> Any:
+        def build(df: DataFrame) -> sw.Pipeline:
+            return (
+                sw.stream(
+                    _withEntry(df),
+                    "ts",
+                    watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(60_000),
+                )
+                .keyBy("user")
+                .window(sw.TumblingEventTimeWindows.of(120_000))
+                .aggregate(*aggregates)
             )
-            .keyBy("user")
-            .window(sw.TumblingEventTimeWindows.of(120_000))
-            .aggregate(*TIES)
-        )
 
-    def kept(df: DataFrame) -> sw.Pipeline:
-        return (
-            sw.stream(
-                _withEntry(df),
-                "ts",
-                watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(60_000),
-            )
-            .keyBy("user")
-            .window(sw.TumblingEventTimeWindows.of(120_000))
-            .aggregate(sw.agg.collectList("entry"), sw.agg.maxBy("entry", "seq"))
-        )
+        return build
+
+    build = windowed(*TIES)
+    kept = windowed(sw.agg.collectList("entry"), sw.agg.maxBy("entry", "seq"))
 
     result = runStream(spark, tmp_path / "ties", STREAM_DDL, build, batches)
     ours = _tiesBySparkwin(result.outputs["main"])
