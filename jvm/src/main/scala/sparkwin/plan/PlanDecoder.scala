@@ -305,8 +305,7 @@ object PlanDecoder {
         )
       case "countIf" => (Aggregate.CountIf(alias, input), StructField(alias, LongType, nullable = false))
       case "minBy" | "maxBy" =>
-        val tieByValue = Contract.aggregateInputs("min").forall(_._2.contains(Contract.typeName(inType)))
-        (Aggregate.ExtremeBy(alias, input, ord, fn == "maxBy", tieByValue), StructField(alias, inType))
+        (Aggregate.ExtremeBy(alias, input, ord, fn == "maxBy", orderable(inType)), StructField(alias, inType))
       case "minByAll" | "maxByAll" =>
         (
           Aggregate.ExtremeByAll(alias, input, ord, fn == "maxByAll", tiesOrder(inType)),
@@ -378,13 +377,17 @@ object PlanDecoder {
     }
   }
 
+  /** Whether `t` is one of the contract's orderable types (min's and max's). */
+  private def orderable(t: DataType): Boolean =
+    Contract.aggregateInputs("min").forall(_._2.contains(Contract.typeName(t)))
+
   /** Whether values of `t` order as ties are kept ([[Aggregate.tieOrdering]]): the contract's
     * orderable types, and structs and arrays of them.
     */
   private def tiesOrder(t: DataType): Boolean = t match {
     case s: StructType => s.fields.forall(f => tiesOrder(f.dataType))
     case a: ArrayType => tiesOrder(a.elementType)
-    case other => Contract.aggregateInputs("min").forall(_._2.contains(Contract.typeName(other)))
+    case other => orderable(other)
   }
 
   private def guard[A](body: => A): A =
