@@ -39,6 +39,16 @@ EVENTS_DDL = (
 )
 
 
+def _warehouse() -> str | None:
+    """This run's table warehouse: bin/matrix names one per line; each pytest-xdist worker
+    takes its own, so two workers never share a table's folder."""
+    if warehouse := os.environ.get("SPARKWIN_TEST_WAREHOUSE"):
+        return warehouse
+    if worker := os.environ.get("PYTEST_XDIST_WORKER"):
+        return str(Path(__file__).resolve().parent.parent / "build" / f"test-warehouse-{worker}")
+    return None
+
+
 @pytest.fixture(scope="session")
 def spark():
     session = sparkwin.session(
@@ -57,12 +67,9 @@ def spark():
             # The Spark Connect server of `connectSpark` (below), if a test asks for it.
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": "0",
-            # Runs side by side (bin/matrix runs lines in parallel) keep their tables apart.
-            **(
-                {"spark.sql.warehouse.dir": warehouse}
-                if (warehouse := os.environ.get("SPARKWIN_TEST_WAREHOUSE"))
-                else {}
-            ),
+            # Runs side by side (bin/matrix's lines, bin/test's pytest-xdist workers) keep their
+            # tables apart.
+            **({"spark.sql.warehouse.dir": warehouse} if (warehouse := _warehouse()) else {}),
         },
     )
     yield session

@@ -931,7 +931,9 @@ def test_process_rejects_a_non_callable(windowed):
 
 
 @pytest.mark.parametrize(
-    "fn", [lambda pdf: pdf, lambda key, window: None, lambda a, b, c, d: None], ids=repr
+    "fn",
+    [lambda pdf: pdf, lambda key, window: None, lambda a, b, c, d: None],
+    ids=["one argument", "two arguments", "four arguments"],
 )
 def test_process_rejects_a_function_that_cannot_take_three_arguments(windowed, fn):
     with pytest.raises(TypeError, match="fn must accept three positional arguments"):
