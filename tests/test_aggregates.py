@@ -375,6 +375,7 @@ TIES = [
     sw.agg.maxByAll("page", "flag"),  # a boolean ord: most of a window ties
     sw.agg.minByAll("entry", "amount"),  # a struct: whole rows
     sw.agg.maxByAll("entry", "amount"),
+    sw.agg.maxByAll("page", "flag", limit=2).alias("two_pages"),  # the smallest two of the ties
 ]
 
 
@@ -409,10 +410,12 @@ def _tiesBySpark(df: DataFrame, window: Any, millis: bool = False) -> dict:
     out = {}
     for r in grouped.collect():
         amounts = [(a, tuple(e)) for a, e in r["amounts"]]
+        pages = extreme([tuple(x) for x in r["flags"]], max)
         out[(r["user"], r["start"])] = [
-            extreme([tuple(x) for x in r["flags"]], max),
+            pages,
             extreme(amounts, min),
             extreme(amounts, max),
+            pages[:2],
         ]
     return out
 
@@ -531,6 +534,12 @@ def test_a_stream_keeps_struct_values_in_state_across_micro_batches(spark, tmp_p
         (sw.agg.minByAll("x", "ts"), "min_by_all_x", "agg.minByAll('x', 'ts')", {"ord": "ts"}),
         (sw.agg.maxByAll("x", "ts"), "max_by_all_x", "agg.maxByAll('x', 'ts')", {"ord": "ts"}),
         (
+            sw.agg.minByAll("x", "ts", limit=3),
+            "min_by_all_x",
+            "agg.minByAll('x', 'ts', limit=3)",
+            {"ord": "ts", "limit": 3},
+        ),
+        (
             sw.agg.approxCountDistinct("u"),
             "approx_count_distinct_u",
             "agg.approxCountDistinct('u')",
@@ -609,7 +618,17 @@ def test_each_new_aggregate_has_its_alias_repr_and_plan_entry(aggregate, alias, 
         (
             lambda: sw.agg.maxByAll("x", None),
             TypeError,
-            r"agg.maxByAll\(column, ord\): ord must be a column name",
+            r"agg.maxByAll\(column, ord, limit=None\): ord must be a column name",
+        ),
+        (
+            lambda: sw.agg.maxByAll("x", "ts", limit=0),
+            ValueError,
+            r"agg.maxByAll\(column, ord, limit=None\): limit must be at least 1, got 0; leave",
+        ),
+        (
+            lambda: sw.agg.minByAll("x", "ts", limit=2.0),
+            TypeError,
+            r"agg.minByAll\(column, ord, limit=None\): limit must be an int or None, got float",
         ),
         (
             lambda: sw.agg.countIf(""),

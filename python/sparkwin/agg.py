@@ -207,7 +207,11 @@ class Aggregate:
                 args.append(repr(value))
             elif name == "percentages":
                 args.append(repr(list(value) if dict(self.options)["array"] else value[0]))
-            elif (name == "rsd" and value != 0.05) or (name == "accuracy" and value != 10000):
+            elif (
+                (name == "rsd" and value != 0.05)
+                or (name == "accuracy" and value != 10000)
+                or name == "limit"
+            ):
                 args.append(f"{name}={value!r}")
         text = f"agg.{self.fn}({', '.join(args)})"
         if self.outputAlias != self.defaultAlias:
@@ -466,7 +470,25 @@ def maxBy(column: str, ord: str) -> Aggregate:
     return _by("maxBy", column, ord)
 
 
-def minByAll(column: str, ord: str) -> Aggregate:
+def _byAll(fn: str, column: str, ord: str, limit: int | None) -> Aggregate:
+    signature = "column, ord, limit=None"
+    options: tuple[tuple[str, Any], ...] = (("ord", _columnName(fn, "ord", ord, signature)),)
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(
+                f"agg.{fn}({signature}): limit must be an int or None, got "
+                f"{type(limit).__name__} {limit!r}"
+            )
+        if limit <= 0:
+            raise ValueError(
+                f"agg.{fn}({signature}): limit must be at least 1, got {limit}; leave it out "
+                "(None) to keep every tied value"
+            )
+        options += (("limit", limit),)
+    return _make(fn, column, options=options, signature=signature)
+
+
+def minByAll(column: str, ord: str, limit: int | None = None) -> Aggregate:
     """Every value of `column` in the rows with the smallest `ord`, ties all kept, as an array
     (empty for a window without such rows): what a join back to the window's smallest `ord`
     gives, without the join. Rows where `column` or `ord` is null are skipped. `ord` must be
@@ -475,26 +497,29 @@ def minByAll(column: str, ord: str) -> Aggregate:
     The tied values come sorted (Spark's order: numbers, strings, times, and structs and arrays
     of them field by field), so the answer does not depend on arrival order and the pipeline is
     pre-aggregated before the shuffle; a `column` holding a map comes in arrival order, and is
-    not. Every tied value is kept in the window's state: meant for an `ord` with few ties.
+    not. Every tied value is kept in the window's state, unless `limit` bounds them: then the
+    window keeps and gives at most `limit` values, the first in that order (for maps, the first
+    to arrive). Give a `limit` when `ord` can tie often (a flag, a coarse bucket).
 
     Example::
 
         windowed.aggregate(sw.agg.minByAll("user", "ts"))  # min_by_all_user: the first visitors
+        windowed.aggregate(sw.agg.minByAll("user", "ts", limit=10))  # at most ten of them
     """
-    return _by("minByAll", column, ord)
+    return _byAll("minByAll", column, ord, limit)
 
 
-def maxByAll(column: str, ord: str) -> Aggregate:
-    """Every value of `column` in the rows with the largest `ord`, ties all kept, as an array;
-    as `minByAll` otherwise. With a struct `column` it gives whole rows: Nexmark's q7 (the bids
-    at each window's highest price) is one aggregate.
+def maxByAll(column: str, ord: str, limit: int | None = None) -> Aggregate:
+    """Every value of `column` in the rows with the largest `ord`, ties all kept (or at most
+    `limit` of them), as an array; as `minByAll` otherwise. With a struct `column` it gives whole
+    rows: Nexmark's q7 (the bids at each window's highest price) is one aggregate.
 
     Example::
 
         bids = df.select("ts", "price", F.struct("auction", "bidder", "price").alias("bid"))
         windowed.aggregate(sw.agg.maxByAll("bid", "price"))  # max_by_all_bid
     """
-    return _by("maxByAll", column, ord)
+    return _byAll("maxByAll", column, ord, limit)
 
 
 def approxCountDistinct(column: str, rsd: float = 0.05) -> Aggregate:

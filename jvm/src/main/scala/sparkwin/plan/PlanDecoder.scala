@@ -308,7 +308,14 @@ object PlanDecoder {
         (Aggregate.ExtremeBy(alias, input, ord, fn == "maxBy", orderable(inType)), StructField(alias, inType))
       case "minByAll" | "maxByAll" =>
         (
-          Aggregate.ExtremeByAll(alias, input, ord, fn == "maxByAll", tiesOrder(inType)),
+          Aggregate.ExtremeByAll(
+            alias,
+            input,
+            ord,
+            fn == "maxByAll",
+            tiesOrder(inType),
+            optional(n, "limit").fold(Long.MaxValue)(_.asLong)
+          ),
           StructField(alias, ArrayType(inType, containsNull = false), nullable = false)
         )
       case "approxCountDistinct" =>

@@ -154,13 +154,21 @@ object Aggregate {
   }
 
   /** `minByAll` / `maxByAll`: every value of `column` in the rows with the smallest / largest
-    * `ord`, ties all kept. `tieByValue`: the column's values order ([[tieOrdering]]), so the tied
-    * values are kept in that order and the answer does not depend on arrival order.
+    * `ord`, ties all kept, or the first `limit` of them. `tieByValue`: the column's values order
+    * ([[tieOrdering]]), so the tied values are kept in that order, the first `limit` are the
+    * smallest, and the answer does not depend on arrival order.
     */
-  final case class ExtremeByAll(alias: String, column: Int, ord: Int, wantMax: Boolean, tieByValue: Boolean)
-      extends Aggregate {
+  final case class ExtremeByAll(
+      alias: String,
+      column: Int,
+      ord: Int,
+      wantMax: Boolean,
+      tieByValue: Boolean,
+      limit: Long = Long.MaxValue
+  ) extends Aggregate {
+    require(limit > 0, s"aggregate $alias: limit must be positive, got $limit")
     override def columns: Seq[Int] = Seq(column, ord)
-    def newAccumulator(): Accumulator = new ExtremeByAllAcc(column, ord, wantMax, tieByValue)
+    def newAccumulator(): Accumulator = new ExtremeByAllAcc(column, ord, wantMax, tieByValue, limit)
   }
 
   /** `approxCountDistinct`: HyperLogLog++ with Spark's precision for `rsd` and Spark's hash of

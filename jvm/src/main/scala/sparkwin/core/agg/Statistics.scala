@@ -117,10 +117,16 @@ final class ExtremeByAcc(column: Int, ord: Int, wantMax: Boolean, tieByValue: Bo
   * `ord`, as an array (empty for a window without such rows). Rows where either is null are
   * skipped. With `tieByValue` the tied values are kept sorted ([[Aggregate.tieOrdering]]), so
   * the answer is the same whatever order rows arrive or partials merge in; otherwise they are in
-  * arrival order. Every tied value is kept: meant for an `ord` with few ties (a price, a time).
+  * arrival order. At most `limit` tied values are kept: the smallest in that order (so a bounded
+  * answer is as order-blind as the whole one), or the first to arrive.
   */
-final class ExtremeByAllAcc(column: Int, ord: Int, wantMax: Boolean, tieByValue: Boolean)
-    extends Accumulator {
+final class ExtremeByAllAcc(
+    column: Int,
+    ord: Int,
+    wantMax: Boolean,
+    tieByValue: Boolean,
+    limit: Long = Long.MaxValue
+) extends Accumulator {
   var best: Any = null // null: no row yet
   val values = new java.util.ArrayList[Any]()
 
@@ -133,7 +139,7 @@ final class ExtremeByAllAcc(column: Int, ord: Int, wantMax: Boolean, tieByValue:
     }
 
   private def insert(v: Any): Unit =
-    if (!tieByValue) values.add(v)
+    if (!tieByValue) { if (values.size < limit) values.add(v) }
     else {
       var lo = 0
       var hi = values.size
@@ -141,7 +147,11 @@ final class ExtremeByAllAcc(column: Int, ord: Int, wantMax: Boolean, tieByValue:
         val mid = (lo + hi) >>> 1
         if (Aggregate.tieOrdering.compare(values.get(mid), v) <= 0) lo = mid + 1 else hi = mid
       }
-      values.add(lo, v)
+      // Full: a value after every kept one is not among the smallest; one before pushes the last out.
+      if (lo < limit) {
+        values.add(lo, v)
+        if (values.size > limit) values.remove(values.size - 1)
+      }
     }
 
   def add(record: Record, ts: Long): Unit = {
@@ -166,7 +176,8 @@ final class ExtremeByAllAcc(column: Int, ord: Int, wantMax: Boolean, tieByValue:
   def result: Any = values.toArray.toSeq
 
   def copy(): Accumulator = {
-    val c = new ExtremeByAllAcc(column, ord, wantMax, tieByValue); c.best = best; c.values.addAll(values); c
+    val c = new ExtremeByAllAcc(column, ord, wantMax, tieByValue, limit); c.best = best;
+    c.values.addAll(values); c
   }
 
   def save: Array[Any] = Array(best, values.toArray)

@@ -30,6 +30,7 @@ class MergeableAggregatesSuite extends munit.FunSuite {
     Aggregate.ExtremeBy("max_by", 4, 1, wantMax = true, tieByValue = true),
     Aggregate.ExtremeByAll("max_by_all", 5, 1, wantMax = true, tieByValue = true),
     Aggregate.ExtremeByAll("min_by_all", 4, 5, wantMax = false, tieByValue = true),
+    Aggregate.ExtremeByAll("max_by_all_2", 5, 1, wantMax = true, tieByValue = true, limit = 2),
     Aggregate.ApproxCountDistinct("acd", 1, 0.05, SparkHash.AsLong),
     Aggregate.ApproxCountDistinct("acd_label", 5, 0.01, SparkHash.AsBytes),
     Aggregate.PercentileApprox("median", 1, IndexedSeq(0.5), 10000, array = false, NumberType.LongNumber),
@@ -165,6 +166,31 @@ class MergeableAggregatesSuite extends munit.FunSuite {
     val c = max.copy(); Seq(row(7, null, 0, "b")).foreach(c.add(_, 0L))
     b.merge(a); b.merge(c)
     assertEquals(b.result, Seq("b", "c", "q"))
+  }
+
+  test("maxByAll with a limit keeps the smallest tied values, whatever the order and merges") {
+    val two = new ExtremeByAllAcc(5, 1, wantMax = true, tieByValue = true, limit = 2)
+    val rows = Seq(row(7, null, 0, "d"), row(7, null, 0, "b"), row(7, null, 0, "c"), row(7, null, 0, "a"))
+    for (order <- (rows :+ row(3, null, 0, "0")).permutations) {
+      val a = two.copy(); order.foreach(a.add(_, 0L))
+      assertEquals(a.result, Seq("a", "b"), order)
+      // Split in two partials at every point, merged either way round.
+      for (cut <- 0 to order.size) {
+        val (x, y) = (two.copy(), two.copy())
+        order.take(cut).foreach(x.add(_, 0L)); order.drop(cut).foreach(y.add(_, 0L))
+        val (xy, yx) = (x.copy(), y.copy()); xy.merge(y); yx.merge(x)
+        assertEquals((xy.result, yx.result), (Seq("a", "b"), Seq("a", "b")), (order, cut))
+      }
+    }
+    // A better ord still replaces the kept ties; values that do not order keep the first arrivals.
+    val a = two.copy(); rows.foreach(a.add(_, 0L)); a.add(row(8, null, 0, "z"), 0L)
+    assertEquals(a.result, Seq("z"))
+    val first = new ExtremeByAllAcc(5, 1, wantMax = true, tieByValue = false, limit = 2)
+    rows.foreach(first.add(_, 0L))
+    assertEquals(first.result, Seq("d", "b"))
+    intercept[IllegalArgumentException](
+      Aggregate.ExtremeByAll("m", 5, 1, wantMax = true, tieByValue = true, limit = 0)
+    )
   }
 
   test("maxByAll orders struct values field by field, nulls first, and stores them") {
