@@ -39,6 +39,24 @@ EVENTS_DDL = (
 )
 
 
+# bin/test's pytest-xdist workers take whole files in collection order: the longest files go
+# first, so that neither worker runs one of them alone at the end (the cluster tests take minutes).
+LONGEST_FILES_FIRST = (
+    "test_cluster.py",
+    "test_spark_streaming.py",
+    "test_kafka_channels.py",
+    "test_realtime.py",
+    "test_connect.py",
+    "test_aggregates.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        rank = {name: i for i, name in enumerate(LONGEST_FILES_FIRST)}
+        items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: files stay whole
+
+
 def _warehouse() -> str | None:
     """This run's table warehouse: bin/matrix names one per line; each pytest-xdist worker
     takes its own, so two workers never share a table's folder."""
