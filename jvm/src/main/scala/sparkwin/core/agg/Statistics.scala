@@ -176,8 +176,10 @@ final class ExtremeByAllAcc(
   def result: Any = values.toArray.toSeq
 
   def copy(): Accumulator = {
-    val c = new ExtremeByAllAcc(column, ord, wantMax, tieByValue, limit); c.best = best;
-    c.values.addAll(values); c
+    val c = new ExtremeByAllAcc(column, ord, wantMax, tieByValue, limit)
+    c.best = best
+    c.values.addAll(values)
+    c
   }
 
   def save: Array[Any] = Array(best, values.toArray)
