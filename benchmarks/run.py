@@ -6,7 +6,8 @@ the same run.
                              [--systems engine,engine-keyed,flink-operator,flink,sparkwin,
                                         native,pandas,floor]
                              [--workloads tumbling,sliding,session,channels] [--slide MS]
-                             [--gap MS] [--breakdown] [--conf KEY=VALUE ...] [--spark 3.5]
+                             [--gap MS] [--files N] [--breakdown] [--conf KEY=VALUE ...]
+                             [--spark 3.5]
     python benchmarks/run.py --scale [benchmarks/scale.py's options]
 
 `--spark LINE` runs the Spark systems on another supported line's PySpark (bin/matrix's cached
@@ -514,6 +515,12 @@ def main() -> None:
     parser.add_argument("--slide", type=int, default=None, help="the sliding workload's slide, ms")
     parser.add_argument("--gap", type=int, default=None, help="the session workload's gap, ms")
     parser.add_argument(
+        "--files",
+        type=int,
+        default=None,
+        help="parquet files, one a micro-batch (default 10; 20 from 5M events)",
+    )
+    parser.add_argument(
         "--conf",
         action="append",
         default=[],
@@ -522,6 +529,10 @@ def main() -> None:
         help="a Spark setting for every Spark system (repeatable)",
     )
     args = parser.parse_args()
+    if args.files is not None and args.files < 1:
+        parser.error(
+            f"--files takes 1 or more (a file a micro-batch), e.g. --files 100; got {args.files}"
+        )
     n = args.events or (1_000_000 if args.quick else 10_000_000)
     systems = [s for s in args.systems.split(",") if s]
     chosen = args.workloads.split(",") if args.workloads else None
@@ -542,7 +553,7 @@ def main() -> None:
 def run(
     args: argparse.Namespace, n: int, systems: list[str], workloads: list, scratch: str
 ) -> None:
-    files = 20 if n >= 5_000_000 else 10
+    files = args.files or (20 if n >= 5_000_000 else 10)
     events = generate(os.path.join(scratch, "events"), n, args.keys, files, 7)
     # The kernel writes the fresh files back to disk in the background; on two cores that
     # would run beside the first timed system.

@@ -213,20 +213,26 @@ def test_state_store_holds_no_window_state_after_windows_expire(spark, tmp_path:
 
     # Only the flush key's window, still open at watermark 97999, keeps state: its engine state
     # and its key group's record (2 key groups, one key with state, a timer at the window's end,
-    # and that key's wake-up).
-    # The state holds bytes: keys as Spark's UnsafeRow of the key columns, and the record (the
-    # map's empty key) in sparkwin's layout 1 (KeyGroupProcessor, GroupRecord).
+    # one bucket of keys, and that key's wake-up).
+    # The state holds bytes: the record (the map's empty key) in sparkwin's layout 1 with keys in
+    # buckets (version 1 + 16), and bucket 0 (tag 2, index 0) holding the key, as Spark's
+    # UnsafeRow of the key columns, with its engine state (KeyGroupLoop, GroupRecord, KeyBuckets).
     entries = {bytes(r["user_map_key"]["value"]): r for r in stateOf("sparkwin")}
-    assert len(entries) == 2 and b"" in entries
-    groupEntry = entries.pop(b"")
-    [(key, engine)] = entries.items()
-    assert unsafeRowString(key) == "z" and engine["key"] == groupEntry["key"]
+    assert sorted(entries) == [b"", b"\x02\x00\x00\x00\x00"]
+    groupEntry, bucketEntry = entries[b""], entries[b"\x02\x00\x00\x00\x00"]
+    assert bucketEntry["key"] == groupEntry["key"]
     record = bytes(groupEntry["user_map_value"]["value"])
-    version, groups, timer, live, n = struct.unpack_from(">biqqi", record)
-    assert (version, groups, live, timer, n) == (1, 2, 1, 109999, 1)
-    (length,) = struct.unpack_from(">i", record, 25)
-    wakeupKey, (at,) = record[29 : 29 + length], struct.unpack_from(">q", record, 29 + length)
-    assert (wakeupKey, at, len(record)) == (key, 109999, 29 + length + 8)
+    version, groups, timer, live, buckets, n = struct.unpack_from(">biqqii", record)
+    assert (version, groups, live, timer, buckets, n) == (17, 2, 1, 109999, 1, 1)
+    (length,) = struct.unpack_from(">i", record, 29)
+    wakeupKey, (at,) = record[33 : 33 + length], struct.unpack_from(">q", record, 33 + length)
+    assert (at, len(record)) == (109999, 33 + length + 8)
+    bucket = bytes(bucketEntry["user_map_value"]["value"])
+    (keyLength,) = struct.unpack_from(">i", bucket, 0)
+    key = bucket[4 : 4 + keyLength]
+    (stateLength,) = struct.unpack_from(">i", bucket, 4 + keyLength)
+    assert unsafeRowString(key) == "z" and key == wakeupKey
+    assert len(bucket) == 4 + keyLength + 4 + stateLength > 4 + keyLength + 4
 
 
 def unsafeRowString(row: bytes) -> str:

@@ -95,6 +95,7 @@ object GroupStateRunner {
     def get(key: Array[Byte]): Array[Byte] = table.get(key)
     def put(key: Array[Byte], value: Array[Byte]): Unit = table.put(key, value)
     def remove(key: Array[Byte]): Unit = table.remove(key)
+    def packsKeys: Boolean = false // the group is one value: buckets in it would only cost
     // The operator's input always has the watermark tag, so Spark answers (0 before any data).
     def watermark: Long = state.getCurrentWatermarkMs()
     def batchTime: Long = state.getCurrentProcessingTimeMs()

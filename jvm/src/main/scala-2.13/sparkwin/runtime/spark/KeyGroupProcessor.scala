@@ -7,7 +7,7 @@ import sparkwin.runtime.SparkTimers
 
 /** Spark 4's host of the key-group loop: a `transformWithState` processor whose grouping key is
   * the key group. Its one state variable, `sparkwin`, maps bytes to bytes: the group's entries
-  * ([[KeyGroupLoop]]). Spark builds every state variable's encoders in every task, and with
+  * ([[KeyGroupLoop]]), its keys packed in buckets ([[KeyBuckets]]). Spark builds every state variable's encoders in every task, and with
   * bytes on both sides they are trivial (DESIGN.md, "State variables").
   */
 final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row, Row] {
@@ -35,6 +35,7 @@ final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row
     def get(key: Array[Byte]): Array[Byte] = keyStates.getValue(key)
     def put(key: Array[Byte], value: Array[Byte]): Unit = keyStates.updateValue(key, value)
     def remove(key: Array[Byte]): Unit = keyStates.removeKey(key)
+    def packsKeys: Boolean = true // each entry is a state-store operation
     def watermark: Long = timers.getCurrentWatermarkInMs()
     def batchTime: Long = timers.getCurrentProcessingTimeInMs()
 

@@ -55,8 +55,10 @@ object KeyId {
   * and the count of keys with state (longs), then the wake-up table: a count, and per key its
   * bytes' length, the bytes and the time. Layout 2 (channels) has both times per key, then the
   * channel watermarks' length and bytes; layout 3 (processing-time timers, no channels) both
-  * times per key and nothing after. A record of another version or length is refused with
-  * a message, never misread.
+  * times per key and nothing after. When the group's keys lie in buckets ([[KeyBuckets]]) the
+  * version byte has [[GroupRecord.BucketsFlag]] added and the bucket count (int) follows the
+  * count of keys with state; `buckets` 0 is a key an entry. A record of another version or
+  * length is refused with a message, never misread.
   */
 final case class GroupRecord(
     keyGroups: Int,
@@ -64,7 +66,8 @@ final case class GroupRecord(
     liveKeys: Long,
     wakeups: Seq[Wakeup],
     channels: Option[Array[Byte]] = None,
-    processing: Boolean = false
+    processing: Boolean = false,
+    buckets: Int = 0
 ) {
 
   /** Both times per key: with channels, or with processing-time timers. */
@@ -78,6 +81,11 @@ object GroupRecord {
   val ChannelsVersion: Byte = 2
   val TwoClocksVersion: Byte = 3
 
+  /** Set in the version byte when the group's keys lie in buckets ([[KeyBuckets]]): their count
+    * (an int) follows the count of keys with state. Without it, each key is an entry of its own.
+    */
+  val BucketsFlag: Byte = 0x10
+
   /** A record read in place: its header, its wake-up table indexed over the bytes
     * ([[WakeupTable]]) and its channel watermarks' bytes.
     */
@@ -87,11 +95,20 @@ object GroupRecord {
       val liveKeys: Long,
       val table: WakeupTable,
       val channels: Option[Array[Byte]],
-      val processing: Boolean
+      val processing: Boolean,
+      val buckets: Int
   )
 
   def encode(r: GroupRecord): Array[Byte] =
-    write(r.keyGroups, r.timer, r.liveKeys, WakeupTable.of(r.wakeups, r.twoTimes), r.channels, r.processing)
+    write(
+      r.keyGroups,
+      r.timer,
+      r.liveKeys,
+      WakeupTable.of(r.wakeups, r.twoTimes),
+      r.channels,
+      r.processing,
+      r.buckets
+    )
 
   /** A record's bytes: the one writer of every layout. */
   def write(
@@ -100,13 +117,18 @@ object GroupRecord {
       liveKeys: Long,
       table: WakeupTable,
       channels: Option[Array[Byte]],
-      processing: Boolean
+      processing: Boolean,
+      buckets: Int = 0
   ): Array[Byte] = {
     val twoTimes = channels.isDefined || processing
-    val size = 1 + 4 + 8 + 8 + table.encodedSize(twoTimes) + channels.fold(0)(4 + _.length)
+    val bucketed = buckets > 0
+    val size = 1 + 4 + 8 + 8 + (if (bucketed) 4 else 0) + table.encodedSize(twoTimes) +
+      channels.fold(0)(4 + _.length)
     val out = ByteBuffer.allocate(size)
-    out.put(if (channels.isDefined) ChannelsVersion else if (processing) TwoClocksVersion else Version)
+    val layout = if (channels.isDefined) ChannelsVersion else if (processing) TwoClocksVersion else Version
+    out.put(if (bucketed) (layout | BucketsFlag).toByte else layout)
     out.putInt(keyGroups).putLong(timer).putLong(liveKeys)
+    if (bucketed) out.putInt(buckets)
     table.writeTo(out, twoTimes)
     channels.foreach(c => out.putInt(c.length).put(c))
     out.array()
@@ -114,7 +136,7 @@ object GroupRecord {
 
   def decode(bytes: Array[Byte]): GroupRecord = {
     val r = read(bytes)
-    GroupRecord(r.keyGroups, r.timer, r.liveKeys, r.table.entries, r.channels, r.processing)
+    GroupRecord(r.keyGroups, r.timer, r.liveKeys, r.table.entries, r.channels, r.processing, r.buckets)
   }
 
   /** The record in `bytes`, its table indexed, not decoded. */
@@ -123,13 +145,20 @@ object GroupRecord {
     def corrupt(why: String) =
       new IllegalStateException(s"a key group's record of ${bytes.length} bytes is unreadable: $why")
     try {
-      val version = in.get()
+      val tag = in.get()
+      val bucketed = (tag & BucketsFlag) != 0
+      val version = (tag & ~BucketsFlag).toByte
       if (version < Version || version > TwoClocksVersion)
-        throw corrupt(s"layout $version, this sparkwin reads layouts $Version to $TwoClocksVersion")
+        throw corrupt(
+          s"layout $tag, this sparkwin reads layouts $Version to $TwoClocksVersion, with or " +
+            s"without keys in buckets (+$BucketsFlag)"
+        )
       val channels = version == ChannelsVersion
       val keyGroups = in.getInt()
       val timer = in.getLong()
       val liveKeys = in.getLong()
+      val buckets = if (bucketed) in.getInt() else 0
+      if (bucketed && buckets < 1) throw corrupt(s"$buckets key buckets")
       val table = WakeupTable.read(bytes, in, twoTimes = version != Version, corrupt)
       val valve =
         if (!channels) None
@@ -141,7 +170,7 @@ object GroupRecord {
           Some(b)
         }
       if (in.hasRemaining) throw corrupt(s"${in.remaining} bytes after the wake-ups")
-      new Stored(keyGroups, timer, liveKeys, table, valve, processing = version == TwoClocksVersion)
+      new Stored(keyGroups, timer, liveKeys, table, valve, version == TwoClocksVersion, buckets)
     } catch {
       case _: java.nio.BufferUnderflowException => throw corrupt("it ends early")
     }

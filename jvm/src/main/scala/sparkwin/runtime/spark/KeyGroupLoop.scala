@@ -22,6 +22,11 @@ trait GroupHost {
   def put(key: Array[Byte], value: Array[Byte]): Unit
   def remove(key: Array[Byte]): Unit
 
+  /** Whether the group's keys go into buckets ([[KeyBuckets]]): where each entry is its own
+    * state-store operation (Spark 4's map state), not where the group is one value (3.5's).
+    */
+  def packsKeys: Boolean
+
   /** Spark's event-time watermark (0 or less: none yet). */
   def watermark: Long
 
@@ -57,8 +62,10 @@ final case class LoopSpec(
   * not the key itself: Spark's timers cost several state-store operations each, and one timer
   * per key group instead of one per key is what makes the runtime keep up with Spark's own
   * windows (DESIGN.md, "Key groups"). A group's entries ([[GroupHost]]) are
-  *   - each key (as [[KeyBytes]]) with its engine state: one read and at most one write per key
-  *     the call touches;
+  *   - its keys (as [[KeyBytes]]) with their engine state, a bucket of them an entry
+  *     ([[KeyBuckets]]) where the host packs keys and the group's record says so (a group
+  *     written before, or on Spark 3.5, has an entry a key): one read and at most one write per
+  *     bucket (or key) the call touches;
   *   - the empty key with the group's [[GroupRecord]]: the number of key groups the checkpoint
   *     was written with, the group's one Spark timer (at the earliest wake-up), how many of
   *     its keys hold state, the wake-up table (each key with pending engine timers and when it
@@ -101,6 +108,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private var host: GroupHost = _
   private var liveKeys: Long = _
   private var wakeups: WakeupTable = _
+  private var buckets: KeyBuckets = _ // null: the group's keys are entries of their own
   // The group record as the last call left it (null: none). In real-time mode a call is one row
   // of the same few groups, and a call whose group still holds these bytes skips reading them
   // (the record, its table and the channel watermarks were a fifth of the loop's time at 10k rows
@@ -141,7 +149,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
       else byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row
     }
     try run(byKey, delivered, firing, tick)
-    finally host = null
+    finally { host = null; buckets = null }
   }
 
   /** Processing time in this call: the tick's when it is one, else the micro-batch's. */
@@ -176,6 +184,10 @@ final class KeyGroupLoop(spec: LoopSpec) {
         )
     }
     liveKeys = stored.map(_.liveKeys).getOrElse(0L)
+    // A group keeps the layout it was written with; one with nothing stored starts in buckets
+    // (so a checkpoint of an older sparkwin moves over a group at a time, as groups empty).
+    val bucketCount = stored.fold(1)(_.buckets)
+    buckets = if (host.packsKeys && bucketCount > 0) new KeyBuckets(host, bucketCount, liveKeys) else null
     wakeups = stored.fold(WakeupTable.empty(policy.processingTimers))(_.table)
     val now = processingTime(tick)
     // The group keeps its own channel watermarks, moved by summary rows (channel=, real-time mode).
@@ -267,13 +279,14 @@ final class KeyGroupLoop(spec: LoopSpec) {
       clocks: Clocks,
       before: Wakeup
   ): Unit = {
-    val loaded = if (holdsNoState(before)) null else host.get(id)
+    val loaded = if (holdsNoState(before)) null else if (buckets != null) buckets.get(id) else host.get(id)
     backend.load(key, loaded)
     driver.enterKey(clocks.now, clocks.before, policy)
     if (combined) rows.foreach(partial(key, _))
     else rows.foreach(element)
     if (policy.splitsBatch) driver.advanceWatermark(clocks.after)
-    backend.save(bytes => host.put(id, bytes), () => host.remove(id))
+    if (buckets != null) backend.save(bytes => buckets.put(id, bytes), () => buckets.remove(id))
+    else backend.save(bytes => host.put(id, bytes), () => host.remove(id))
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
     val next = wakeup()
@@ -346,6 +359,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     val wanted = policy.sparkTimer(earliestEvent, sparkWatermark, wake, now)
     host.timer(current, wanted, firing)
     spec.wakes.foreach(_.report(wake, tick != Long.MinValue))
+    val bucketCount = if (buckets == null) 0 else { buckets.flush(); buckets.count }
     val channelBytes = watermarks.map { cw =>
       stored.flatMap(_.channels) match {
         case Some(bytes) if !cw.isChanged => bytes // a row's call: only a summary moves them
@@ -361,7 +375,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
       if (stored.isDefined) host.remove(GroupRecordKey)
     } else if (
       stored.isEmpty || wakeups.changed || wanted != current || liveKeys != stored.get.liveKeys ||
-      !sameBytes(stored.flatMap(_.channels), channelBytes)
+      bucketCount != stored.get.buckets || !sameBytes(stored.flatMap(_.channels), channelBytes)
     ) {
       val bytes = GroupRecord.write(
         spec.keyGroups,
@@ -369,14 +383,15 @@ final class KeyGroupLoop(spec: LoopSpec) {
         liveKeys,
         wakeups,
         channelBytes,
-        policy.processingTimers
+        policy.processingTimers,
+        bucketCount
       )
       host.put(GroupRecordKey, bytes)
-      kept = KeptRecord(bytes, settled(wanted, channelBytes), watermarks.orNull)
+      kept = KeptRecord(bytes, settled(wanted, channelBytes, bucketCount), watermarks.orNull)
     } else
       kept = KeptRecord(
         storedBytes,
-        settled(current, channelBytes),
+        settled(current, channelBytes, bucketCount),
         watermarks.orNull
       )
   }
@@ -386,11 +401,20 @@ final class KeyGroupLoop(spec: LoopSpec) {
     */
   private def settled(
       timer: Long,
-      channelBytes: Option[Array[Byte]]
+      channelBytes: Option[Array[Byte]],
+      bucketCount: Int
   ): GroupRecord.Stored =
     if (!wakeups.settle()) null
     else
-      new GroupRecord.Stored(spec.keyGroups, timer, liveKeys, wakeups, channelBytes, policy.processingTimers)
+      new GroupRecord.Stored(
+        spec.keyGroups,
+        timer,
+        liveKeys,
+        wakeups,
+        channelBytes,
+        policy.processingTimers,
+        bucketCount
+      )
 
   private def sameBytes(a: Option[Array[Byte]], b: Option[Array[Byte]]): Boolean = (a, b) match {
     case (Some(x), Some(y)) => java.util.Arrays.equals(x, y)

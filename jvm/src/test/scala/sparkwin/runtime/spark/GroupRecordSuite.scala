@@ -9,6 +9,7 @@ class GroupRecordSuite extends munit.FunSuite {
       b.wakeups.map(w => (w.key.toSeq, w.at, w.processingAt))
     )
     assertEquals(a.channels.map(_.toSeq), b.channels.map(_.toSeq))
+    assertEquals((a.processing, a.buckets), (b.processing, b.buckets))
   }
 
   private val record = GroupRecord(
@@ -81,5 +82,28 @@ class GroupRecordSuite extends munit.FunSuite {
     same(back, twoClocks)
     assert(back.processing && back.channels.isEmpty)
     (0 until bytes.length).foreach(n => intercept[IllegalStateException](GroupRecord.decode(bytes.take(n))))
+  }
+
+  test("keys in buckets: each layout's version byte has the flag, and the bucket count follows") {
+    val layouts = Seq(
+      record -> 1,
+      record.copy(wakeups = record.wakeups.map(w => w.copy(processingAt = w.at)), processing = true) -> 3,
+      record.copy(
+        wakeups = record.wakeups.map(w => w.copy(processingAt = w.at)),
+        channels = Some(Array[Byte](4))
+      ) -> 2
+    )
+    layouts.foreach { case (plain, layout) =>
+      val packed = plain.copy(buckets = 37)
+      val bytes = GroupRecord.encode(packed)
+      assertEquals(bytes(0), (layout | GroupRecord.BucketsFlag).toByte)
+      assertEquals(bytes.length, GroupRecord.encode(plain).length + 4)
+      assertEquals(java.nio.ByteBuffer.wrap(bytes, 21, 4).getInt, 37)
+      same(GroupRecord.decode(bytes), packed)
+      (0 until bytes.length).foreach(n => intercept[IllegalStateException](GroupRecord.decode(bytes.take(n))))
+    }
+    val none = GroupRecord.encode(record.copy(buckets = 1)).patch(21, Array[Byte](0, 0, 0, 0), 4)
+    val e = intercept[IllegalStateException](GroupRecord.decode(none))
+    assert(e.getMessage.contains("0 key buckets"), e.getMessage)
   }
 }

@@ -29,7 +29,12 @@ class KeyGroupLoopSuite extends munit.FunSuite {
   }
 
   /** One call's host: the group's stored value, Spark's watermark and batch time. */
-  private final class Host(stored: Array[Byte], val watermark: Long, val batchTime: Long) extends GroupHost {
+  private final class Host(
+      stored: Array[Byte],
+      val watermark: Long,
+      val batchTime: Long,
+      val packsKeys: Boolean = false
+  ) extends GroupHost {
     val table: GroupTable = GroupTable.read(stored)
     var wanted: Long = Long.MinValue
     def get(key: Array[Byte]): Array[Byte] = table.get(key)
@@ -52,6 +57,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     }
     def put(key: Array[Byte], value: Array[Byte]): Unit = inner.put(key, value)
     def remove(key: Array[Byte]): Unit = inner.remove(key)
+    def packsKeys: Boolean = inner.packsKeys
     def batchTime: Long = inner.batchTime
     def timer(current: Long, wanted: Long, firing: Boolean): Unit = inner.timer(current, wanted, firing)
   }
@@ -84,6 +90,52 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     assertEquals(results(l.call(last, Iterator.empty, firing = true)), List(("b", 10L, 2L)))
     assertEquals(last.wanted, Long.MinValue)
     assert(last.value == null, "a group with nothing left has no state")
+  }
+
+  private def keyOf(user: String): Array[Byte] =
+    new KeyBytes(org.apache.spark.sql.types.StructType.fromDDL("user STRING")).encode(Row(user))
+
+  test("where the host packs keys, a group's keys lie in buckets, and the record counts them") {
+    val l = loop()
+    val first = new Host(null, watermark = 0L, batchTime = 1000L, packsKeys = true)
+    val rows = Iterator(Row("a", 1L, 1L), Row("a", 5L, 5L), Row("b", 7L, 3L), Row("b", 2L, 12L))
+    assertEquals(results(l.call(first, rows, firing = false)), Nil)
+    val table = GroupTable.read(first.value)
+    val record = GroupRecord.decode(table.get(KeyGroupLoop.GroupRecordKey))
+    assertEquals((record.liveKeys, record.buckets), (2L, 1))
+    assert(table.get(KeyBuckets.entryKey(0)) != null, "both keys in bucket 0")
+    assert(table.get(keyOf("a")) == null && table.get(keyOf("b")) == null, "no key an entry")
+    val fired = new Host(first.value, watermark = 10L, batchTime = 2000L, packsKeys = true)
+    assertEquals(results(l.call(fired, Iterator.empty, firing = true)), List(("a", 0L, 6L), ("b", 0L, 7L)))
+    val last = new Host(fired.value, watermark = 30L, batchTime = 3000L, packsKeys = true)
+    assertEquals(results(l.call(last, Iterator.empty, firing = true)), List(("b", 10L, 2L)))
+    assert(last.value == null, "a group with nothing left has no state, and no bucket")
+  }
+
+  test("a group stored a key an entry keeps that layout until it empties, then packs its keys") {
+    val l = loop()
+    // Written before keys went into buckets (as a host that does not pack writes it).
+    val old = new Host(null, watermark = 0L, batchTime = 1000L)
+    l.call(old, Iterator(Row("a", 1L, 1L), Row("b", 7L, 3L)), firing = false).foreach(_ => ())
+    assert(GroupTable.read(old.value).get(keyOf("a")) != null)
+    // Resumed where keys are packed: a's and b's entries are read where they are.
+    val resumed = new Host(old.value, watermark = 0L, batchTime = 2000L, packsKeys = true)
+    l.call(resumed, Iterator(Row("a", 4L, 2L), Row("c", 8L, 5L)), firing = false).foreach(_ => ())
+    val table = GroupTable.read(resumed.value)
+    assertEquals(GroupRecord.decode(table.get(KeyGroupLoop.GroupRecordKey)).buckets, 0)
+    assert(table.get(keyOf("c")) != null && table.get(KeyBuckets.entryKey(0)) == null)
+    val fired = new Host(resumed.value, watermark = 10L, batchTime = 3000L, packsKeys = true)
+    assertEquals(
+      results(l.call(fired, Iterator.empty, firing = true)),
+      List(("a", 0L, 5L), ("b", 0L, 7L), ("c", 0L, 8L))
+    )
+    assert(fired.value == null, "the group emptied")
+    // Its next keys go into buckets.
+    val next = new Host(fired.value, watermark = 10L, batchTime = 4000L, packsKeys = true)
+    l.call(next, Iterator(Row("d", 1L, 15L)), firing = false).foreach(_ => ())
+    val packed = GroupTable.read(next.value)
+    assertEquals(GroupRecord.decode(packed.get(KeyGroupLoop.GroupRecordKey)).buckets, 1)
+    assert(packed.get(keyOf("d")) == null && packed.get(KeyBuckets.entryKey(0)) != null)
   }
 
   test("a key's rows meet the watermark after its due windows fire, in one call") {
