@@ -6,8 +6,8 @@ import java.nio.ByteBuffer
   * with their engine state, so a call reads and writes a bucket once however many of its keys it
   * touches, and a group whose keys all fire (a flush, a session gap passing them all) reads and
   * deletes a few dozen entries, not one of each per key. Spark's state store costs 1-2.5 µs an
-  * operation whatever its size, and that count per key was what made a million keys cost twice
-  * a thousand (DESIGN.md, "Keys in buckets").
+  * operation, little of it for a small value's bytes, and that count per key was what made a
+  * million keys cost twice a thousand (DESIGN.md, "Keys in buckets").
   *
   * The buckets grow and shrink one at a time as the group's keys come and go (linear hashing): a
   * key lives in bucket `h mod 2^(L+1)`, or `h mod 2^L` when that is past the last bucket, where
