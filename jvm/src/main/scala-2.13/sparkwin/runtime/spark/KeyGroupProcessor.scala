@@ -7,8 +7,9 @@ import sparkwin.runtime.SparkTimers
 
 /** Spark 4's host of the key-group loop: a `transformWithState` processor whose grouping key is
   * the key group. Its one state variable, `sparkwin`, maps bytes to bytes: the group's entries
-  * ([[KeyGroupLoop]]), its keys packed in buckets ([[KeyBuckets]]). Spark builds every state variable's encoders in every task, and with
-  * bytes on both sides they are trivial (DESIGN.md, "State variables").
+  * ([[KeyGroupLoop]]), its keys packed in buckets ([[KeyBuckets]]). Spark builds every state
+  * variable's encoders in every task, and with bytes on both sides they are trivial (DESIGN.md,
+  * "State variables").
   */
 final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row, Row] {
 
