@@ -1,8 +1,7 @@
-// sparkwin's JVM core. Spark is `provided`: we compile against the exact jars of a PySpark
-// (Maven Central does not carry every PySpark release, and the jars PySpark ships are the ones
-// the code runs against). The engine cross-builds: Scala 2.13 against the newest supported
-// PySpark (bin/matrix links that one jar against every 4.x line), Scala 2.12 against PySpark
-// 3.5's (`++2.12 core/test`), each with its Spark line's shim (`spark4Only` below).
+// sparkwin's JVM core. Spark is `provided`. The engine cross-builds: Scala 2.13 against the newest
+// supported PySpark's own jars (its release is not on Maven Central; bin/matrix links that one jar
+// against every 4.x line), Scala 2.12 against Spark 3.5 from Maven Central (`++2.12 core/test`),
+// each with its Spark line's shim (`spark4Only` below).
 import scala.sys.process._
 
 val supportTable = IO.read(file("python/sparkwin/_support.py"))
@@ -76,33 +75,20 @@ lazy val sparkJarsDir: File = {
   )
 }
 
-// Scala 2.12: $SPARK_JARS_DIR_2_12, else the pyspark of `$SPARKWIN_PYTHON_2_12`, by default the
-// environment `bin/matrix --prepare <version>` makes (its cache folder, as bin/sbt finds it).
-lazy val sparkJarsDir212: File = {
-  val cache = sys.env
-    .get("SPARKWIN_CACHE")
-    .map(file)
-    .getOrElse(file(sys.env.getOrElse("XDG_CACHE_HOME", sys.props("user.home") + "/.cache")) / "sparkwin")
-  val python = sys.env.getOrElse(
-    "SPARKWIN_PYTHON_2_12",
-    (cache / "matrix" / s"pyspark-$pinnedSpark212" / "bin" / "python").getPath
-  )
-  pysparkJars(
-    pinnedSpark212,
-    "SPARK_JARS_DIR_2_12",
-    python,
-    s"Run `bin/matrix --prepare $pinnedSpark212`, point SPARKWIN_PYTHON_2_12 at a python that " +
-      "has it, or set SPARK_JARS_DIR_2_12."
-  )
+// The jars of the Spark that this Scala version compiles against, for the lines whose PySpark
+// release Maven Central lacks (the newest, 4.3.0): a task, so a build that never compiles for 2.13
+// never needs PySpark. Scala 2.12 (Spark 3.5) resolves Spark from Maven Central instead (below).
+lazy val sparkJars = Def.task {
+  if (scalaBinaryVersion.value == "2.12") Nil else (sparkJarsDir ** "*.jar").classpath
 }
 
-// The jars of the Spark that this Scala version compiles against; a task, so a build that
-// never compiles for 2.12 never needs PySpark 3.5. Spark 3.5's include scala-collection-compat
-// (2.13's `scala.jdk.CollectionConverters` for 2.12), so every Spark 3.5 has what the 2.12 jar
-// uses of it.
-lazy val sparkJars = Def.task {
-  val dir = if (scalaBinaryVersion.value == "2.12") sparkJarsDir212 else sparkJarsDir
-  (dir ** "*.jar").classpath
+// Spark 3.5 for the Scala 2.12 jar, `provided` as every Spark library has it: sbt resolves it from
+// Maven Central with its dependencies (its scala-collection-compat gives 2.12 the
+// `scala.jdk.CollectionConverters` of 2.13). No PySpark is installed to build it, so a wheel built
+// from nothing needs no pip inside the build (DESIGN.md, "Building from nothing").
+lazy val spark35 = Def.setting {
+  if (scalaBinaryVersion.value != "2.12") Nil
+  else Seq("org.apache.spark" %% "spark-sql" % pinnedSpark212 % Provided)
 }
 
 ThisBuild / scalaVersion := scala213
@@ -155,6 +141,7 @@ lazy val core = (project in file("jvm"))
     // `provided`: on the compile and test classpaths, never in the jar.
     Compile / unmanagedJars ++= sparkJars.value,
     Test / unmanagedJars ++= sparkJars.value,
+    libraryDependencies ++= spark35.value,
     // munit's releases for Scala 2.12 stop at 1.2.2 (munit-scalacheck's at 1.0.0).
     libraryDependencies ++= {
       val (munit, scalacheck) =

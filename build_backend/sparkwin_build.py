@@ -3,9 +3,10 @@
 `pip install .` / `pip wheel .` / `pip install -e .` all land here. Both jars are built with the
 project's own `bin/sbt` (which fetches sbt itself) and copied to `python/sparkwin/jars/` so the
 wheel carries them: Scala 2.13 (Spark 4) against the newest PySpark's jars, which the build
-environment has, and Scala 2.12 (Spark 3.5) against PySpark 3.5's, which a build machine
-fetches once into sparkwin's cache (its own PySpark stays as it is). A jar newer than every JVM
-source is reused.
+environment has (that release is not on Maven Central), and Scala 2.12 (Spark 3.5) against Spark
+3.5 as sbt resolves it from Maven Central. Nothing here runs pip: a pip started inside a build
+hook inherits the hook's environment and would look for its sdists' backends in ours. A jar
+newer than every JVM source is reused.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ def _supportRows() -> list[tuple[str, str]]:
 
 # The 2.13 jar compiles against the newest line's PySpark, the 2.12 jar against the 2.12 line's.
 PINNED_PYSPARK = f"pyspark=={_supportRows()[-1][0]}"
-PYSPARK_2_12 = next(v for v, scala in _supportRows() if scala == "2.12")
 SCALAS = ("2.13", "2.12")
 
 
@@ -82,45 +82,6 @@ def _needs_pyspark_to_build() -> bool:
     return not _jar_is_fresh("2.13") and "SPARK_JARS_DIR" not in os.environ
 
 
-def _cache() -> Path:
-    """sparkwin's cache folder, as bin/sbt and build.sbt find it."""
-    if "SPARKWIN_CACHE" in os.environ:
-        return Path(os.environ["SPARKWIN_CACHE"])
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "sparkwin"
-
-
-def _jars_2_12(env: dict[str, str]) -> None:
-    """Points the 2.12 compile at PySpark 3.5's jars: `$SPARK_JARS_DIR_2_12`, the environment
-    `bin/matrix --prepare` keeps (build.sbt's default), else PySpark 3.5 installed once into
-    the cache with pip (its jars only: nothing is imported from it)."""
-    matrix = _cache() / "matrix"
-    if "SPARK_JARS_DIR_2_12" in env or "SPARKWIN_PYTHON_2_12" in env:
-        return
-    if (matrix / f"pyspark-{PYSPARK_2_12}" / "bin" / "python").exists():
-        return
-    target = matrix / f"pyspark-{PYSPARK_2_12}-jars"
-    jars = target / "pyspark" / "jars"
-    if not (jars / f"spark-sql_2.12-{PYSPARK_2_12}.jar").exists():
-        print(f"sparkwin: fetching PySpark {PYSPARK_2_12}'s jars into {target}", file=sys.stderr)
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--no-deps",
-                "--upgrade",
-                "--target",
-                str(target),
-                f"pyspark=={PYSPARK_2_12}",
-            ],
-            check=True,
-            stdout=sys.stderr,
-        )
-    env["SPARK_JARS_DIR_2_12"] = str(jars)
-
-
 def _build_jars() -> None:
     stale = [scala for scala in SCALAS if not _newer_than_sources(JAR_DIR / _jar_name(scala))]
     if not stale:
@@ -129,8 +90,6 @@ def _build_jars() -> None:
     if unbuilt:  # sbt has not built them already (bin/test does)
         env = dict(os.environ)
         env.setdefault("SPARKWIN_PYTHON", sys.executable)  # the build env has the pinned pyspark
-        if "2.12" in unbuilt:
-            _jars_2_12(env)
         sbt = ROOT / "bin" / "sbt"
         tasks = [
             "core/package" if scala == "2.13" else f"++{scala} core/package" for scala in unbuilt
