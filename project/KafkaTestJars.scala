@@ -15,9 +15,16 @@ import sbt.Keys._
 object KafkaTestJars {
   val kafkaVersion = "4.1.1"
 
-  // Maven Central has no spark-sql-kafka 4.3.0 yet; 4.2.0 is its newest release and runs on
-  // PySpark 4.3.0 (tests/test_kafka.py reads and writes through it).
-  val connectorVersion = "4.2.0"
+  // The connector of the newest line in the support table (python/sparkwin/_support.py), the one
+  // `sparkwin.session(kafka=True)` adds there: Maven Central has no spark-sql-kafka 4.3.0 yet, and
+  // 4.2.0 runs on PySpark 4.3.0 (tests/test_kafka.py reads and writes through it).
+  lazy val connectorVersion: String =
+    "SparkLine\\(.*kafka=\"([^\"]+)\"".r
+      .findAllMatchIn(IO.read(file("python/sparkwin/_support.py")))
+      .map(_.group(1))
+      .toList
+      .lastOption
+      .getOrElse(sys.error("python/sparkwin/_support.py has no SparkLine row with kafka=\"...\""))
 
   // Kafka's poms bring log4j-core (2.24.3) but no slf4j binding, and the broker logs through
   // slf4j: bind it to log4j2, binding and core at one version. The test fixture configures it.

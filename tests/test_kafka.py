@@ -122,3 +122,29 @@ def test_a_broker_that_never_answers_times_out_instead_of_hanging(tmp_path: Path
         finally:
             broker.stop()
     assert process.poll() is not None
+
+
+def test_a_new_users_session_with_kafka_true_reads_a_topic_into_windows(spark, kafkaBroker) -> None:
+    # The README's first step with Kafka, in a process of its own: sw.session(kafka=True) fetches
+    # Spark's connector for the running line from Maven Central (no jar listed by hand).
+    servers = kafkaBroker.bootstrapServers
+    topic = f"first-hour-{uuid.uuid4().hex[:8]}"
+    createTopic(spark, servers, topic, partitions=2)
+    records = [(i % 2, "u", {"user": "u", "amount": i, "ts": 1_000 * i}) for i in range(1, 6)]
+    assert produce(spark, servers, topic, records) == 5
+    script = f"""
+import sparkwin as sw
+from pyspark.sql import functions as F
+spark = sw.session(master="local[1]", kafka=True)
+events = (spark.read.format("kafka").option("kafka.bootstrap.servers", "{servers}")
+          .option("subscribe", "{topic}").load()
+          .select(F.from_json(F.col("value").cast("string"), "user string, amount long, ts long")
+                  .alias("v")).select("v.*"))
+out = (sw.stream(events, "ts").keyBy("user").window(sw.TumblingEventTimeWindows.of(3000))
+       .aggregate(sw.agg.sum("amount")).toDF())
+print("ROWS", sorted((r.user, r.sum_amount) for r in out.collect()))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
+    )
+    assert "ROWS [('u', 3), ('u', 12)]" in done.stdout, done.stdout + done.stderr[-4000:]

@@ -187,3 +187,52 @@ def test_a_session_whose_jvm_runs_an_unsupported_spark_is_refused(spark, monkeyp
     monkeypatch.setattr(_jvm, "_checked", set())
     with pytest.raises(UnsupportedSparkError, match=r"this SparkSession is Spark 4\.4\.1"):
         sparkwin.jvm_version(spark)
+
+
+@pytest.mark.compat
+def test_configure_with_kafka_adds_the_connector_of_the_installed_line() -> None:
+    from pyspark.sql import SparkSession
+
+    builder = sparkwin.configure(SparkSession.builder, kafka=True)
+    line = lineFor(pyspark.__version__)
+    packages = builder._options["spark.jars.packages"].split(",")
+    assert line.kafkaPackage in packages
+    assert line.kafkaPackage.startswith(f"org.apache.spark:spark-sql-kafka-0-10_{line.scala}:")
+    with pytest.raises(TypeError, match="kafka must be a bool"):
+        sparkwin.configure(SparkSession.builder, kafka="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.compat
+def test_asking_a_running_session_for_packages_it_lacks_fails_at_once_with_the_fix() -> None:
+    # A user's first session had neither; a later session(kafka=True) / session(delta=True) gets
+    # that same JVM back, where spark.jars.packages can no longer take effect.
+    script = (
+        "import sparkwin as sw\n"
+        "spark = sw.session(master='local[1]')\n"
+        "for flag in ('kafka', 'delta'):\n"
+        "    try:\n"
+        "        sw.session(**{flag: True})\n"
+        "        print('ACCEPTED', flag)\n"
+        "    except Exception as e:\n"
+        "        print('REFUSED', flag, type(e).__name__, str(e).replace(chr(10), ' '))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    refused = {
+        line.split(" ", 3)[1]: line.split(" ", 3)[2:]
+        for line in done.stdout.splitlines()
+        if line.startswith("REFUSED")
+    }
+    assert set(refused) == {"kafka", "delta"}, done.stdout + done.stderr[-3000:]
+    kind, message = refused["kafka"]
+    line = lineFor(pyspark.__version__)
+    assert kind == "UnsupportedSparkError"
+    assert "started without Spark's Kafka connector" in message and "spark.stop()" in message
+    assert line.kafkaPackage in message
+    kind, message = refused["delta"]
+    assert kind == "UnsupportedSparkError"
+    if line.delta is not None:
+        assert "started without Delta Lake" in message and line.delta in message
+    else:  # a line Delta has no release for is refused by the builder, naming the lines it has
+        assert "Delta Lake has no release yet" in message

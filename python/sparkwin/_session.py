@@ -15,9 +15,10 @@ import pyspark
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from sparkwin import _connect, _delta, _jvm
+from sparkwin import _classpath, _connect, _delta, _jvm, _kafka
 from sparkwin._jar import jarPath
 from sparkwin._support import lineFor, requireFeature
+from sparkwin.errors import UnsupportedSparkError
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
@@ -44,7 +45,9 @@ _LOCAL_DEFAULTS = {
 }
 
 
-def configure(builder: SparkSession.Builder, *, delta: bool = False) -> SparkSession.Builder:
+def configure(
+    builder: SparkSession.Builder, *, delta: bool = False, kafka: bool = False
+) -> SparkSession.Builder:
     """Put the sparkwin jar on a builder's classpath and set the state store sparkwin needs.
 
     Call it before `getOrCreate()`, so the driver loads the jar from its start. The first
@@ -58,12 +61,15 @@ def configure(builder: SparkSession.Builder, *, delta: bool = False) -> SparkSes
     ``delta=True`` also adds Delta Lake for ``sw.toDelta`` outputs: the Delta jar built for the
     installed PySpark's line (from Maven Central, through ``spark.jars.packages``), Delta's SQL
     extension, and Delta's catalog as the session catalog unless the builder names another. A
-    Spark line Delta has no release for is refused, naming the lines it has.
+    Spark line Delta has no release for is refused, naming the lines it has. ``kafka=True`` adds
+    Spark's Kafka connector (``spark-sql-kafka-0-10``) of the installed PySpark's line, from Maven
+    Central, for ``readStream.format("kafka")`` and Kafka outputs.
 
     Example::
 
         spark = sparkwin.configure(SparkSession.builder.master("local[2]")).getOrCreate()
         spark = sparkwin.configure(SparkSession.builder, delta=True).getOrCreate()
+        spark = sparkwin.configure(SparkSession.builder, kafka=True).getOrCreate()
         spark = sparkwin.configure(SparkSession.builder.remote("local[2]")).getOrCreate()
     """
     if not isinstance(builder, SparkSession.Builder):
@@ -73,8 +79,12 @@ def configure(builder: SparkSession.Builder, *, delta: bool = False) -> SparkSes
     line = lineFor(pyspark.__version__, "the installed PySpark")
     if not isinstance(delta, bool):
         raise TypeError("delta must be a bool")
+    if not isinstance(kafka, bool):
+        raise TypeError("kafka must be a bool")
     if delta:
         builder = _delta.withDelta(builder)
+    if kafka:
+        builder = _kafka.withKafka(builder)
     if "spark.remote" in builder._options:  # a Connect client: refused where Connect cannot run
         requireFeature(pyspark.__version__, "connect", "Spark Connect", _connect.CLASSIC)
     jar = jarPath()  # the jar of the installed PySpark's Scala version
@@ -106,6 +116,7 @@ def session(
     *,
     connect: Any = False,  # a bool; Any keeps session(**{"spark.x": "y"}) well-typed
     delta: Any = False,  # a bool, as connect
+    kafka: Any = False,  # a bool, as connect
     **conf: Any,
 ) -> SparkSession:
     """Get or create a SparkSession with sparkwin's jar and state store configured.
@@ -125,7 +136,9 @@ def session(
     starts the Connect server in this process (on port 15002), with the jar and sparkwin's
     Connect plugin; ``master="sc://host:port"`` connects to a running server, which must have
     been started with both (see ``configure``). Needs ``pip install "sparkwin[connect]"``.
-    ``delta=True`` adds Delta Lake for ``sw.toDelta`` outputs (see ``configure``).
+    ``delta=True`` adds Delta Lake for ``sw.toDelta`` outputs, ``kafka=True`` Spark's Kafka
+    connector (see ``configure``). Spark takes packages only when its JVM starts: asked for one
+    that a session already running in this process lacks, ``session`` says so at once.
 
     Example::
 
@@ -134,6 +147,7 @@ def session(
         print(sparkwin.jvm_version())
         spark = sparkwin.session(connect=True)  # a Spark Connect client of a local server
         spark = sparkwin.session(delta=True)  # with Delta Lake (Spark 3.5 to 4.2)
+        spark = sparkwin.session(kafka=True)  # with Spark's Kafka connector
     """
     if not isinstance(appName, str) or not appName:
         raise TypeError("appName must be a non-empty string")
@@ -164,10 +178,36 @@ def session(
     for key, value in settings.items():
         builder = builder.config(key, str(value))
     if connect:
-        return _connect.startSession(configure(builder, delta=delta))
-    spark = configure(builder, delta=delta).getOrCreate()
+        return _connect.startSession(configure(builder, delta=delta, kafka=kafka))
+    spark = configure(builder, delta=delta, kafka=kafka).getOrCreate()
     _jvm.entryPoint(spark)  # the jars the options hid, ours on the executors; the version
+    _refuseMissingPackages(spark, delta=delta, kafka=kafka)
     return spark
+
+
+def _refuseMissingPackages(spark: SparkSession, *, delta: bool, kafka: bool) -> None:
+    """Refuses, at once, a session that lacks the packages it was asked for. ``getOrCreate``
+    returns a session already running in this process (or the JVM spark-submit started) as it
+    is, and Spark reads ``spark.jars.packages`` only when its JVM starts: without this check the
+    error would come at the first query that writes Delta or reads Kafka."""
+    line = lineFor(spark.version, "this session")
+    wanted = [
+        ("delta", "Delta Lake", _delta.SOURCE_CLASS, line.delta) if delta else None,
+        ("kafka", "Spark's Kafka connector", _kafka.SOURCE_CLASS, line.kafkaPackage)
+        if kafka
+        else None,
+    ]
+    for flag, what, className, package in filter(None, wanted):
+        location = _classpath.classLocation(spark._jvm, className)
+        if location is None:
+            raise UnsupportedSparkError(
+                f"sparkwin.session({flag}=True): this process's Spark session was started "
+                f"without {what}, and Spark adds packages only when its JVM starts. Stop that "
+                f"session first (spark.stop()) and call sparkwin.session({flag}=True) again, or "
+                f"start the job with spark-submit --packages {package}"
+            )
+        if flag == "delta":
+            _delta.checkJar(location, line, "sparkwin.session(delta=True)")
 
 
 def jvm_version(spark: SparkSession | None = None) -> str:

@@ -41,6 +41,15 @@ class SparkLine:
     # The Scala version of this Spark's jars, and so of the sparkwin jar it loads: 2.13 runs
     # Spark 4's runtime (transformWithState), 2.12 Spark 3.5's (flatMapGroupsWithState).
     scala: str = "2.13"
+    # The release of Spark's Kafka connector (spark-sql-kafka-0-10) that runs on this line: the
+    # newest of the same minor on Maven Central, whose patch releases lag PyPI's (4.3's is not
+    # published; 4.2.0 reads and writes Kafka from 4.3.0).
+    kafka: str = ""
+
+    @property
+    def kafkaPackage(self) -> str:
+        """The connector's Maven coordinate, for ``spark.jars.packages``."""
+        return f"org.apache.spark:spark-sql-kafka-0-10_{self.scala}:{self.kafka}"
 
     @property
     def connect(self) -> bool:
@@ -67,11 +76,11 @@ class SparkLine:
 
 LINES: tuple[SparkLine, ...] = (
     # Spark 3.5: flatMapGroupsWithState; Delta 3.3.2 is the last Delta for Spark 3.5.
-    SparkLine((3, 5), "3.5.9", "io.delta:delta-spark_2.12:3.3.2", scala="2.12"),
-    SparkLine((4, 0), "4.0.5", "io.delta:delta-spark_4.0_2.13:4.4.0"),
-    SparkLine((4, 1), "4.1.4", "io.delta:delta-spark_4.1_2.13:4.4.0"),
-    SparkLine((4, 2), "4.2.1", "io.delta:delta-spark_4.2_2.13:4.4.0"),
-    SparkLine((4, 3), "4.3.0", None),
+    SparkLine((3, 5), "3.5.9", "io.delta:delta-spark_2.12:3.3.2", scala="2.12", kafka="3.5.7"),
+    SparkLine((4, 0), "4.0.5", "io.delta:delta-spark_4.0_2.13:4.4.0", kafka="4.0.4"),
+    SparkLine((4, 1), "4.1.4", "io.delta:delta-spark_4.1_2.13:4.4.0", kafka="4.1.3"),
+    SparkLine((4, 2), "4.2.1", "io.delta:delta-spark_4.2_2.13:4.4.0", kafka="4.2.0"),
+    SparkLine((4, 3), "4.3.0", None, kafka="4.2.0"),
 )
 
 
