@@ -66,11 +66,11 @@ from pyspark.sql.streaming import StreamingQuery  # noqa: E402
 import sparkwin as sw  # noqa: E402
 from benchmarks.latency_stats import (  # noqa: E402
     Pane,
-    ResultMismatchError,
     check,
     closingTimes,
     latencies,
     summary,
+    table,
 )
 from benchmarks.run import engineClasspath, machine  # noqa: E402
 
@@ -455,10 +455,6 @@ def session(jfr: str | None = None) -> SparkSession:
     return spark
 
 
-def fmt(v: Any) -> str:
-    return "-" if v is None else f"{v:.0f}"
-
-
 def main() -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -529,10 +525,12 @@ def main() -> None:
                     for system in systems:
                         try:
                             r = runOne(spark, broker, classpath, system, workload, rate, args)
-                        except ResultMismatchError as e:
-                            # Wrong results: no latency for this run, the others still run.
+                        except Exception as e:  # noqa: BLE001
+                            # Wrong results, or a run that broke: a row with its error, no
+                            # latency; the other systems still run and print.
                             r = {"system": system, "workload": workload, "rate": rate}
-                            r |= {"error": str(e), "p50": None, "p99": None, "max": None}
+                            r |= {"error": f"{type(e).__name__}: {e}"}
+                            r |= {"p50": None, "p99": None, "max": None}
                             r |= {"growth": None, "held": False, "achieved": None}
                         results.append(r)
                         print(json.dumps(r), flush=True)
@@ -540,16 +538,7 @@ def main() -> None:
                             write(args.json, args, results)
     finally:
         spark.stop()
-    print(
-        f"\n{'workload':<9} {'rate':>7} {'system':<15} {'achieved':>8} {'p50 ms':>7} "
-        f"{'p99 ms':>7} {'max ms':>7} {'growth':>7} held"
-    )
-    for r in results:
-        print(
-            f"{r['workload']:<9} {r['rate']:>7} {r['system']:<15} {r['achieved']:>8} "
-            f"{fmt(r['p50']):>7} {fmt(r['p99']):>7} {fmt(r['max']):>7} {fmt(r['growth']):>7} "
-            f"{'yes' if r['held'] else 'NO'}"
-        )
+    print("\n" + table(results))
     failed = [r for r in results if "error" in r]
     for r in failed:
         print(f"{r['system']} {r['workload']} {r['rate']}: {r['error']}")

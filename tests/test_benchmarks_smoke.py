@@ -297,3 +297,37 @@ def test_latency_check_refuses_wrong_duplicate_and_early_panes_but_not_a_late_ta
         )
     # Behind: the latest windows not emitted yet, counted, not refused.
     assert check(good[:1], truth, "tumbling")[1] == 1
+
+
+def test_latency_table_prints_a_failed_run_as_a_row_beside_the_others() -> None:
+    from benchmarks.latency_stats import table
+
+    held = {"workload": "tumbling", "rate": 100000, "system": "flink", "achieved": 99870.4}
+    held |= {"p50": 153.2, "p99": 270.9, "max": 301.0, "growth": 2.0, "held": True}
+    failed = {"workload": "tumbling", "rate": 100000, "system": "sparkwin-rt", "achieved": None}
+    failed |= {"p50": None, "p99": None, "max": None, "growth": None, "held": False}
+    failed["error"] = "ResultMismatchError: 683 differences from the events"
+    rows = table([failed, held]).splitlines()
+    assert len(rows) == 3
+    assert rows[1].split() == [
+        "tumbling",
+        "100000",
+        "sparkwin-rt",
+        "-",
+        "-",
+        "-",
+        "-",
+        "-",
+        "error",
+    ]
+    assert rows[2].split() == [
+        "tumbling",
+        "100000",
+        "flink",
+        "99870",
+        "153",
+        "271",
+        "301",
+        "2",
+        "yes",
+    ]
