@@ -49,11 +49,13 @@ spark.stop()
 
 def _userEnv() -> dict[str, str]:
     """This process's environment less what only sparkwin's own runs set (where jars are,
-    which python to compile against, the test session's settings)."""
+    which python to compile against, the test session's settings). The caches stay: bin/test's
+    full run makes them new and empty, as a new user's are."""
     return {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("SPARKWIN_", "SPARK_", "PYSPARK_", "PYTEST_", "_PYPROJECT_HOOKS"))
+        if k == "SPARKWIN_CACHE"
+        or not k.startswith(("SPARKWIN_", "SPARK_", "PYSPARK_", "PYTEST_", "_PYPROJECT_HOOKS"))
         and k not in ("PYTHONPATH", "VIRTUAL_ENV")
     }
 
