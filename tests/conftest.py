@@ -42,6 +42,7 @@ EVENTS_DDL = (
 # bin/test's pytest-xdist workers take whole files in collection order: the longest files go
 # first, so that neither worker runs one of them alone at the end (the cluster tests take minutes).
 LONGEST_FILES_FIRST = (
+    "test_install.py",
     "test_cluster.py",
     "test_spark_streaming.py",
     "test_kafka_channels.py",
