@@ -35,8 +35,9 @@ from sparkwin._contract import (
     PANE_SEQ,
     RESULT,
     ROW_COUNTERS,
+    kindOf,
 )
-from sparkwin._jvm import entryPoint
+from sparkwin._py4j import entryPoint
 from sparkwin.errors import translated
 from sparkwin.outputs import Output
 
@@ -289,7 +290,7 @@ def startQuery(
         try:
             present = {r[0] for r in batch.select(KIND).distinct().collect()}
             for tag, out in outputs(batch).items():
-                if _kindOf(tag, isProcess) not in present:
+                if kindOf(tag, isProcess) not in present:
                     continue
                 if tag in targets:
                     targets[tag].write(out, batchId)
@@ -306,12 +307,6 @@ def startQuery(
     if trigger:
         writer = writer.trigger(**trigger)
     return writer.start()
-
-
-def _kindOf(tag: str, processFn: bool = False) -> int:
-    if tag == "main":
-        return PANE if processFn else RESULT
-    return ERROR if tag == ERRORS_TAG else LATE
 
 
 def splitOutputs(
