@@ -1,0 +1,48 @@
+"""The JVM's rules on how a plan's pieces combine, asked by the builder after every step, and
+their refusals written in the user's words.
+
+``PlanRules`` (in the jar) is the one home of those rules; `ask` sends it the plan so far and
+raises its refusal as a `PlanError`, each piece it names (``{/assigner}``, a JSON pointer)
+written as the builder object it came from (``TumblingEventTimeWindows.of(1000)``). This module
+decides nothing itself: it holds no rule, checks no argument and builds no plan.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from sparkwin import _runtime
+from sparkwin.errors import PlanError
+
+_PIECE = re.compile(r"\{(/[^{}]*)\}")
+
+
+def ask(spark: SparkSession, streaming: bool, plan: dict[str, Any], pieces: Iterable[Any]) -> None:
+    """Asks the JVM's rules about the plan so far; raises PlanError with the first refusal,
+    each piece of the plan it names (``{/assigner}``) written as the builder's repr of it."""
+    message = _runtime.refusal(spark, json.dumps(plan), streaming)
+    if message is not None:
+        raise PlanError(render(message, plan, list(pieces)))
+
+
+def render(message: str, plan: dict[str, Any], pieces: list[Any]) -> str:
+    """`message` with each ``{/pointer}`` written as the piece of `plan` it points at: the first
+    of `pieces` whose JSON it is, else that JSON (a string in quotes)."""
+
+    def piece(match: re.Match[str]) -> str:
+        value: Any = plan
+        for step in match.group(1).split("/")[1:]:
+            step = step.replace("~1", "/").replace("~0", "~")  # JSON pointer escapes
+            value = value[int(step)] if isinstance(value, list) else value.get(step)
+        if isinstance(value, dict):
+            named = [p for p in pieces if p.jsonValue() == value]
+            if named:
+                return repr(named[0])
+        return repr(value) if isinstance(value, str) else json.dumps(value)
+
+    return _PIECE.sub(piece, message)
