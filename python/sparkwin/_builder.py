@@ -2,8 +2,11 @@
 
 `Source` is what ``sparkwin.stream(...)`` was given, `Windowing` everything from ``keyBy`` or
 ``windowAll`` on; each step of the public builder (`sparkwin.stream`) makes a new one and asks
-the JVM's rules about the plan so far (`sparkwin._refusal`). This module writes plans only: it
-checks no argument of a public call beyond the columns an assigner reads and never runs a query.
+the JVM's rules about the plan so far (`sparkwin._refusal`). Where the user chose no watermark
+the plan so far leaves it out, and the whole plan carries the one the JVM decided
+(``PlanDecoder.defaultWatermark``: Storm's lag watermark for Storm windows in event time on a
+bounded input). This module writes plans only: it checks no argument of a public call beyond
+the columns an assigner reads, never runs a query, and never decides what the JVM decides.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ from sparkwin.jvm import JvmAssigner, resolvedAssigner
 from sparkwin.triggers import CountTrigger, PurgingTrigger, Trigger
 from sparkwin.watermark import WatermarkStrategy
 
+# A plan's watermark that nobody chose yet: left out of the plan, for the JVM to decide.
+UNDECIDED: Any = object()
+
 # Beam's names and the plan's.
 COMBINERS = {"END_OF_WINDOW": "endOfWindow", "EARLIEST": "earliest", "LATEST": "latest"}
 COMBINER_NAMES = {v: k for k, v in COMBINERS.items()}
@@ -43,26 +49,32 @@ class Source:
     # df.isStreaming, asked once (on Spark Connect it is a round trip).
     streaming: bool = False
 
-    def plan(self, keys: tuple[str, ...] | None = None) -> dict[str, Any]:
-        """The stream's part of the plan (and the keys, once keyBy gave them)."""
-        return {
+    def plan(self, keys: tuple[str, ...] | None = None, decided: Any = UNDECIDED) -> dict[str, Any]:
+        """The stream's part of the plan (and the keys, once keyBy gave them). The watermark is
+        the user's strategy (``noWatermarks()``: null); without one, `decided` (the JVM's choice
+        for the whole plan), else left out for the JVM's decoder to decide."""
+        watermark = decided if self.watermark is None else self.watermark.jsonValue()
+        plan = {
             "planVersion": PLAN_VERSION,
             "inputSchema": self.df.schema.jsonValue(),
             "timestamp": self.timestamp,
             **({} if keys is None else {"keys": list(keys)}),
-            "watermark": None if self.watermark is None else self.watermark.jsonValue(),
+            "watermark": watermark,
             "arrival": self.arrival,
             "channel": self.channel,
             "channels": None if self.channels is None else list(self.channels),
         }
+        if watermark is UNDECIDED:
+            del plan["watermark"]
+        return plan
 
-    def ask(self, plan: dict[str, Any], pieces: Iterable[Any]) -> None:
-        """Asks the JVM's rules about `plan` (built on this source); a PlanError if refused."""
-        ask(self.df.sparkSession, self.streaming, plan, pieces)
+    def ask(self, plan: dict[str, Any], pieces: Iterable[Any]) -> dict[str, Any]:
+        """The JVM's answer on `plan` (built on this source): a PlanError, or its defaults."""
+        return ask(self.df.sparkSession, self.streaming, plan, pieces)
 
     def checked(self) -> Source:
         """This source, once the JVM's rules accept it."""
-        self.ask(self.plan(), [self.watermark])
+        self.ask(self.plan(), [self.watermark] if self.watermark is not None else [])
         return self
 
     def describe(self) -> str:
@@ -110,27 +122,13 @@ class Windowing:
             text += f".withTimestampCombiner({COMBINER_NAMES[self.timestampCombiner]!r})"
         return text
 
-    @property
-    def watermark(self) -> WatermarkStrategy | None:
-        """The plan's strategy: the stream's, or Storm's lag watermark for Storm windows in event
-        time on a bounded input (a stream needs one chosen; a chained one inherits its own)."""
-        source = self.source
-        if (
-            source.watermark is None
-            and isinstance(self.assigner, StormWindows)
-            and not self.assigner.arrivalOrder
-            and not source.streaming
-            and not source.inherited
-        ):
-            return WatermarkStrategy.forStormLag(self.assigner.lagMs)
-        return source.watermark
-
-    def plan(self, function: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The plan so far; with ``function``, the whole plan."""
-        watermark = self.watermark
+    def plan(
+        self, function: dict[str, Any] | None = None, decided: Any = UNDECIDED
+    ) -> dict[str, Any]:
+        """The plan so far; with ``function``, the whole plan; `decided`: the watermark the JVM
+        decided for it where the user chose none (see `Source.plan`)."""
         plan = {
-            **self.source.plan(self.keys or ()),
-            "watermark": None if watermark is None else watermark.jsonValue(),
+            **self.source.plan(self.keys or (), decided),
             "assigner": self.assigner.jsonValue(),
             "trigger": None if self.trigger is None else self.trigger.jsonValue(),
             "evictor": None if self.evictor is None else self.evictor.jsonValue(),
@@ -147,9 +145,15 @@ class Windowing:
     def checked(self, function: dict[str, Any] | None = None, *more: Any) -> Windowing:
         """This windowing, once the JVM's rules accept it (with ``function``: the whole plan,
         ``more`` the pieces of it the function adds, such as its aggregates)."""
-        pieces = [self.watermark, self.assigner, *walk(self.trigger), self.evictor, *more]
-        self.source.ask(self.plan(function), [p for p in pieces if p is not None])
+        self.decided(function, *more)
         return self
+
+    def decided(self, function: dict[str, Any] | None = None, *more: Any) -> dict[str, Any]:
+        """What the JVM decides where the plan is silent (``{"watermark": ...}``), once its rules
+        accept the plan (arguments as in `checked`; asked once per plan, so both cost one ask)."""
+        source = self.source
+        pieces = [source.watermark, self.assigner, *walk(self.trigger), self.evictor, *more]
+        return source.ask(self.plan(function), [p for p in pieces if p is not None])
 
 
 def countWindowing(

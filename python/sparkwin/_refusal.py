@@ -3,8 +3,10 @@ their refusals written in the user's words.
 
 ``PlanRules`` (in the jar) is the one home of those rules; `ask` sends it the plan so far and
 raises its refusal as a `PlanError`, each piece it names (``{/assigner}``, a JSON pointer)
-written as the builder object it came from (``TumblingEventTimeWindows.of(1000)``). This module
-decides nothing itself: it holds no rule, checks no argument and builds no plan.
+written as the builder object it came from (``TumblingEventTimeWindows.of(1000)``). A plan it
+accepts comes back with what the JVM's decoder decides where the plan is silent (the watermark
+of Storm windows, ``PlanDecoder.defaultWatermark``). This module decides nothing itself: it
+holds no rule, checks no argument and builds no plan.
 """
 
 from __future__ import annotations
@@ -22,12 +24,17 @@ from sparkwin.errors import PlanError
 _PIECE = re.compile(r"\{(/[^{}]*)\}")
 
 
-def ask(spark: SparkSession, streaming: bool, plan: dict[str, Any], pieces: Iterable[Any]) -> None:
+def ask(
+    spark: SparkSession, streaming: bool, plan: dict[str, Any], pieces: Iterable[Any]
+) -> dict[str, Any]:
     """Asks the JVM's rules about the plan so far; raises PlanError with the first refusal,
-    each piece of the plan it names (``{/assigner}``) written as the builder's repr of it."""
-    message = _runtime.refusal(spark, json.dumps(plan), streaming)
-    if message is not None:
-        raise PlanError(render(message, plan, list(pieces)))
+    each piece of the plan it names (``{/assigner}``) written as the builder's repr of it.
+    Accepted, the answer is what the decoder decides where the plan is silent: ``{"watermark":
+    ...}``, the strategy's JSON or None."""
+    found = _runtime.verdict(spark, json.dumps(plan), streaming)
+    if "message" in found:
+        raise PlanError(render(str(found["message"]), plan, list(pieces)))
+    return dict(found.get("defaults") or {})
 
 
 def render(message: str, plan: dict[str, Any], pieces: list[Any]) -> str:

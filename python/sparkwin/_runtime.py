@@ -103,13 +103,14 @@ def describe(
 
 # The rules' answers: a plan (so far) and whether its input is a stream decide them, and the jar
 # is this package's own version, so a builder that repeats a step need not ask again.
-_refusals: dict[tuple[str, bool], str | None] = {}
+_refusals: dict[tuple[str, bool], dict[str, Any]] = {}
 
 
-def refusal(spark: SparkSession, planJson: str, streaming: bool) -> str | None:
+def verdict(spark: SparkSession, planJson: str, streaming: bool) -> dict[str, Any]:
     """The JVM's verdict on a plan so far (``PlanRules``, the one home of the rules on how a
-    plan's pieces combine): the message of the first rule it breaks, naming the plan's pieces
-    as ``{/json/pointer}``s for the caller to write in its own words, or None.
+    plan's pieces combine): ``{"message": ...}`` of the first rule it breaks, naming the plan's
+    pieces as ``{/json/pointer}``s for the caller to write in its own words; or, accepted,
+    ``{"defaults": {"watermark": ...}}``: what the JVM's decoder decides where the plan is silent.
     """
     key = (planJson, streaming)
     if key not in _refusals:
@@ -121,7 +122,7 @@ def refusal(spark: SparkSession, planJson: str, streaming: bool) -> str | None:
         found = json.loads(raw)
         if len(_refusals) > 512:  # a long-lived process that built many pipelines
             _refusals.clear()
-        _refusals[key] = None if found is None else str(found["message"])
+        _refusals[key] = found if isinstance(found, dict) else {}
     return _refusals[key]
 
 

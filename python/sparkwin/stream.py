@@ -546,9 +546,10 @@ class WindowedStream:
         )
 
     def _plan(self, function: dict[str, Any], *pieces: Any) -> dict[str, Any]:
-        """The whole plan, once the JVM's rules accept it (``pieces``: what ``function`` adds)."""
-        self._w.checked(function, *pieces)
-        plan = self._w.plan()
+        """The whole plan, once the JVM's rules accept it (``pieces``: what ``function`` adds),
+        with the watermark the JVM decided where the user chose none."""
+        decided = self._w.decided(function, *pieces)
+        plan = self._w.plan(decided=decided.get("watermark"))
         plan.pop("function", None)  # a combiner's placeholder: `function` carries it now
         plan.update(ansi=ansi(self._w.source.df), function=function)
         validatePlan(plan)  # the contract the jar holds plans to (contract.json)
