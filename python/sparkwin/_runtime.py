@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
@@ -139,6 +140,12 @@ def union(
     with translated():
         jdf = entryPoint(spark).windowed(df._jdf, planJson, realTime, checkpointLocation)
     return DataFrame(jdf, spark)
+
+
+def shared(unioned: DataFrame) -> DataFrame:
+    """A bounded union kept for every output that reads it: the engine runs at the first read
+    and the outputs filter what it kept (``persist(MEMORY_AND_DISK)``, on either transport)."""
+    return unioned.persist(StorageLevel.MEMORY_AND_DISK)
 
 
 def observed(unioned: DataFrame, name: str = OBSERVE_NAME) -> DataFrame:

@@ -110,6 +110,11 @@ object PythonEntryPoint {
     mapper.writeValueAsString(node)
   }
 
+  /** How many keys this JVM ran through the engine on bounded input so far ([[BatchRunner]]):
+    * what one pass over a bounded pipeline adds is its number of keys.
+    */
+  def boundedKeysRun(): Long = BatchRunner.keysRunSoFar
+
   /** Runs the plan on `df` (streaming or bounded); the union of all outputs
     * (see [[OutputLayout]]).
     */
