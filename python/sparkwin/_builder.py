@@ -42,8 +42,6 @@ class Source:
     watermark: WatermarkStrategy | None
     arrival: str | None
     channel: str | None
-    # A pipeline on a sparkwin result's window bounds: Spark's watermark, set upstream.
-    inherited: bool = False
     # Channels known before they deliver (a topic's partitions), as the JVM compares them.
     channels: tuple[str, ...] | None = None
     # df.isStreaming, asked once (on Spark Connect it is a round trip).

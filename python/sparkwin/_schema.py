@@ -5,7 +5,7 @@ values of the channel column, a ``process()`` schema parses.
 Each raises TypeError or ValueError naming the parameter and saying how to fix it, as
 delta-spark checks its arguments. These are checks of one call alone: how a plan's pieces
 combine is the JVM's to say (``PlanRules``, asked through `sparkwin._refusal`). This module
-reads schemas only: it never asks the JVM, builds a plan, or imports the builder.
+reads schemas only: it never asks the JVM, builds a plan, or imports anything of sparkwin.
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ from pyspark.sql.types import (
     StructType,
     _parse_datatype_string,
 )
-
-from sparkwin._contract import EVENT_TIME_METADATA
 
 INTEGRAL_TYPES = (ByteType, ShortType, IntegerType, LongType)
 _NUMERIC_WORDS = "byte, short, int, long, float, double or decimal"
@@ -115,11 +113,6 @@ def declaredChannels(field: StructField, channels: object) -> tuple[str, ...]:
             raise ValueError(f"channels: {value!r} is declared twice")
         names.append(str(value))
     return tuple(names)
-
-
-def isUpstreamEventTime(field: StructField) -> bool:
-    """Whether the column is a sparkwin result's event time (the JVM marks `window_time`)."""
-    return bool(field.metadata.get(EVENT_TIME_METADATA, False))
 
 
 def checkChannel(field: StructField) -> None:

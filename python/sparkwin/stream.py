@@ -135,10 +135,6 @@ def stream(
         )
     if arrival is not None:
         _schema.columnOf(schema, _schema.columnName(arrival, "arrival"), "arrival")
-    streaming = df.isStreaming
-    inherited = streaming and _schema.isUpstreamEventTime(
-        _schema.columnOf(schema, timestamp, "timestamp")
-    )
     declared = None
     if channel is not None:
         field = _schema.columnOf(schema, _schema.columnName(channel, "channel"), "channel")
@@ -147,7 +143,9 @@ def stream(
             declared = _schema.declaredChannels(field, channels)
     elif channels is not None:
         declared = _schema.looseChannels(channels)  # for the JVM to say they need channel=
-    source = Source(df, timestamp, watermark, arrival, channel, inherited, declared, streaming)
+    source = Source(
+        df, timestamp, watermark, arrival, channel, channels=declared, streaming=df.isStreaming
+    )
     return DataStream(source.checked())
 
 
