@@ -136,6 +136,12 @@ def connectSpark(spark):
     service.stop(jvm.scala.Option.empty(), jvm.scala.Option.empty())
 
 
+@pytest.fixture(params=["classic", "connect"])
+def session(request, spark):
+    """The classic session, then a Spark Connect session of the same JVM (and catalog)."""
+    return spark if request.param == "classic" else request.getfixturevalue("connectSpark")
+
+
 @pytest.fixture(scope="session")
 def extendingJar(spark, tmp_path_factory) -> Path:
     """examples/extending (a user's trigger, assigner, evictor and aggregate in Java) built as

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from sparkstreams import StreamResult, canonical, runStream
 
 import sparkwin as sw
-from sparkwin import _jvm
+from sparkwin import _py4j
 from sparkwin._contract import PlanSchemaError, validatePlan
 from sparkwin.errors import PlanError
 
@@ -682,8 +682,8 @@ def test_a_column_of_the_wrong_type_is_refused_by_python_and_the_jar(
     plan = windowed.aggregate(sw.agg.count()).plan
     plan["function"]["aggregates"] = [aggregate.jsonValue()]
     with pytest.raises(PlanError, match=f"aggregate {aggregate.outputAlias}: {aggregate.fn} needs"):
-        with _jvm.translated():
-            _jvm.entryPoint(spark).describe(json.dumps(plan), False)
+        with _py4j.translated():
+            _py4j.entryPoint(spark).describe(json.dumps(plan), False)
 
 
 @pytest.mark.parametrize(
@@ -725,8 +725,8 @@ def test_out_of_range_arguments_are_refused_by_both_sides_of_the_contract(
     with pytest.raises(PlanSchemaError, match=path.replace("[", r"\[").replace("]", r"\]")):
         validatePlan(plan)
     with pytest.raises(PlanError, match=path.replace("[", r"\[").replace("]", r"\]")):
-        with _jvm.translated():
-            _jvm.entryPoint(spark).describe(json.dumps(plan), False)
+        with _py4j.translated():
+            _py4j.entryPoint(spark).describe(json.dumps(plan), False)
 
 
 def test_the_output_schema_has_sparks_result_types(windowed) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import sparkwin as sw
-from sparkwin import _contract, _jvm, _runtime
+from sparkwin import _contract, _py4j, _runtime
 from sparkwin._contract import PlanSchemaError, validatePlan
 from sparkwin.errors import PlanError
 
@@ -19,7 +19,7 @@ PACKAGE = Path(sw.__file__).resolve().parent
 
 
 def test_the_jar_carries_the_packages_contract(spark) -> None:
-    jar = json.loads(str(_jvm.entryPoint(spark).contract()))
+    jar = json.loads(str(_py4j.entryPoint(spark).contract()))
     assert jar == _contract.CONTRACT
 
 
@@ -73,8 +73,8 @@ def test_a_plan_off_the_contract_is_refused_by_both_sides_naming_the_path(spark,
     with pytest.raises(PlanSchemaError, match=re.escape(path)):
         validatePlan(plan)
     with pytest.raises(PlanError, match=re.escape(path)):
-        with _jvm.translated():
-            _jvm.entryPoint(spark).describe(json.dumps(plan), False)
+        with _py4j.translated():
+            _py4j.entryPoint(spark).describe(json.dumps(plan), False)
 
 
 @pytest.mark.parametrize(
@@ -93,8 +93,8 @@ def test_declared_channels_the_jar_cannot_use_are_refused(spark, change, message
     change(plan)
     validatePlan(plan)  # on the contract: the decoder is what refuses them
     with pytest.raises(PlanError, match=message):
-        with _jvm.translated():
-            _jvm.entryPoint(spark).describe(json.dumps(plan), False)
+        with _py4j.translated():
+            _py4j.entryPoint(spark).describe(json.dumps(plan), False)
 
 
 def test_afterall_takes_as_many_triggers_as_the_contract_allows() -> None:

@@ -50,12 +50,6 @@ def database(spark, tmp_path: Path):
     spark.sql(f"DROP DATABASE IF EXISTS {name} CASCADE")
 
 
-@pytest.fixture(params=["classic", "connect"])
-def session(request, spark):
-    """The classic session, then a Spark Connect session of the same JVM (and catalog)."""
-    return spark if request.param == "classic" else request.getfixturevalue("connectSpark")
-
-
 def _pipeline(df) -> sw.Pipeline:
     return (
         sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(0))

@@ -11,7 +11,7 @@ import pyspark
 import pytest
 
 import sparkwin
-from sparkwin import _classpath, _jar, _jvm
+from sparkwin import _classpath, _jar, _py4j
 from sparkwin._support import LINES, lineFor
 from sparkwin.errors import (
     JarNotFoundError,
@@ -85,10 +85,10 @@ def test_a_context_started_without_the_jar_gains_it_at_the_first_sparkwin_call()
 
 
 def test_a_driver_that_cannot_take_the_jar_says_how_to_fix_it(spark, monkeypatch) -> None:
-    monkeypatch.setattr(_jvm, "_checked", set())
+    monkeypatch.setattr(_py4j, "_checked", set())
     monkeypatch.setattr(_classpath, "ensure", lambda spark, entryClass: False)
     with pytest.raises(JarNotFoundError, match="started without the sparkwin jar") as error:
-        _jvm.entryPoint(spark)
+        _py4j.entryPoint(spark)
     assert "sparkwin.configure(SparkSession.builder)" in str(error.value)
     assert '--jars "$(python -m sparkwin jar)"' in str(error.value)
 
@@ -125,15 +125,15 @@ def test_the_package_zip_for_executors_has_the_code_and_not_the_jar() -> None:
 
 def test_a_jar_of_another_version_is_refused(spark, monkeypatch) -> None:
     monkeypatch.setattr(_jar, "__version__", "0.0.0-other")  # the package's, as the check sees it
-    monkeypatch.setattr(_jvm, "_checked", set())
+    monkeypatch.setattr(_py4j, "_checked", set())
     with pytest.raises(VersionMismatchError, match="jar on the JVM is version"):
-        _jvm.entryPoint(spark)
+        _py4j.entryPoint(spark)
 
 
 def test_a_plan_the_jvm_rejects_raises_plan_error(spark) -> None:
     with pytest.raises(PlanError, match="plan version 99"):
-        with _jvm.translated():
-            _jvm.entryPoint(spark).describe('{"planVersion": 99}', False)
+        with _py4j.translated():
+            _py4j.entryPoint(spark).describe('{"planVersion": 99}', False)
 
 
 def test_configure_rejects_what_is_not_a_builder() -> None:
@@ -184,7 +184,7 @@ def test_a_session_whose_jvm_runs_an_unsupported_spark_is_refused(spark, monkeyp
     from pyspark.sql import SparkSession
 
     monkeypatch.setattr(SparkSession, "version", property(lambda self: "4.4.1"))
-    monkeypatch.setattr(_jvm, "_checked", set())
+    monkeypatch.setattr(_py4j, "_checked", set())
     with pytest.raises(UnsupportedSparkError, match=r"this SparkSession is Spark 4\.4\.1"):
         sparkwin.jvm_version(spark)
 

@@ -13,8 +13,8 @@ import pytest
 
 import sparkwin as sw
 from sparkwin import _runtime
+from sparkwin._refusal import render as _render
 from sparkwin.errors import PlanError, translated
-from sparkwin.stream import _render
 
 PACKAGE = Path(sw.__file__).resolve().parent
 SCHEMA = "user string, amount long, price double, ts long"

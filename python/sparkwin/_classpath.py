@@ -11,7 +11,7 @@ loads them, the executors never receive them. `ensure` gives the context what it
 sparkwin's jar (spark-submit without ``--jars``, a context made before sparkwin) gets it at
 run time as Spark's own ``ADD JAR`` does.
 
-Only `sparkwin._jvm.entryPoint` calls `ensure`; nothing here decides versions or talks Connect.
+Only `sparkwin._py4j.entryPoint` calls `ensure`; nothing here decides versions or talks Connect.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Spark Connect: sparkwin's second transport to the JVM.
 
-A classic DataFrame reaches the JVM through Py4J (``sparkwin._jvm``). A Spark Connect
+A classic DataFrame reaches the JVM through Py4J (``sparkwin._py4j``). A Spark Connect
 DataFrame has no JVM handle; instead, sparkwin's operations travel to the server as an
 extension relation (``sparkwin._connect_plan``) that the jar's plugin,
 ``sparkwin.plan.connect.SparkwinRelationPlugin``, turns into the logical plan the classic entry

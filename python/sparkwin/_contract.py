@@ -37,6 +37,15 @@ FIRED_AT: str = _OUTPUT["firedAtColumn"]
 ERROR_COLUMN: str = _OUTPUT["errorColumn"]
 ERRORS_TAG: str = _OUTPUT["errorsTag"]
 
+
+def kindOf(tag: str, process: bool = False) -> int:
+    """The row kind of the union that holds an output: ``main`` (a ``process()`` pipeline's
+    main output is made of its pane rows), ``errors``, or else the late tag."""
+    if tag == "main":
+        return PANE if process else RESULT
+    return ERROR if tag == ERRORS_TAG else LATE
+
+
 _METRICS = CONTRACT["metrics"]
 OBSERVE_NAME: str = _METRICS["observeName"]
 ROW_COUNTERS: dict[str, int] = {n: ROW_KINDS[k] for n, k in _METRICS["rowCounters"].items()}

@@ -20,8 +20,8 @@ from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.streaming import StreamingQuery
 
 from sparkwin import _connect
-from sparkwin._contract import ERROR, ERROR_COLUMN, ERRORS_TAG, KIND, LATE, RESULT
-from sparkwin._jvm import entryPoint
+from sparkwin._contract import ERROR_COLUMN, ERRORS_TAG, KIND, LATE, RESULT, kindOf
+from sparkwin._py4j import entryPoint
 from sparkwin._support import requireFeature
 from sparkwin.errors import translated
 from sparkwin.outputs import (
@@ -215,7 +215,7 @@ def start(
     """One real-time query over the union of every output: a Kafka sink whose rows carry their
     output's topic, or one ``foreach`` that hands each row to its output's function."""
     rows = observe(unioned)
-    kinds = {tag: _kindOf(tag) for tag in targets}
+    kinds = {tag: kindOf(tag) for tag in targets}
     rows = rows.where(F.col(KIND).isin(list(kinds.values())))
     if kind is KafkaOutput:
         kafka = {tag: out for tag, out in targets.items() if isinstance(out, KafkaOutput)}
@@ -234,12 +234,6 @@ def start(
         writer = writer.queryName(queryName)
     # PySpark's stubs do not list realTime among trigger's overloads yet.
     return writer.trigger(realTime=trigger[REAL_TIME]).start()  # type: ignore[call-overload]
-
-
-def _kindOf(tag: str) -> int:
-    if tag == "main":
-        return RESULT
-    return ERROR if tag == ERRORS_TAG else LATE
 
 
 def _kafkaRecords(rows: DataFrame, kafka: Mapping[str, KafkaOutput]) -> DataFrame:
@@ -263,7 +257,7 @@ def _kafkaRecords(rows: DataFrame, kafka: Mapping[str, KafkaOutput]) -> DataFram
             else F.lit(None).cast("string")
         )
         v = F.to_json(F.struct(*columns))
-        match = F.col(KIND) == _kindOf(tag)
+        match = F.col(KIND) == kindOf(tag)
         topic = F.when(match, F.lit(out.topic)) if topic is None else topic.when(match, out.topic)
         key = F.when(match, k) if key is None else key.when(match, k)
         value = F.when(match, v) if value is None else value.when(match, v)

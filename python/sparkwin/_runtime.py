@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
@@ -35,8 +36,9 @@ from sparkwin._contract import (
     PANE_SEQ,
     RESULT,
     ROW_COUNTERS,
+    kindOf,
 )
-from sparkwin._jvm import entryPoint
+from sparkwin._py4j import entryPoint
 from sparkwin.errors import translated
 from sparkwin.outputs import Output
 
@@ -102,13 +104,14 @@ def describe(
 
 # The rules' answers: a plan (so far) and whether its input is a stream decide them, and the jar
 # is this package's own version, so a builder that repeats a step need not ask again.
-_refusals: dict[tuple[str, bool], str | None] = {}
+_refusals: dict[tuple[str, bool], dict[str, Any]] = {}
 
 
-def refusal(spark: SparkSession, planJson: str, streaming: bool) -> str | None:
+def verdict(spark: SparkSession, planJson: str, streaming: bool) -> dict[str, Any]:
     """The JVM's verdict on a plan so far (``PlanRules``, the one home of the rules on how a
-    plan's pieces combine): the message of the first rule it breaks, naming the plan's pieces
-    as ``{/json/pointer}``s for the caller to write in its own words, or None.
+    plan's pieces combine): ``{"message": ...}`` of the first rule it breaks, naming the plan's
+    pieces as ``{/json/pointer}``s for the caller to write in its own words; or, accepted,
+    ``{"defaults": {"watermark": ...}}``: what the JVM's decoder decides where the plan is silent.
     """
     key = (planJson, streaming)
     if key not in _refusals:
@@ -120,7 +123,7 @@ def refusal(spark: SparkSession, planJson: str, streaming: bool) -> str | None:
         found = json.loads(raw)
         if len(_refusals) > 512:  # a long-lived process that built many pipelines
             _refusals.clear()
-        _refusals[key] = None if found is None else str(found["message"])
+        _refusals[key] = found if isinstance(found, dict) else {}
     return _refusals[key]
 
 
@@ -137,6 +140,12 @@ def union(
     with translated():
         jdf = entryPoint(spark).windowed(df._jdf, planJson, realTime, checkpointLocation)
     return DataFrame(jdf, spark)
+
+
+def shared(unioned: DataFrame) -> DataFrame:
+    """A bounded union kept for every output that reads it: the engine runs at the first read
+    and the outputs filter what it kept (``persist(MEMORY_AND_DISK)``, on either transport)."""
+    return unioned.persist(StorageLevel.MEMORY_AND_DISK)
 
 
 def observed(unioned: DataFrame, name: str = OBSERVE_NAME) -> DataFrame:
@@ -289,7 +298,7 @@ def startQuery(
         try:
             present = {r[0] for r in batch.select(KIND).distinct().collect()}
             for tag, out in outputs(batch).items():
-                if _kindOf(tag, isProcess) not in present:
+                if kindOf(tag, isProcess) not in present:
                     continue
                 if tag in targets:
                     targets[tag].write(out, batchId)
@@ -306,12 +315,6 @@ def startQuery(
     if trigger:
         writer = writer.trigger(**trigger)
     return writer.start()
-
-
-def _kindOf(tag: str, processFn: bool = False) -> int:
-    if tag == "main":
-        return PANE if processFn else RESULT
-    return ERROR if tag == ERRORS_TAG else LATE
 
 
 def splitOutputs(

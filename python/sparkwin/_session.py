@@ -1,7 +1,7 @@
 """Starting Spark with the sparkwin jar: `session()`, `configure(builder)`, and the version of
 the jar a session runs (`jvm_version`).
 
-Classpath and configuration live here; talking to the JVM is `_jvm`'s job (Py4J) and
+Classpath and configuration live here; talking to the JVM is `_py4j`'s job (Py4J) and
 `_connect`'s (Spark Connect).
 """
 
@@ -15,7 +15,7 @@ import pyspark
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from sparkwin import _classpath, _connect, _delta, _jvm, _kafka
+from sparkwin import _classpath, _connect, _delta, _kafka, _py4j
 from sparkwin._jar import jarPath
 from sparkwin._support import lineFor, requireFeature
 from sparkwin.errors import UnsupportedSparkError
@@ -180,7 +180,7 @@ def session(
     if connect:
         return _connect.startSession(configure(builder, delta=delta, kafka=kafka))
     spark = configure(builder, delta=delta, kafka=kafka).getOrCreate()
-    _jvm.entryPoint(spark)  # the jars the options hid, ours on the executors; the version
+    _py4j.entryPoint(spark)  # the jars the options hid, ours on the executors; the version
     _refuseMissingPackages(spark, delta=delta, kafka=kafka)
     return spark
 
@@ -217,7 +217,7 @@ def jvm_version(spark: SparkSession | None = None) -> str:
 
         sparkwin.session(); print(sparkwin.jvm_version())
     """
-    spark = _jvm.activeSession(spark)
+    spark = _py4j.activeSession(spark)
     if _connect.isConnect(spark):  # Spark Connect transport: asked through the plugin
         return _connect.jarVersion(spark)
-    return str(_jvm.entryPoint(spark).version())
+    return str(_py4j.entryPoint(spark).version())

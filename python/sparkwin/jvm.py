@@ -35,7 +35,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from sparkwin import _classpath, _connect, _runtime
 from sparkwin._contract import PLAN_VERSION
-from sparkwin._jvm import activeSession, entryPoint
+from sparkwin._py4j import activeSession, entryPoint
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import WindowAssigner
 from sparkwin.errors import ConnectUnsupportedError, JarNotFoundError

@@ -4,7 +4,8 @@ A Pipeline is what the builder (`sparkwin.stream`) ends in: the input DataFrame,
 (`docs/plan.md`) as a dict, and for `process()` pipelines the Python window function and its
 output schema. It does no validation of its own (the builder did that) and holds no JVM state.
 Running it (`toDF`, `getSideOutput`, `writeStream`) hands the plan to the JVM through
-`sparkwin._runtime`; this class only forwards and checks arguments.
+`sparkwin._runtime`; this class only forwards and checks arguments. On a bounded input it keeps
+one thing: the engine's result, shared by every output (see ``Pipeline.unpersist``).
 """
 
 from __future__ import annotations
@@ -63,6 +64,9 @@ class Pipeline:
         self.processFunction = processFunction
         self.outputSchema = outputSchema
         self._description = description
+        # A bounded input's union of every output, computed once and shared: (plan, union).
+        self._shared: tuple[str, DataFrame] | None = None
+        self._streaming: bool | None = None  # df.isStreaming, asked once (Connect: a round trip)
 
     def planJson(self) -> str:
         """The plan as the JSON string the JVM decodes.
@@ -130,12 +134,47 @@ class Pipeline:
         """Prints ``describe()`` as text, as ``DataFrame.explain()`` prints Spark's plan."""
         print(explain.render(self.describe(realTime, checkpointLocation)))
 
+    def _isStreaming(self) -> bool:
+        if self._streaming is None:
+            self._streaming = bool(self.df.isStreaming)
+        return self._streaming
+
     def _union(self, realTime: bool = False, checkpointLocation: str | None = None) -> DataFrame:
         if realTime:
             _realtime.requireRealTime(self.df.sparkSession, "real-time mode")
-            if not self.df.isStreaming:
+            if not self._isStreaming():
                 raise ValueError("realTime=True needs a streaming input (a Kafka stream)")
-        return _runtime.union(self.df, self.planJson(), realTime, checkpointLocation)
+        if self._isStreaming():
+            return _runtime.union(self.df, self.planJson(), realTime, checkpointLocation)
+        planJson = self.planJson()
+        if self._shared is None or self._shared[0] != planJson:
+            self.unpersist()  # a plan changed by hand: the old result is not this plan's
+            self._shared = (planJson, _runtime.shared(_runtime.union(self.df, planJson)))
+        return self._shared[1]
+
+    def unpersist(self, blocking: bool = False) -> Pipeline:
+        """Releases the result a bounded pipeline's outputs share, and returns the pipeline.
+
+        On a bounded input the engine runs once for every output: the first read of ``toDF()``,
+        ``getSideOutput(tag)`` (late elements, ``errors``) computes the union of all outputs and
+        keeps it (``persist(MEMORY_AND_DISK)``), and each output filters it, so the main output
+        and the late output of a backfill cost one pass over the data, not one each. It is kept
+        until ``unpersist()`` (or the session ends): the outputs read afterwards run the engine
+        again, on the input as it is then. A stream's outputs keep nothing (each ``toDF()`` is
+        its own query; ``writeStream`` writes every output from one).
+
+        Example::
+
+            result = pipeline.toDF()
+            late = pipeline.getSideOutput("late")
+            result.write.parquet("/out/main")   # the engine runs here, once
+            late.write.parquet("/out/late")     # reads what that run kept
+            pipeline.unpersist()
+        """
+        shared, self._shared = self._shared, None
+        if shared is not None:
+            shared[1].unpersist(blocking)
+        return self
 
     def toDF(self, realTime: bool = False, checkpointLocation: str | None = None) -> DataFrame:
         """The window results as a DataFrame: streaming if the input is, batch otherwise.
@@ -156,6 +195,9 @@ class Pipeline:
         ``spark.sparkwin.keyGroups``, else a default that follows
         ``spark.sql.shuffle.partitions`` (at least 128); a restart that would change it stops
         with an error naming the value to set.
+
+        On a bounded input the result is computed once and kept for every output of the
+        pipeline (``getSideOutput`` reads the same run); ``unpersist()`` releases it.
 
         Example::
 
@@ -185,7 +227,8 @@ class Pipeline:
         """A side output: late elements (the tag given to ``sideOutputLateData``), with the
         input's schema, or ``errors``: records the engine could not process (null timestamp,
         bad dynamic gap) with an ``error`` column. ``realTime`` and ``checkpointLocation`` as
-        in ``toDF``.
+        in ``toDF``. On a bounded input it reads the one run that ``toDF()`` reads too (see
+        ``unpersist``).
 
         Example::
 

@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
 from sparkwin import _connect, _runtime
-from sparkwin._jvm import entryPoint
+from sparkwin._py4j import entryPoint
 from sparkwin.errors import translated
 
 __all__ = ["Replay"]

@@ -7,8 +7,13 @@ pieces of a plan combine (a session window and its trigger, a stream and its wat
 the JVM's to say: after every step the builder asks its rules (``PlanRules``) about the plan so
 far and raises their refusal as a PlanError (a ValueError), the plan's pieces named as the user
 wrote them; a user's own classes (`sparkwin.jvm`) are checked by the JVM too, which alone can
-load them. Builders are immutable: each method returns a new object. This module builds the
-plan (`docs/plan.md`) and nothing else: it never starts a query and never runs Python per event.
+load them. Builders are immutable: each method returns a new object.
+
+This module is the public builder: ``stream`` and the three builder classes, each method a few
+lines that check its arguments and make the next state. Their schema checks are
+`sparkwin._schema`'s, the state and the plan it writes `sparkwin._builder`'s, asking the JVM's
+rules and rendering their refusals `sparkwin._refusal`'s. It builds the plan (`docs/plan.md`)
+and nothing else: it never starts a query and never runs Python per event.
 
 Example::
 
@@ -28,48 +33,31 @@ Example::
 from __future__ import annotations
 
 import inspect
-import json
-import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from pyspark.sql import DataFrame
-from pyspark.sql.types import (
-    BooleanType,
-    ByteType,
-    DataType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    MapType,
-    NullType,
-    NumericType,
-    ShortType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-    _parse_datatype_string,
-)
+from pyspark.sql.types import BooleanType, LongType, MapType, StructType, TimestampType
 
-from sparkwin import _runtime
-from sparkwin._contract import (
-    ERRORS_TAG,
-    EVENT_TIME_METADATA,
-    OUTPUT_COLUMNS,
-    PLAN_VERSION,
-    validatePlan,
+from sparkwin import _schema
+from sparkwin._builder import (
+    COMBINERS,
+    Source,
+    Windowing,
+    ansi,
+    countWindowing,
+    walk,
+    window,
 )
-from sparkwin._durations import toCount, toMillis
+from sparkwin._contract import ERRORS_TAG, OUTPUT_COLUMNS, validatePlan
+from sparkwin._durations import toMillis
 from sparkwin.agg import Aggregate
-from sparkwin.assigners import GlobalWindows, StormWindows, WindowAssigner
-from sparkwin.errors import PlanError
-from sparkwin.evictors import CountEvictor, DeltaEvictor, Evictor
-from sparkwin.jvm import PROBE_FUNCTION, JvmAssigner, checkPlan, namesClasses, resolvedAssigner
+from sparkwin.assigners import WindowAssigner
+from sparkwin.evictors import DeltaEvictor, Evictor
+from sparkwin.jvm import PROBE_FUNCTION, checkPlan, namesClasses
 from sparkwin.pipeline import Pipeline
-from sparkwin.triggers import CountTrigger, DeltaTrigger, PurgingTrigger, Trigger
+from sparkwin.triggers import DeltaTrigger, Trigger
 from sparkwin.watermark import WatermarkStrategy
 
 __all__ = ["OUTPUT_COLUMNS", "DataStream", "KeyedStream", "WindowedStream", "stream"]
@@ -77,267 +65,6 @@ __all__ = ["OUTPUT_COLUMNS", "DataStream", "KeyedStream", "WindowedStream", "str
 # The side output the engine writes rejected rows to; a late-data tag must not take its name.
 ERROR_OUTPUT_TAG = ERRORS_TAG
 ACCUMULATION_MODES = ("accumulating", "discarding")
-
-_INTEGRAL_TYPES = (ByteType, ShortType, IntegerType, LongType)
-_NUMERIC_WORDS = "byte, short, int, long, float, double or decimal"
-
-
-# ---------------------------------------------------------------------------------------------
-# Schema checks
-
-
-def _field(schema: StructType, column: str, what: str) -> StructField:
-    """The top-level field `column`, or a ValueError naming `what` and the available columns."""
-    matches = [f for f in schema.fields if f.name == column]
-    if len(matches) == 1:
-        return matches[0]
-    names = schema.fieldNames()
-    if len(matches) > 1:
-        raise ValueError(
-            f"{what}: the DataFrame has {len(matches)} columns named {column!r}; rename them "
-            "(e.g. withColumnRenamed or select with aliases) so the name is unique"
-        )
-    hint = ""
-    similar = [n for n in names if n.lower() == column.lower()]
-    if similar:
-        hint = f" (column names are case-sensitive here: did you mean {similar[0]!r}?)"
-    raise ValueError(
-        f"{what}: {column!r} is not a column of the DataFrame{hint}; available columns: "
-        f"{', '.join(names) if names else '(none)'}"
-    )
-
-
-def _requireType(
-    field: StructField, accepted: tuple[type[DataType], ...], what: str, words: str
-) -> None:
-    if not isinstance(field.dataType, accepted):
-        raise TypeError(
-            f"{what}: column {field.name!r} is {field.dataType.simpleString()}, but {words}"
-        )
-
-
-def _columnName(value: object, what: str) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a column name (str), got {type(value).__name__} {value!r}")
-    if not value:
-        raise ValueError(f"{what} must be a non-empty column name")
-    return value
-
-
-def _checkDeltaColumns(schema: StructType, columns: tuple[str, ...], what: str) -> None:
-    for column in columns:
-        field = _field(schema, column, f"{what} columns")
-        _requireType(field, (NumericType,), f"{what} columns", f"a delta needs {_NUMERIC_WORDS}")
-
-
-def _walk(trigger: Trigger | None) -> list[Trigger]:
-    if trigger is None:
-        return []
-    out = [trigger]
-    for child in trigger.children:
-        out.extend(_walk(child))
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
-# The JVM's rules
-
-_PIECE = re.compile(r"\{(/[^{}]*)\}")
-
-
-def _ask(source: _Source, plan: dict[str, Any], pieces: Iterable[Any]) -> None:
-    """Asks the JVM's rules about the plan so far; raises PlanError with the first refusal,
-    each piece of the plan it names (``{/assigner}``) written as the builder's repr of it."""
-    message = _runtime.refusal(source.df.sparkSession, json.dumps(plan), source.streaming)
-    if message is not None:
-        raise PlanError(_render(message, plan, list(pieces)))
-
-
-def _render(message: str, plan: dict[str, Any], pieces: list[Any]) -> str:
-    def piece(match: re.Match[str]) -> str:
-        value: Any = plan
-        for step in match.group(1).split("/")[1:]:
-            step = step.replace("~1", "/").replace("~0", "~")  # JSON pointer escapes
-            value = value[int(step)] if isinstance(value, list) else value.get(step)
-        if isinstance(value, dict):
-            named = [p for p in pieces if p.jsonValue() == value]
-            if named:
-                return repr(named[0])
-        return repr(value) if isinstance(value, str) else json.dumps(value)
-
-    return _PIECE.sub(piece, message)
-
-
-# ---------------------------------------------------------------------------------------------
-# Internal, immutable state of the builders
-
-
-@dataclass(frozen=True)
-class _Source:
-    df: DataFrame
-    timestamp: str | None  # None: no event time (Storm's windows in arrival order)
-    watermark: WatermarkStrategy | None
-    arrival: str | None
-    channel: str | None
-    # A pipeline on a sparkwin result's window bounds: Spark's watermark, set upstream.
-    inherited: bool = False
-    # Channels known before they deliver (a topic's partitions), as the JVM compares them.
-    channels: tuple[str, ...] | None = None
-    # df.isStreaming, asked once (on Spark Connect it is a round trip).
-    streaming: bool = False
-
-    def plan(self, keys: tuple[str, ...] | None = None) -> dict[str, Any]:
-        """The stream's part of the plan (and the keys, once keyBy gave them)."""
-        return {
-            "planVersion": PLAN_VERSION,
-            "inputSchema": self.df.schema.jsonValue(),
-            "timestamp": self.timestamp,
-            **({} if keys is None else {"keys": list(keys)}),
-            "watermark": None if self.watermark is None else self.watermark.jsonValue(),
-            "arrival": self.arrival,
-            "channel": self.channel,
-            "channels": None if self.channels is None else list(self.channels),
-        }
-
-    def checked(self) -> _Source:
-        """This source, once the JVM's rules accept it."""
-        _ask(self, self.plan(), [self.watermark])
-        return self
-
-    def describe(self) -> str:
-        args = [repr(self.df)] + ([] if self.timestamp is None else [repr(self.timestamp)])
-        if self.watermark is not None:
-            args.append(f"watermark={self.watermark!r}")
-        if self.arrival is not None:
-            args.append(f"arrival={self.arrival!r}")
-        if self.channel is not None:
-            args.append(f"channel={self.channel!r}")
-        if self.channels is not None:
-            args.append(f"channels={list(self.channels)!r}")
-        return f"stream({', '.join(args)})"
-
-
-@dataclass(frozen=True)
-class _Windowing:
-    source: _Source
-    keys: tuple[str, ...] | None  # None: windowAll
-    assigner: WindowAssigner
-    trigger: Trigger | None = None
-    evictor: Evictor | None = None
-    allowedLatenessMs: int = 0
-    lateOutputTag: str | None = None
-    accumulationMode: str = "accumulating"
-    timestampCombiner: str = "endOfWindow"
-
-    def describe(self) -> str:
-        text = self.source.describe()
-        if self.keys is None:
-            text += f".windowAll({self.assigner!r})"
-        else:
-            text += f".keyBy({', '.join(repr(k) for k in self.keys)}).window({self.assigner!r})"
-        if self.trigger is not None:
-            text += f".trigger({self.trigger!r})"
-        if self.evictor is not None:
-            text += f".evictor({self.evictor!r})"
-        if self.allowedLatenessMs:
-            text += f".allowedLateness({self.allowedLatenessMs})"
-        if self.lateOutputTag is not None:
-            text += f".sideOutputLateData({self.lateOutputTag!r})"
-        if self.accumulationMode != "accumulating":
-            text += f".accumulationMode({self.accumulationMode!r})"
-        if self.timestampCombiner != "endOfWindow":
-            text += f".withTimestampCombiner({_COMBINER_NAMES[self.timestampCombiner]!r})"
-        return text
-
-    @property
-    def watermark(self) -> WatermarkStrategy | None:
-        """The plan's strategy: the stream's, or Storm's lag watermark for Storm windows in event
-        time on a bounded input (a stream needs one chosen; a chained one inherits its own)."""
-        source = self.source
-        if (
-            source.watermark is None
-            and isinstance(self.assigner, StormWindows)
-            and not self.assigner.arrivalOrder
-            and not source.streaming
-            and not source.inherited
-        ):
-            return WatermarkStrategy.forStormLag(self.assigner.lagMs)
-        return source.watermark
-
-    def plan(self, function: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The plan so far; with ``function``, the whole plan."""
-        watermark = self.watermark
-        plan = {
-            **self.source.plan(self.keys or ()),
-            "watermark": None if watermark is None else watermark.jsonValue(),
-            "assigner": self.assigner.jsonValue(),
-            "trigger": None if self.trigger is None else self.trigger.jsonValue(),
-            "evictor": None if self.evictor is None else self.evictor.jsonValue(),
-            "allowedLatenessMs": self.allowedLatenessMs,
-            "lateOutputTag": self.lateOutputTag,
-            "accumulationMode": self.accumulationMode,
-        }
-        if function is not None:
-            plan["function"] = function
-        elif self.timestampCombiner != "endOfWindow":  # what aggregate() or process() will get
-            plan["function"] = {"timestampCombiner": self.timestampCombiner}
-        return plan
-
-    def checked(self, function: dict[str, Any] | None = None, *more: Any) -> _Windowing:
-        """This windowing, once the JVM's rules accept it (with ``function``: the whole plan,
-        ``more`` the pieces of it the function adds, such as its aggregates)."""
-        pieces = [self.watermark, self.assigner, *_walk(self.trigger), self.evictor, *more]
-        _ask(self.source, self.plan(function), [p for p in pieces if p is not None])
-        return self
-
-
-def _countWindowing(
-    source: _Source, keys: tuple[str, ...] | None, size: int, slide: int | None
-) -> _Windowing:
-    """Flink's expansion of count windows onto global windows."""
-    sizeN = toCount(size, "size")
-    if slide is None:
-        return _Windowing(
-            source, keys, GlobalWindows.create(), trigger=PurgingTrigger.of(CountTrigger.of(sizeN))
-        ).checked()
-    slideN = toCount(slide, "slide")
-    return _Windowing(
-        source,
-        keys,
-        GlobalWindows.create(),
-        trigger=CountTrigger.of(slideN),
-        evictor=CountEvictor.of(sizeN),
-    ).checked()
-
-
-def _window(source: _Source, keys: tuple[str, ...] | None, assigner: object) -> _Windowing:
-    if not isinstance(assigner, WindowAssigner):
-        raise TypeError(
-            "assigner must be a sparkwin window assigner such as "
-            "TumblingEventTimeWindows.of(60_000) or EventTimeSessionWindows.withGap(30_000), "
-            f"got {type(assigner).__name__} {assigner!r}"
-        )
-    if source.timestamp is None:
-        # Storm's windows without a timestamp run in arrival order (Storm's default mode).
-        if isinstance(assigner, StormWindows):
-            assigner = replace(assigner, arrivalOrder=True)
-        return _Windowing(source, keys, assigner).checked()
-    if isinstance(assigner, JvmAssigner):  # the class says whether it works in event time
-        assigner = resolvedAssigner(source.df, source.timestamp, assigner)
-    schema = source.df.schema
-    for column in sorted(assigner.referencedColumns):
-        what = f"{type(assigner).__name__}.withDynamicGap(column)"
-        _requireType(
-            _field(schema, column, what),
-            _INTEGRAL_TYPES,
-            what,
-            "a dynamic gap needs an integral column of milliseconds (byte, short, int or long)",
-        )
-    return _Windowing(source, keys, assigner).checked()
-
-
-# ---------------------------------------------------------------------------------------------
-# Public builder
 
 
 def stream(
@@ -384,9 +111,9 @@ def stream(
     schema = df.schema
     if timestamp is None:
         return _arrivalOrder(df, watermark, arrival, channel, channels)
-    timestamp = _columnName(timestamp, "timestamp")
-    _requireType(
-        _field(schema, timestamp, "timestamp"),
+    timestamp = _schema.columnName(timestamp, "timestamp")
+    _schema.requireType(
+        _schema.columnOf(schema, timestamp, "timestamp"),
         (TimestampType, LongType),
         "timestamp",
         "the event-time column must be a timestamp (TimestampType) or a long of epoch "
@@ -400,25 +127,25 @@ def stream(
         )
     if watermark is not None and watermark.markerColumn is not None:
         what = "WatermarkStrategy.forPunctuated(markerColumn)"
-        _requireType(
-            _field(schema, watermark.markerColumn, what),
+        _schema.requireType(
+            _schema.columnOf(schema, watermark.markerColumn, what),
             (BooleanType,),
             what,
             "the marker column must be boolean (BooleanType)",
         )
     if arrival is not None:
-        _field(schema, _columnName(arrival, "arrival"), "arrival")
-    streaming = df.isStreaming
-    inherited = streaming and _isUpstreamEventTime(_field(schema, timestamp, "timestamp"))
+        _schema.columnOf(schema, _schema.columnName(arrival, "arrival"), "arrival")
     declared = None
     if channel is not None:
-        field = _field(schema, _columnName(channel, "channel"), "channel")
-        _checkChannel(field)
+        field = _schema.columnOf(schema, _schema.columnName(channel, "channel"), "channel")
+        _schema.checkChannel(field)
         if channels is not None:
-            declared = _declaredChannels(field, channels)
+            declared = _schema.declaredChannels(field, channels)
     elif channels is not None:
-        declared = _looseChannels(channels)  # for the JVM to say they need channel=
-    source = _Source(df, timestamp, watermark, arrival, channel, inherited, declared, streaming)
+        declared = _schema.looseChannels(channels)  # for the JVM to say they need channel=
+    source = Source(
+        df, timestamp, watermark, arrival, channel, channels=declared, streaming=df.isStreaming
+    )
     return DataStream(source.checked())
 
 
@@ -433,70 +160,17 @@ def _arrivalOrder(
             "WatermarkStrategy.forBoundedOutOfOrderness(5_000), or None, got "
             f"{type(watermark).__name__} {watermark!r}"
         )
-    source = _Source(
+    source = Source(
         df,
         None,
         watermark,
-        None if arrival is None else _columnName(arrival, "arrival"),
-        None if channel is None else _columnName(channel, "channel"),
-        channels=None if channels is None else _looseChannels(channels),
+        None if arrival is None else _schema.columnName(arrival, "arrival"),
+        None if channel is None else _schema.columnName(channel, "channel"),
+        channels=None if channels is None else _schema.looseChannels(channels),
         streaming=df.isStreaming,
     ).checked()
     # What the rules let through is no event-time input at all (noWatermarks() at most).
     return DataStream(replace(source, watermark=None))
-
-
-def _looseChannels(channels: object) -> tuple[str, ...]:
-    """Declared channels as the plan writes them, where no channel column says their type."""
-    if isinstance(channels, str | bytes) or not isinstance(channels, Iterable):
-        return ()
-    return tuple(str(c) for c in channels)
-
-
-def _declaredChannels(field: StructField, channels: object) -> tuple[str, ...]:
-    """The declared channel values as the JVM names channels: the column's value as a string."""
-    if isinstance(channels, str | bytes) or not isinstance(channels, Iterable):
-        raise TypeError(
-            f"channels must be a list (or range) of the channel column's values, got "
-            f"{channels!r}; e.g. channels=range(8) for a topic of 8 partitions"
-        )
-    values = list(channels)
-    if not values:
-        raise ValueError("channels: give at least one channel, or leave channels out")
-    integral = isinstance(field.dataType, _INTEGRAL_TYPES)
-    if not integral and not isinstance(field.dataType, StringType):
-        raise TypeError(
-            f"channels: column {field.name!r} is {field.dataType.simpleString()}; declared "
-            "channels are ints of an integer column or strings of a string column: make the "
-            "channel one, e.g. F.concat_ws(':', 'topic', F.col('partition').cast('string'))"
-        )
-    want, kind = (int, "int") if integral else (str, "string")
-    names: list[str] = []
-    for value in values:
-        if isinstance(value, bool) or not isinstance(value, want) or value == "":
-            raise TypeError(
-                f"channels: {value!r} is not a {kind} value of column {field.name!r} "
-                f"({field.dataType.simpleString()})"
-            )
-        if str(value) in names:
-            raise ValueError(f"channels: {value!r} is declared twice")
-        names.append(str(value))
-    return tuple(names)
-
-
-def _isUpstreamEventTime(field: StructField) -> bool:
-    """Whether the column is a sparkwin result's event time (the JVM marks `window_time`)."""
-    return bool(field.metadata.get(EVENT_TIME_METADATA, False))
-
-
-def _checkChannel(field: StructField) -> None:
-    """A channel column identifies channels by value: no maps, no floating-point numbers."""
-    if isinstance(field.dataType, MapType | FloatType | DoubleType | NullType):
-        raise TypeError(
-            f"channel: column {field.name!r} is {field.dataType.simpleString()}, which cannot "
-            "name an input channel; use a column that identifies one, such as an int partition, "
-            "a string shard id, or F.struct('topic', 'partition')"
-        )
 
 
 class DataStream:
@@ -506,7 +180,7 @@ class DataStream:
 
     __slots__ = ("_source",)
 
-    def __init__(self, source: _Source) -> None:
+    def __init__(self, source: Source) -> None:
         self._source = source
 
     @property
@@ -556,18 +230,18 @@ class DataStream:
         schema = self._source.df.schema
         seen: set[str] = set()
         for i, column in enumerate(columns):
-            _columnName(column, f"keyBy(columns)[{i}]")
+            _schema.columnName(column, f"keyBy(columns)[{i}]")
             if column in seen:
                 raise ValueError(f"keyBy(columns) names {column!r} twice; list each key once")
             seen.add(column)
-            field = _field(schema, column, "keyBy(columns)")
+            field = _schema.columnOf(schema, column, "keyBy(columns)")
             if isinstance(field.dataType, MapType):
                 raise TypeError(
                     f"keyBy(columns): column {column!r} is {field.dataType.simpleString()}; "
                     "maps cannot be grouping keys, key by a column of another type"
                 )
         keys = tuple(columns)
-        _ask(self._source, self._source.plan(keys), [])
+        self._source.ask(self._source.plan(keys), [])
         return KeyedStream(self._source, keys)
 
     def windowAll(self, assigner: WindowAssigner) -> WindowedStream:
@@ -577,7 +251,7 @@ class DataStream:
 
             sw.stream(df, "ts").windowAll(TumblingEventTimeWindows.of(60_000))
         """
-        return WindowedStream(_window(self._source, None, assigner))
+        return WindowedStream(window(self._source, None, assigner))
 
     def countWindowAll(self, size: int, slide: int | None = None) -> WindowedStream:
         """Windows of `size` elements over the whole stream, sliding by `slide` elements (None:
@@ -587,7 +261,7 @@ class DataStream:
 
             sw.stream(df, "ts").countWindowAll(100).aggregate(sw.agg.count())
         """
-        return WindowedStream(_countWindowing(self._source, None, size, slide))
+        return WindowedStream(countWindowing(self._source, None, size, slide))
 
     def __repr__(self) -> str:
         return self._source.describe()
@@ -598,7 +272,7 @@ class KeyedStream:
 
     __slots__ = ("_keys", "_source")
 
-    def __init__(self, source: _Source, keys: tuple[str, ...]) -> None:
+    def __init__(self, source: Source, keys: tuple[str, ...]) -> None:
         self._source = source
         self._keys = keys
 
@@ -619,7 +293,7 @@ class KeyedStream:
 
             sw.stream(df, "ts").keyBy("user").window(EventTimeSessionWindows.withGap(30_000))
         """
-        return WindowedStream(_window(self._source, self._keys, assigner))
+        return WindowedStream(window(self._source, self._keys, assigner))
 
     def countWindow(self, size: int, slide: int | None = None) -> WindowedStream:
         """Windows of `size` elements per key, sliding by `slide` elements (None: tumbling).
@@ -631,7 +305,7 @@ class KeyedStream:
 
             sw.stream(df, "ts").keyBy("user").countWindow(100, 10).aggregate(sw.agg.avg("x"))
         """
-        return WindowedStream(_countWindowing(self._source, self._keys, size, slide))
+        return WindowedStream(countWindowing(self._source, self._keys, size, slide))
 
     def __repr__(self) -> str:
         return f"{self._source.describe()}.keyBy({', '.join(repr(k) for k in self._keys)})"
@@ -645,7 +319,7 @@ class WindowedStream:
 
     __slots__ = ("_w",)
 
-    def __init__(self, windowing: _Windowing) -> None:
+    def __init__(self, windowing: Windowing) -> None:
         self._w = windowing
 
     @property
@@ -682,9 +356,9 @@ class WindowedStream:
                 f"AfterWatermark.pastEndOfWindow(), got {type(trigger).__name__} {trigger!r}"
             )
         schema = self._w.source.df.schema
-        for t in _walk(trigger):
+        for t in walk(trigger):
             if isinstance(t, DeltaTrigger):
-                _checkDeltaColumns(schema, t.columns, "DeltaTrigger.of")
+                _schema.checkDeltaColumns(schema, t.columns, "DeltaTrigger.of")
         chosen = WindowedStream(replace(self._w, trigger=trigger).checked())
         if namesClasses(trigger.jsonValue()):
             chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
@@ -706,7 +380,7 @@ class WindowedStream:
                 f"{type(evictor).__name__} {evictor!r}"
             )
         if isinstance(evictor, DeltaEvictor):
-            _checkDeltaColumns(self._w.source.df.schema, evictor.columns, "DeltaEvictor.of")
+            _schema.checkDeltaColumns(self._w.source.df.schema, evictor.columns, "DeltaEvictor.of")
         chosen = WindowedStream(replace(self._w, evictor=evictor).checked())
         if namesClasses(evictor.jsonValue()):
             chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
@@ -771,13 +445,13 @@ class WindowedStream:
 
             windowed.withTimestampCombiner("LATEST").aggregate(sw.agg.count())
         """
-        if not isinstance(combiner, str) or combiner.upper() not in _COMBINERS:
+        if not isinstance(combiner, str) or combiner.upper() not in COMBINERS:
             raise ValueError(
                 "combiner must be 'END_OF_WINDOW', 'EARLIEST' or 'LATEST' (Beam's "
                 f"TimestampCombiner), got {combiner!r}"
             )
         return WindowedStream(
-            replace(self._w, timestampCombiner=_COMBINERS[combiner.upper()]).checked()
+            replace(self._w, timestampCombiner=COMBINERS[combiner.upper()]).checked()
         )
 
     def aggregate(self, *aggregates: Aggregate) -> Pipeline:
@@ -807,7 +481,7 @@ class WindowedStream:
                 )
             for param, column in a.inputs:
                 what = f"agg.{a.fn}({param})"
-                field = _field(schema, column, what)
+                field = _schema.columnOf(schema, column, what)
                 if not a.acceptsType(field.dataType, param):
                     raise TypeError(
                         f"{what}: {param} {column!r} is {field.dataType.simpleString()}, but "
@@ -855,7 +529,7 @@ class WindowedStream:
                     "fn must accept three positional arguments (key, window, pdf); "
                     f"{getattr(fn, '__name__', repr(fn))}{signature} does not"
                 ) from None
-        outputSchema = _outputSchema(schema)
+        outputSchema = _schema.outputSchema(schema)
         function: dict[str, Any] = {"kind": "process", "outputSchema": outputSchema.jsonValue()}
         if self._w.timestampCombiner != "endOfWindow":  # for the JVM's rules to refuse
             self._w.checked({**function, "timestampCombiner": self._w.timestampCombiner})
@@ -870,56 +544,15 @@ class WindowedStream:
         )
 
     def _plan(self, function: dict[str, Any], *pieces: Any) -> dict[str, Any]:
-        """The whole plan, once the JVM's rules accept it (``pieces``: what ``function`` adds)."""
-        self._w.checked(function, *pieces)
-        plan = self._w.plan()
+        """The whole plan, once the JVM's rules accept it (``pieces``: what ``function`` adds),
+        with the watermark the JVM decided where the user chose none."""
+        decided = self._w.decided(function, *pieces)
+        plan = self._w.plan(decided=decided.get("watermark"))
         plan.pop("function", None)  # a combiner's placeholder: `function` carries it now
-        plan.update(ansi=_ansi(self._w.source.df), function=function)
+        plan.update(ansi=ansi(self._w.source.df), function=function)
         validatePlan(plan)  # the contract the jar holds plans to (contract.json)
         checkPlan(self._w.source.df, plan)  # a user's classes: the JVM builds them, or says why not
         return plan
 
     def __repr__(self) -> str:
         return self._w.describe()
-
-
-def _ansi(df: DataFrame) -> bool:
-    """Spark's ANSI mode when the pipeline is built (as Spark fixes it when it analyses a
-    query): it decides what an overflowing sum gives.
-    """
-    return str(df.sparkSession.conf.get("spark.sql.ansi.enabled", "true")).lower() == "true"
-
-
-# Beam's names and the plan's.
-_COMBINERS = {"END_OF_WINDOW": "endOfWindow", "EARLIEST": "earliest", "LATEST": "latest"}
-_COMBINER_NAMES = {v: k for k, v in _COMBINERS.items()}
-
-
-def _outputSchema(schema: object) -> StructType:
-    if isinstance(schema, StructType):
-        parsed = schema
-    elif isinstance(schema, str):
-        try:
-            # StructType.fromDDL is PySpark 4's; 3.5 parses with the same JVM parser here.
-            fromDDL = getattr(StructType, "fromDDL", None) or _parse_datatype_string
-            parsedType = fromDDL(schema)
-        except Exception as exc:  # ParseException from the JVM, or no active session
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ValueError(
-                f"schema: could not parse {schema!r} as a DDL schema ({first}); write it like "
-                "'user string, n long' or pass a StructType"
-            ) from None
-        if not isinstance(parsedType, StructType):
-            raise ValueError(
-                f"schema: {schema!r} is a single type, not a list of columns; write it like "
-                "'user string, n long' or pass a StructType"
-            )
-        parsed = parsedType
-    else:
-        raise TypeError(
-            "schema must be a pyspark StructType or a DDL string such as 'user string, n long', "
-            f"got {type(schema).__name__} {schema!r}"
-        )
-    if not parsed.fields:
-        raise ValueError("schema must have at least one column, e.g. 'user string, n long'")
-    return parsed

@@ -24,7 +24,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, DateType, DecimalType, StructType, TimestampType
 
 from sparkwin import _connect
-from sparkwin._jvm import entryPoint
+from sparkwin._py4j import entryPoint
 from sparkwin._runtime import PaneWindow, describe
 from sparkwin.errors import translated
 from sparkwin.pipeline import Pipeline

@@ -1,8 +1,10 @@
 package sparkwin.plan
 
 import scala.jdk.CollectionConverters._
+import scala.util.Try
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.node.ObjectNode
 import org.apache.spark.sql.types._
 
 import sparkwin.core.agg.{Aggregate, NumberType, NumericKind, SparkHash}
@@ -84,7 +86,9 @@ object PlanDecoder {
         s"plan version $version is not supported by this jar (it reads version $SupportedVersion)"
       )
     PlanRules.refuse(root, streaming) // first: a rule's message says more than the contract's
-    Contract.validate(root)
+    val chosen = root.has("watermark")
+    val whole = completed(root, streaming)
+    Contract.validate(whole)
     val schema = DataType.fromJson(mapper.writeValueAsString(root.get("inputSchema"))) match {
       case s: StructType => s
       case other => throw new PlanException(s"inputSchema must be a struct, got $other")
@@ -98,7 +102,7 @@ object PlanDecoder {
         throw new PlanException(s"timestamp column must be a timestamp or a long, got $other")
     }
     val keys = root.get("keys").elements().asScala.map(k => columns.index(k.asText, "keys")).toIndexedSeq
-    val watermark = optional(root, "watermark").map(decodeWatermark(_, columns))
+    val watermark = optional(whole, "watermark").map(decodeWatermark(_, columns))
     val assigner = decodeAssigner(root.get("assigner"), columns)
     val declared =
       optional(root, "channels").fold(Seq.empty[String])(_.elements().asScala.map(_.asText).toSeq)
@@ -146,7 +150,7 @@ object PlanDecoder {
         )
       catch { case e: IllegalArgumentException => throw new PlanException(e.getMessage) }
     Plan(
-      json,
+      if (chosen) json else mapper.writeValueAsString(whole), // the runtimes read what was decided
       schema,
       ts,
       keys,
@@ -161,6 +165,58 @@ object PlanDecoder {
       declared
     )
   }
+
+  /** Storm's watermarks come every second (`topology.bolts.watermark.event.interval.ms`). */
+  val StormLagIntervalMs: Long = 1000L
+
+  /** The watermark strategy, as the plan's JSON, of a plan that leaves `watermark` out; a
+    * `null` one is `noWatermarks()` and a given one is the user's, so neither asks. Storm windows
+    * in event time on an input that is not a stream get Storm's lag watermark (`max - lag`, the
+    * assigner's lag), as Storm's event-time windows run; a stream needs one chosen (a rule says
+    * so), and a pipeline on a sparkwin result's window bounds inherits the upstream one where the
+    * input may be a stream. Every other plan gets none. This is the one place that decides it:
+    * the builder hears it in `PythonEntryPoint.validate`'s answer and writes it into its plan.
+    */
+  def defaultWatermark(root: JsonNode, streaming: Option[Boolean]): Option[JsonNode] = {
+    val assigner = root.path("assigner")
+    val timestamp = root.path("timestamp")
+    val stormInEventTime = assigner.path("kind").asText == "storm" &&
+      !(assigner
+        .has("eventTime") && assigner.get("eventTime").isBoolean && !assigner.get("eventTime").asBoolean)
+    def marked: Boolean =
+      Try(DataType.fromJson(mapper.writeValueAsString(root.get("inputSchema")))).toOption.exists {
+        case s: StructType =>
+          s.fields.exists(f => f.name == timestamp.asText && f.metadata.contains(Contract.eventTimeMetadata))
+        case _ => false
+      }
+    val mayInherit = streaming != Some(false) && marked
+    if (
+      root.has("watermark") || !timestamp.isTextual || !stormInEventTime || streaming.contains(
+        true
+      ) || mayInherit
+    )
+      None
+    else {
+      val lag = mapper.createObjectNode()
+      lag.put("kind", "stormLag")
+      lag.put("lagMs", assigner.path("lagMs").asLong(0L))
+      lag.putNull("idleTimeoutMs")
+      lag.put("intervalMs", StormLagIntervalMs)
+      Some(lag)
+    }
+  }
+
+  /** `root` with its `watermark` decided: the given one, or [[defaultWatermark]] (`null`: none). */
+  def completed(root: JsonNode, streaming: Option[Boolean]): JsonNode =
+    if (root.has("watermark") || !root.isObject) root
+    else {
+      val whole = root.deepCopy[ObjectNode]()
+      defaultWatermark(root, streaming) match {
+        case Some(w) => whole.set[JsonNode]("watermark", w)
+        case None => whole.putNull("watermark")
+      }
+      whole
+    }
 
   private final class Columns(schema: StructType) {
     private val byName = schema.fields.map(_.name).zipWithIndex.toMap

@@ -84,6 +84,7 @@ object PlanRules {
   /** The plan so far, as the rules read it: a piece that is absent or null is not given. */
   private final class View(root: JsonNode, val streaming: Option[Boolean]) {
     def piece(field: String): Option[JsonNode] = Option(root.get(field)).filterNot(_.isNull)
+    def isNull(field: String): Boolean = root.has(field) && root.get(field).isNull
     def text(field: String): Option[String] = piece(field).filter(_.isTextual).map(_.asText)
     def noTimestamp: Boolean = piece("timestamp").isEmpty
     def isStream: Boolean = streaming.contains(true)
@@ -226,11 +227,12 @@ object PlanRules {
           "tuples (arrival order), so leave withLag out"
       )
     },
-    // The builder gives Storm windows Storm's lag watermark unless the user chose a strategy, so
-    // a bounded Storm plan without one asked for noWatermarks().
+    // The decoder gives Storm windows Storm's lag watermark where a plan leaves `watermark` out
+    // (PlanDecoder.defaultWatermark), so a bounded Storm plan with a null one asked for
+    // noWatermarks().
     "stormWindowsNeedWatermarks" -> { v =>
       when(
-        v.isBounded && v.isStorm && v.assigner.exists(_.isEventTime) && v.piece("watermark").isEmpty
+        v.isBounded && v.isStorm && v.assigner.exists(_.isEventTime) && v.isNull("watermark")
       )(
         "watermark: {/assigner} runs in event time and needs watermarks, but the stream was built " +
           "with WatermarkStrategy.noWatermarks(); leave watermark out (Storm's lag watermark is then " +

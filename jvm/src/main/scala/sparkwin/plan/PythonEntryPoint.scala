@@ -5,7 +5,8 @@ import sparkwin.runtime.spark._
 import sparkwin.runtime.harness.Harness
 import sparkwin.runtime.TimePolicy
 
-import com.fasterxml.jackson.databind.ObjectMapper
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+import com.fasterxml.jackson.databind.node.NullNode
 import org.apache.spark.sql.{DataFrame, Dataset, Row, SparkSession}
 
 import sparkwin.BuildInfo
@@ -88,17 +89,31 @@ object PythonEntryPoint {
 
   /** The first rule of [[PlanRules]] the plan so far breaks, for Python's builder to raise
     * after each step: JSON `{"rule": ..., "message": ...}` with the plan's pieces as
-    * `{/pointer}`s in the message (Python names them as the user wrote them), or `null`.
+    * `{/pointer}`s in the message (Python names them as the user wrote them). A plan it accepts
+    * gets what the decoder decides where the plan is silent, for the builder to write into its
+    * plan: `{"defaults": {"watermark": ...}}` ([[PlanDecoder.defaultWatermark]], or the plan's
+    * own).
     */
-  def validate(planJson: String, streaming: Boolean): String =
-    PlanRules.check(mapper.readTree(planJson), Some(streaming)) match {
-      case None => "null"
+  def validate(planJson: String, streaming: Boolean): String = {
+    val root = mapper.readTree(planJson)
+    val node = mapper.createObjectNode()
+    PlanRules.check(root, Some(streaming)) match {
+      case None =>
+        val decided = PlanDecoder.completed(root, Some(streaming)).path("watermark")
+        node
+          .putObject("defaults")
+          .set[JsonNode]("watermark", if (decided.isMissingNode) NullNode.instance else decided)
       case Some(r) =>
-        val node = mapper.createObjectNode()
         node.put("rule", r.rule)
         node.put("message", r.message)
-        mapper.writeValueAsString(node)
     }
+    mapper.writeValueAsString(node)
+  }
+
+  /** How many keys this JVM ran through the engine on bounded input so far ([[BatchRunner]]):
+    * what one pass over a bounded pipeline adds is its number of keys.
+    */
+  def boundedKeysRun(): Long = BatchRunner.keysRunSoFar
 
   /** Runs the plan on `df` (streaming or bounded); the union of all outputs
     * (see [[OutputLayout]]).

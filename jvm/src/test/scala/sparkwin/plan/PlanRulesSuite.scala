@@ -293,4 +293,29 @@ class PlanRulesSuite extends munit.FunSuite {
     assert(replay(arrivalOrder).contains("needs event time"))
     PlanRules.refuseReplay(PlanDecoder.decode(plan("arrival" -> "\"part\"").toString), streaming = false)
   }
+
+  test("the decoder gives Storm windows in event time on a bounded input Storm's lag watermark") {
+    val lagged = storm.replace("\"lagMs\": 0", "\"lagMs\": 2000")
+    val silent = plan("assigner" -> lagged, "watermark" -> "-")
+    val decoded = PlanDecoder.decode(silent.toString, Some(false))
+    assertEquals(decoded.watermark.map(_.kind), Some(sparkwin.core.time.WatermarkStrategy.StormLag(2000)))
+    assertEquals(decoded.watermark.map(_.interval), Some(PlanDecoder.StormLagIntervalMs))
+    assert(decoded.json.contains("\"stormLag\""), decoded.json) // what executors decode again
+    assertEquals(PlanDecoder.decode(silent.toString).watermark.isDefined, true) // not a marked ts
+    // null is noWatermarks(): refused on a bounded input, not replaced.
+    assertEquals(
+      refusal(plan("assigner" -> lagged, "watermark" -> "null")).map(_.rule),
+      Some("stormWindowsNeedWatermarks")
+    )
+    // Silent where it may not decide: a stream needs one chosen, a chained one may inherit.
+    assertEquals(PlanDecoder.defaultWatermark(silent, Some(true)), None)
+    val chained = plan(result, "timestamp" -> "\"window_time\"", "assigner" -> lagged, "watermark" -> "-")
+    assertEquals(PlanDecoder.defaultWatermark(chained, None), None)
+    assert(PlanDecoder.defaultWatermark(chained, Some(false)).isDefined)
+    // Other assigners, and Storm windows in arrival order, get none.
+    assertEquals(PlanDecoder.defaultWatermark(plan("watermark" -> "-"), Some(false)), None)
+    val arrivalOrder = plan("timestamp" -> "null", "watermark" -> "-", "assigner" -> arrivalStorm)
+    assertEquals(PlanDecoder.defaultWatermark(arrivalOrder, Some(false)), None)
+    assertEquals(PlanDecoder.decode(plan("watermark" -> "-").toString).watermark, None)
+  }
 }

@@ -308,7 +308,16 @@ object SparkRuntime {
   * job's start, and pending processing-time timers fire once at the end.
   */
 object BatchRunner {
+  private val keysRun = new java.util.concurrent.atomic.AtomicLong()
+
+  /** How many keys this JVM's tasks ran through the engine on bounded input: each pass over a
+    * bounded pipeline adds its keys once (a test counts engine passes with it; local mode runs
+    * every task in the driver's JVM).
+    */
+  def keysRunSoFar: Long = keysRun.get
+
   def run(plan: Plan, java8: Boolean, startTime: Long, key: Row, rows: Iterator[Row]): Iterator[Row] = {
+    keysRun.incrementAndGet()
     val collector = new RowCollector(new OutputLayout(plan, java8))
     val backend = new sparkwin.runtime.local.LocalBackend(packable = false)
     val driver = new Driver(plan.spec, _ => key, plan.timestampColumn, backend, collector)

@@ -1,7 +1,10 @@
-"""The bridge to the JVM: finds sparkwin's one Py4J entry point, after checking the jar.
+"""The Py4J bridge to the JVM: finds sparkwin's one Py4J entry point, after checking the jar.
 
-Everything that crosses to Scala goes through `entryPoint(spark)`, inside ``translated()``
-(``sparkwin.errors.translated``: one translation of JVM errors for both transports).
+Everything that crosses to Scala over Py4J goes through `entryPoint(spark)`, inside
+``translated()`` (``sparkwin.errors.translated``: one translation of JVM errors for both
+transports). Spark Connect's transport is `_connect`'s. This module only finds and checks the
+entry point: it builds no plans and runs no queries, and it imports no builder or runtime module
+(they import it). A user's own classes by name are `sparkwin.jvm`'s, not this module's.
 """
 
 from __future__ import annotations
