@@ -41,6 +41,12 @@ trait Operator {
 
   def currentWatermark: Long
   def currentProcessingTime: Long
+
+  /** When the next event-time timer is due (any key's, in the backend); Long.MaxValue: none. */
+  def nextEventTimer: Long
+
+  /** When the next processing-time timer is due; Long.MaxValue: none. */
+  def nextProcessingTimer: Long
   def metrics: OperatorMetrics
 }
 

@@ -42,6 +42,8 @@ final class WindowOperator private (
 
   def currentWatermark: Long = context.watermark
   def currentProcessingTime: Long = context.processingTime
+  def nextEventTimer: Long = context.timers.nextEventTime
+  def nextProcessingTimer: Long = context.timers.nextProcessingTime
 
   def processElement(record: Record, timestamp: Long): ElementFate = {
     metrics.elementsIn += 1

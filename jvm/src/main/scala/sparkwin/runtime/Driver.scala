@@ -1,6 +1,6 @@
 package sparkwin.runtime
 
-import sparkwin.core.{EventTime, Record, RecordError, Values}
+import sparkwin.core.{Record, RecordError, Values}
 import sparkwin.core.agg.Accumulator
 import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
 import sparkwin.operator.{ElementFate, Emitter, Operator, OperatorSpec, WindowOperator}
@@ -53,22 +53,20 @@ class Driver(
   /** A record as it arrived on `channel`: its timestamp read from the event-time column.
     * Returns what became of it.
     */
-  final def processRecord(record: Record, channel: Int = 0): ElementFate = {
-    val ts = timestampOf(record)
+  final def processRecord(record: Record, channel: Int = 0, channelMissing: Boolean = false): ElementFate = {
+    val ts = timestampOf(record, channelMissing)
     if (ts != null) processElement(record, ts.longValue, channel) else ElementFate.Error
   }
 
-  /** The record's event time, or null after routing the record to the error output (a null
-    * timestamp, or one outside [[EventTime]]'s range).
+  /** The record's event time, or null after routing the record to the error output with the
+    * reason [[BadRecords]] gives (`channelMissing`: the runtime found its channel null).
     */
-  final def timestampOf(record: Record): java.lang.Long =
-    if (timestampColumn < 0) java.lang.Long.valueOf(operator.currentProcessingTime) // no event time
-    else if (record.isNullAt(timestampColumn)) { output.emitError(record, "the timestamp is null"); null }
-    else {
-      val ts = Values.toMillis(record.get(timestampColumn))
-      if (EventTime.inRange(ts)) java.lang.Long.valueOf(ts)
-      else { output.emitError(record, EventTime.outOfRange(ts)); null }
-    }
+  final def timestampOf(record: Record, channelMissing: Boolean = false): java.lang.Long = {
+    val why = BadRecords.reason(record, timestampColumn, arrivalMissing = false, channelMissing)
+    if (why != null) { output.emitError(record, why); null }
+    else if (timestampColumn < 0) java.lang.Long.valueOf(operator.currentProcessingTime) // no event time
+    else java.lang.Long.valueOf(Values.toMillis(record.get(timestampColumn)))
+  }
 
   /** An element with its event time, on `channel`; what became of it. */
   def processElement(record: Record, timestamp: Long, channel: Int = 0): ElementFate = {
@@ -123,7 +121,9 @@ class Driver(
   final def setProcessingTime(time: Long): Unit = {
     var done = false
     while (!done) {
-      val timerAt = backend.processingTimers.peek.map(_.timestamp).filter(_ <= time)
+      // None at Long.MaxValue: "no timer"; one due then still fires with the final advance.
+      val next = operator.nextProcessingTimer
+      val timerAt = if (next <= time && next != Long.MaxValue) Some(next) else None
       val tick = ticks.map(_.next(timerAt.getOrElse(time))).getOrElse(Long.MaxValue)
       if (tick != Long.MaxValue) {
         operator.setProcessingTime(tick)

@@ -2,7 +2,6 @@ package sparkwin.runtime
 
 import sparkwin.plan.{Plan, PlanException}
 import sparkwin.core.time.WatermarkStrategy
-import sparkwin.core.window.{GlobalWindows, StormSize, StormWindows}
 
 /** Which clocks the engine's timers run on for a pipeline (its assigner and its triggers). */
 sealed trait TimerDomains extends Serializable
@@ -182,20 +181,17 @@ object TimePolicy {
       )
   }
 
-  /** The clocks of the engine's timers: the assigner's and every trigger's of the tree (each
-    * trigger declares its own, `Trigger.ownClocks`).
+  /** The clocks of the engine's timers: the assigner's and, when its trigger decides when
+    * windows fire, every trigger's of the tree. Each declares its own (`WindowAssigner.ownClocks`,
+    * `Trigger.ownClocks`); no class is asked.
     */
-  def domains(plan: Plan): TimerDomains = plan.spec.assigner match {
-    // Storm in arrival order: processing-time timers for a duration (slide, or a length's
-    // expiry); counts fire as tuples arrive.
-    case s: StormWindows if !s.isEventTime =>
-      val timed = s.slide.isInstanceOf[StormSize.Duration] || s.length.isInstanceOf[StormSize.Duration]
-      TimerDomains.of(event = false, processing = timed)
-    case assigner =>
-      val trigger = plan.spec.trigger
-      TimerDomains.of(
-        event = assigner.isEventTime || trigger.usesEventTime,
-        processing = (!assigner.isEventTime && assigner != GlobalWindows) || trigger.usesProcessingTime
-      )
+  def domains(plan: Plan): TimerDomains = {
+    val assigner = plan.spec.assigner
+    val trigger = plan.spec.trigger
+    val clocks = assigner.ownClocks
+    TimerDomains.of(
+      event = clocks.event || (assigner.runsTrigger && trigger.usesEventTime),
+      processing = clocks.processing || (assigner.runsTrigger && trigger.usesProcessingTime)
+    )
   }
 }

@@ -40,7 +40,7 @@ final class GeneralAlgorithm(context: WindowContext) extends WindowAlgorithm {
   // The time a pane's timing is judged by: the watermark (or processing time, for
   // processing-time windows) when an element fires, the timer's own time when a timer fires,
   // so a watermark that jumps past several timers still yields EARLY panes for the early ones.
-  private val usesWatermark = isEventTime || assigner == GlobalWindows
+  private val usesWatermark = assigner.panesByWatermark
   private var paneClock = Long.MinValue
 
   private def watermark = context.currentWatermark

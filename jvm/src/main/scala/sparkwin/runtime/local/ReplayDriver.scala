@@ -198,8 +198,8 @@ object ReplayDriver {
       lastArrival: Long,
       clock: Clock
   ): Unit = {
-    val backend = driver.backend
     var next = 0 // the next timeline entry not yet applied
+    def timerAt(time: Long): Option[Long] = if (time == Long.MaxValue) None else Some(time)
 
     def applyUpTo(count: Int): Unit =
       if (count > next) {
@@ -216,11 +216,10 @@ object ReplayDriver {
       var going = true
       while (going) {
         val before = timeline.countBefore(limit)
-        val event = backend.eventTimers.peek
-          .map(t => timeline.firstReaching(t.timestamp, next))
+        val event = timerAt(driver.operator.nextEventTimer)
+          .map(t => timeline.firstReaching(t, next))
           .filter(i => i >= 0 && i < before)
-        val proc = backend.processingTimers.peek
-          .map(_.timestamp)
+        val proc = timerAt(driver.operator.nextProcessingTimer)
           .filter(p => p <= timerLimit && Position.timer(p) < limit)
         (event, proc) match {
           case (Some(i), Some(p)) if timeline.positions(i) < Position.timer(p) => applyUpTo(i + 1)

@@ -305,14 +305,13 @@ final class KeyGroupLoop(spec: LoopSpec) {
 
   private def element(row: Row): Unit = {
     val record = new RowRecord(row, payloadWidth)
-    if (policy.checksChannel && row.isNullAt(payloadWidth)) collector.emitError(record, "the channel is null")
-    else driver.processRecord(record)
+    driver.processRecord(record, channelMissing = policy.checksChannel && row.isNullAt(payloadWidth))
   }
 
   /** When the current key must next be woken, on each clock (null: never). */
   private def wakeup(): Wakeup = {
-    val at = backend.eventTimers.nextTime
-    val processingAt = backend.processingTimers.nextTime
+    val at = driver.operator.nextEventTimer
+    val processingAt = driver.operator.nextProcessingTimer
     if (at == Long.MaxValue && processingAt == Long.MaxValue) null else Wakeup(null, at, processingAt)
   }
 
@@ -323,9 +322,8 @@ final class KeyGroupLoop(spec: LoopSpec) {
     val k = keyWidth
     if (!row.isNullAt(k + 3)) {
       val raw = row.getStruct(k + 3)
-      if (policy.checksChannel && raw.isNullAt(plan.channelColumn.get))
-        collector.emitError(new RowRecord(raw), "the channel is null")
-      else driver.processRecord(new RowRecord(raw))
+      val channelMissing = policy.checksChannel && raw.isNullAt(plan.channelColumn.get)
+      driver.processRecord(new RowRecord(raw), channelMissing = channelMissing)
     } else
       driver.processPartial(
         key,
