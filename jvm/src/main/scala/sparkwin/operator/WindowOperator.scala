@@ -59,25 +59,23 @@ final class WindowOperator private (
     algorithm.processPartial(ts, partial, count)
   }
 
-  def advanceWatermark(wm: Long): Unit =
-    // Equal watermarks still fire what is due: on Spark every key of a batch sees the same one.
-    if (wm >= context.watermark) {
-      context.watermark = wm
-      context.timers.fireDue(eventTime = true, wm, algorithm)
-      algorithm.onWatermark(wm)
+  def moveClocks(watermark: Long, processingTime: Long, move: ClockMove): Unit =
+    if (move eq ClockMove.Advance) {
+      if (processingTime != ClockMove.Keep) {
+        if (processingTime > context.processingTime) context.processingTime = processingTime
+        context.timers.fireDue(eventTime = false, context.processingTime, algorithm)
+      }
+      if (watermark != ClockMove.Keep && watermark >= context.watermark) {
+        context.watermark = watermark
+        context.timers.fireDue(eventTime = true, watermark, algorithm)
+        algorithm.onWatermark(watermark)
+      }
+    } else if (move eq ClockMove.Set) {
+      if (processingTime > context.processingTime) context.processingTime = processingTime
+    } else {
+      context.watermark = watermark
+      context.processingTime = processingTime
     }
-
-  def setProcessingTime(time: Long): Unit = if (time > context.processingTime) context.processingTime = time
-
-  def restoreClocks(watermark: Long, processingTime: Long): Unit = {
-    context.watermark = watermark
-    context.processingTime = processingTime
-  }
-
-  def advanceProcessingTime(time: Long): Unit = {
-    setProcessingTime(time)
-    context.timers.fireDue(eventTime = false, context.processingTime, algorithm)
-  }
 
   /** Lateness as the algorithms judge it ([[WindowContext.isLate]]). */
   def isLate(window: Window): Boolean = context.isLate(window)

@@ -3,7 +3,7 @@ package sparkwin.runtime
 import sparkwin.core.{Record, RecordError, Values}
 import sparkwin.core.agg.Accumulator
 import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
-import sparkwin.operator.{ElementFate, Emitter, Operator, OperatorSpec, WindowOperator}
+import sparkwin.operator.{ClockMove, ElementFate, Emitter, Operator, OperatorSpec, WindowOperator}
 import sparkwin.operator.store.KeyedBackend
 
 /** The one loop that feeds an operator: every runtime (Spark streaming, batch, replay, the local
@@ -35,7 +35,7 @@ class Driver(
 
   val operator: Operator = WindowOperator(spec, backend, output)
   val valve = new StatusWatermarkValve(channels)
-  private val advance: Long => Unit = wm => operator.advanceWatermark(wm)
+  private val advance: Long => Unit = wm => operator.moveClocks(wm, ClockMove.Keep, ClockMove.Advance)
   private val generators: Array[WatermarkChannel] = strategy match {
     case Some(s) =>
       Array.tabulate(channels)(i =>
@@ -45,7 +45,7 @@ class Driver(
   }
   private val ticks =
     strategy.map(s => new PeriodicTicks(s.interval, startProcessingTime, channels, s.idleTimeout))
-  operator.setProcessingTime(startProcessingTime)
+  operator.moveClocks(ClockMove.Keep, startProcessingTime, ClockMove.Set)
 
   // ---------------------------------------------------------------------------------------
   // Elements
@@ -103,13 +103,12 @@ class Driver(
 
   final def markActive(channel: Int): Unit = valve.markActive(channel)
 
-  /** Event time moves to `wm` directly, not through a channel (a watermark timeline, or the end
-    * of a bounded input). Equal watermarks still fire what is due for the current key.
+  /** The operator's clocks move directly, not through a channel (a watermark timeline, the end
+    * of a bounded input: `Long.MaxValue`, an element's processing time): the operator's one door
+    * ([[Operator.moveClocks]]).
     */
-  final def advanceWatermark(wm: Long): Unit = operator.advanceWatermark(wm)
-
-  /** The input ended: the watermark jumps to +infinity and every event-time window fires. */
-  final def endOfInput(): Unit = operator.advanceWatermark(Long.MaxValue)
+  final def moveClocks(watermark: Long, processingTime: Long, move: ClockMove): Unit =
+    operator.moveClocks(watermark, processingTime, move)
 
   // ---------------------------------------------------------------------------------------
   // Processing time
@@ -126,20 +125,14 @@ class Driver(
       val timerAt = if (next <= time && next != Long.MaxValue) Some(next) else None
       val tick = ticks.map(_.next(timerAt.getOrElse(time))).getOrElse(Long.MaxValue)
       if (tick != Long.MaxValue) {
-        operator.setProcessingTime(tick)
+        operator.moveClocks(ClockMove.Keep, tick, ClockMove.Set)
         generators.foreach(_.onPeriodicEmit(tick))
         ticks.foreach(_.visited(tick))
-      } else if (timerAt.isDefined) operator.advanceProcessingTime(timerAt.get)
+      } else if (timerAt.isDefined) operator.moveClocks(ClockMove.Keep, timerAt.get, ClockMove.Advance)
       else done = true
     }
-    operator.advanceProcessingTime(time)
+    operator.moveClocks(ClockMove.Keep, time, ClockMove.Advance)
   }
-
-  /** The processing time of the next element, without firing timers. */
-  final def setElementTime(time: Long): Unit = operator.setProcessingTime(time)
-
-  /** Fires processing-time timers due by `time`. */
-  final def advanceProcessingTime(time: Long): Unit = operator.advanceProcessingTime(time)
 
   /** The current key (loaded by a micro-batch runtime) meets this batch's clocks, as `policy`
     * says: due timers fire before its new elements, as when a watermark precedes the elements
@@ -148,15 +141,19 @@ class Driver(
     * already fired; the runtime moves it on after the rows.
     */
   final def enterKey(processingTime: Long, watermark: Long, policy: TimePolicy): Unit = {
-    if (policy.splitsBatch) operator.restoreClocks(watermark, processingTime)
-    else operator.setProcessingTime(processingTime)
-    if (policy.processingTimers) operator.advanceProcessingTime(processingTime)
-    if (!policy.splitsBatch && watermark != Long.MinValue) operator.advanceWatermark(watermark)
+    if (policy.splitsBatch) operator.moveClocks(watermark, processingTime, ClockMove.Restore)
+    else operator.moveClocks(ClockMove.Keep, processingTime, ClockMove.Set)
+    if (policy.processingTimers) operator.moveClocks(ClockMove.Keep, processingTime, ClockMove.Advance)
+    // A watermark of Long.MinValue (none yet) is ClockMove.Keep: nothing moves.
+    if (!policy.splitsBatch) operator.moveClocks(watermark, ClockMove.Keep, ClockMove.Advance)
   }
 
   // ---------------------------------------------------------------------------------------
 
-  final def currentWatermark: Long = valve.currentWatermark
+  /** The watermark the inputs' channels give (the valve's); the operator's own clock
+    * (`operator.currentWatermark`) is ahead of it after a direct move (the end of input).
+    */
+  final def inputWatermark: Long = valve.currentWatermark
   final def currentProcessingTime: Long = operator.currentProcessingTime
   final def metrics = operator.metrics
 

@@ -152,9 +152,40 @@ class TimerServiceSuite extends munit.FunSuite {
     WindowOperator(spec, new LocalBackend(packable = false), new TestSupport.Collect)
   }
 
+  test(
+    "one door moves the clocks: advance fires processing time then event time, set and restore fire nothing"
+  ) {
+    val spec = TestSupport.aggregateSpec(
+      TumblingWindows(10, 0, isEventTime = true),
+      Seq(TestSupport.countAll),
+      lateOutput = false
+    )
+    val out = new TestSupport.Collect
+    val backend = new LocalBackend(packable = false)
+    val op = WindowOperator.withChoice(
+      spec,
+      Selection.Choice(Selection.Algorithm.General, Selection.Layout.Keyed, "test"),
+      backend,
+      out
+    )
+    backend.setCurrentKey("k")
+    op.processElement(TestSupport.rec("k", 1, 3), 3)
+    op.moveClocks(ClockMove.Keep, 50, ClockMove.Set)
+    assertEquals((op.currentWatermark, op.currentProcessingTime), (Long.MinValue, 50L))
+    op.moveClocks(5, ClockMove.Keep, ClockMove.Advance)
+    assertEquals((op.currentWatermark, op.currentProcessingTime, out.take()), (5L, 50L, Nil))
+    op.moveClocks(2, 40, ClockMove.Restore) // backwards, for a key loaded from its own moment
+    assertEquals((op.currentWatermark, op.currentProcessingTime), (2L, 40L))
+    op.moveClocks(9, 45, ClockMove.Advance)
+    assertEquals(out.take().map(_.short), List[(Any, Long, Long, Any)](("k", 0L, 10L, 1L)))
+    assertEquals((op.currentWatermark, op.currentProcessingTime, op.nextEventTimer), (9L, 45L, Long.MaxValue))
+    op.moveClocks(3, 44, ClockMove.Advance) // never backwards when advancing
+    assertEquals((op.currentWatermark, op.currentProcessingTime), (9L, 45L))
+  }
+
   test("late is behind the watermark by more than the allowed lateness, by the largest timestamp") {
     val op = operator(lateness = 5)
-    op.advanceWatermark(20)
+    op.moveClocks(20, ClockMove.Keep, ClockMove.Advance)
     assert(op.isLateAt(15) && !op.isLateAt(16))
     assert(op.isLate(TimeWindow(0, 16)) && !op.isLate(TimeWindow(0, 17)))
     // A lateness that overflows the window's end never makes it late.
@@ -163,7 +194,7 @@ class TimerServiceSuite extends munit.FunSuite {
 
   test("nothing is late in processing time, nor before the first watermark") {
     val processing = operator(lateness = 0, eventTime = false)
-    processing.advanceWatermark(100)
+    processing.moveClocks(100, ClockMove.Keep, ClockMove.Advance)
     assert(!processing.isLateAt(0))
     assert(!operator(lateness = 0).isLateAt(Long.MinValue + 1))
   }

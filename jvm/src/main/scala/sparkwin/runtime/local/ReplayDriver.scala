@@ -2,6 +2,7 @@ package sparkwin.runtime.local
 
 import scala.collection.mutable.ArrayBuffer
 
+import sparkwin.operator.ClockMove
 import sparkwin.core.{ArrayRecord, Record}
 import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
 
@@ -205,9 +206,9 @@ object ReplayDriver {
       if (count > next) {
         val i = count - 1
         next = count
-        driver.setElementTime(timeline.positions(i).time)
+        driver.moveClocks(ClockMove.Keep, timeline.positions(i).time, ClockMove.Set)
         clock.firedAt = timeline.positions(i).time
-        driver.advanceWatermark(timeline.watermarks(i))
+        driver.moveClocks(timeline.watermarks(i), ClockMove.Keep, ClockMove.Advance)
       }
 
     // Everything that happens before `limit`: timeline entries, firing event-time timers where
@@ -227,7 +228,7 @@ object ReplayDriver {
           case (_, Some(p)) =>
             applyUpTo(timeline.countBefore(Position.timer(p)))
             clock.firedAt = p
-            driver.advanceProcessingTime(p)
+            driver.moveClocks(ClockMove.Keep, p, ClockMove.Advance)
           case (None, None) =>
             applyUpTo(before)
             going = false
@@ -237,7 +238,7 @@ object ReplayDriver {
 
     for ((pos, record, ts) <- elements) {
       drain(pos, pos.time)
-      driver.setElementTime(pos.time)
+      driver.moveClocks(ClockMove.Keep, pos.time, ClockMove.Set)
       clock.firedAt = pos.time
       driver.processElement(record, ts)
     }

@@ -6,6 +6,7 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
 
 import sparkwin.core.time.ChannelWatermarks
+import sparkwin.operator.ClockMove
 import sparkwin.operator.store.Bytes
 import sparkwin.plan._
 import sparkwin.runtime.{Driver, TimePolicy}
@@ -284,7 +285,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     driver.enterKey(clocks.now, clocks.before, policy)
     if (combined) rows.foreach(partial(key, _))
     else rows.foreach(element)
-    if (policy.splitsBatch) driver.advanceWatermark(clocks.after)
+    if (policy.splitsBatch) driver.moveClocks(clocks.after, ClockMove.Keep, ClockMove.Advance)
     if (buckets != null) backend.save(bytes => buckets.put(id, bytes), () => buckets.remove(id))
     else backend.save(bytes => host.put(id, bytes), () => host.remove(id))
     if (loaded == null && !backend.isEmpty) liveKeys += 1

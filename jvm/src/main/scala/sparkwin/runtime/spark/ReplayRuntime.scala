@@ -1,5 +1,6 @@
 package sparkwin.runtime.spark
 
+import sparkwin.operator.ClockMove
 import sparkwin.plan._
 import sparkwin.runtime.spark._
 
@@ -224,7 +225,7 @@ object ReplayRuntime {
       (p, new RowRecord(Row.fromSeq(r.toSeq.take(n))): sparkwin.core.Record, t)
     }
     ReplayDriver.run(driver, timeline, elements, lastArrival, clock)
-    if (endOfInput) driver.endOfInput()
+    if (endOfInput) driver.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
     val m = OutputLayout.metricValues(driver.metrics)
     if (m.exists(_ != 0)) collector.addMetrics(m)
     collector.drain()
