@@ -94,6 +94,20 @@ final case class TimePolicy(
     */
   def splitsBatch: Boolean = ownWatermark || inheritsWatermark
 
+  /** Where a key group's event time comes from, put together in one place: the watermark its
+    * keys' rows meet and the one they move to in this call. With [[ownWatermark]], the group's
+    * own channel watermarks before and after this call's summaries (`own`, asked only then);
+    * else Spark's watermark (`spark`: 0 before any data, the engine's "none yet" is -inf), which
+    * a chained pipeline's rows meet only after the watermark its previous call moved to
+    * (`previous`, asked only then).
+    */
+  def groupWatermarks(own: => (Long, Long), spark: Long, previous: => Long): (Long, Long) =
+    if (ownWatermark) own
+    else {
+      val engine = if (spark > 0) spark else Long.MinValue
+      if (inheritsWatermark) (math.min(previous, engine), engine) else (engine, engine)
+    }
+
   /** Rows without a channel are bad records (routed to errors) only with `channel=`. */
   def checksChannel: Boolean = channels
 

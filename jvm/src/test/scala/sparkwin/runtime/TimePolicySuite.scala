@@ -59,6 +59,17 @@ class TimePolicySuite extends munit.FunSuite {
     )
   }
 
+  test("a key group's event time comes from the one source its policy names") {
+    def never: (Long, Long) = fail("not this source")
+    val spark = TimePolicy.of(plan(tumbling))
+    assertEquals(spark.groupWatermarks(never, 0L, fail("not chained")), (Long.MinValue, Long.MinValue))
+    assertEquals(spark.groupWatermarks(never, 70L, fail("not chained")), (70L, 70L))
+    val chained = spark.copy(inheritsWatermark = true)
+    assertEquals(chained.groupWatermarks(never, 70L, 40L), (40L, 70L))
+    val own = TimePolicy.of(plan(tumbling, channel = true))
+    assertEquals(own.groupWatermarks((5L, 9L), 70L, fail("not chained")), (5L, 9L))
+  }
+
   test("event-time windows follow Spark's watermark: its timers, no clock") {
     val p = TimePolicy.of(plan(tumbling))
     assertEquals(p.domains, TimerDomains.EventOnly)

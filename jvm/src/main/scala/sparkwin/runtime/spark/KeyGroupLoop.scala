@@ -195,17 +195,17 @@ final class KeyGroupLoop(spec: LoopSpec) {
     val watermarks =
       if (!policy.ownWatermark) None
       else Some(if (reused != null) reused.channels else channelWatermarks(stored))
-    val clocks = watermarks match {
-      case Some(cw) =>
-        val before = cw.watermark
+    val (before, after) = policy.groupWatermarks(
+      {
+        val cw = watermarks.get
+        val was = cw.watermark
         import scala.jdk.CollectionConverters._
-        Clocks(now, before, cw.boundary(now, delivered.asScala.map { case (c, t) => (c, t.longValue) }))
-      case None =>
-        // Spark's watermark starts at 0 before any data; the engine's "no watermark yet" is -inf.
-        val engine = if (sparkWatermark > 0) sparkWatermark else Long.MinValue
-        if (policy.inheritsWatermark) Clocks(now, math.min(previousWatermark(), engine), engine)
-        else Clocks(now, engine, engine)
-    }
+        (was, cw.boundary(now, delivered.asScala.map { case (c, t) => (c, t.longValue) }))
+      },
+      sparkWatermark,
+      previousWatermark()
+    )
+    val clocks = Clocks(now, before, after)
     // Keys to wake: those with rows, then those whose wake-up is due.
     val withRows = new ArrayBuffer[(Row, Array[Byte], ArrayBuffer[Row])](byKey.size)
     byKey.forEach((k, rows) => withRows += ((k, keyBytes.encode(k), rows)))
