@@ -39,6 +39,9 @@ trait Operator {
 
   /** When the next processing-time timer is due; Long.MaxValue: none. */
   def nextProcessingTimer: Long
+
+  /** When the last queued processing-time timer is due; Long.MinValue: none. */
+  def lastProcessingTimer: Long
   def metrics: OperatorMetrics
 }
 

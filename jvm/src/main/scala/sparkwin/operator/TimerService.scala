@@ -59,6 +59,15 @@ final class TimerService(backend: KeyedBackend, metrics: OperatorMetrics) {
       if (keyTimers == null || keyTimers.isEmpty) queued else math.min(queued, keyTimers.minTime)
     }
 
+  /** When the last queued processing-time timer is due; Long.MinValue when none is queued (a
+    * bounded input's end fires every pending one at once).
+    */
+  def lastProcessingTime: Long = {
+    var last = Long.MinValue
+    backend.processingTimers.iterator.foreach(t => if (t.timestamp > last) last = t.timestamp)
+    last
+  }
+
   def nextEventTime: Long = nextTime(eventTime = true)
   def nextProcessingTime: Long = nextTime(eventTime = false)
 

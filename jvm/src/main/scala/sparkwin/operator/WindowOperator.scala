@@ -44,6 +44,7 @@ final class WindowOperator private (
   def currentProcessingTime: Long = context.processingTime
   def nextEventTimer: Long = context.timers.nextEventTime
   def nextProcessingTimer: Long = context.timers.nextProcessingTime
+  def lastProcessingTimer: Long = context.timers.lastProcessingTime
 
   def processElement(record: Record, timestamp: Long): ElementFate = {
     metrics.elementsIn += 1

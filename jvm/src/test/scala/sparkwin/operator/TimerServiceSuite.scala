@@ -69,10 +69,13 @@ class TimerServiceSuite extends munit.FunSuite {
       )
     )
     assertEquals(timers.nextEventTime, 20L)
+    timers.registerProcessingTime(8, GlobalWindow)
+    assertEquals((timers.nextProcessingTime, timers.lastProcessingTime), (3L, 8L))
+    timers.deleteProcessingTime(8, GlobalWindow)
     algorithm.fired.clear()
     timers.fireDue(eventTime = false, 3, algorithm)
     assertEquals(algorithm.fired.toList, List[(Long, Any, Window, Boolean)]((3L, "a", GlobalWindow, false)))
-    assertEquals(timers.nextProcessingTime, Long.MaxValue)
+    assertEquals((timers.nextProcessingTime, timers.lastProcessingTime), (Long.MaxValue, Long.MinValue))
   }
 
   test("a deleted timer never fires; one registered while firing fires in the same pass if due") {

@@ -226,7 +226,7 @@ object StormSize {
 
 /** Storm's event-time windows: a length and a sliding interval, each a count or a duration,
   * with a lag that lets tuples up to `lag` past a window's end wait for the next window.
-  * Windows are made by [[sparkwin.operator.StormWindowOperator]], not by assignment.
+  * Windows are made by the Storm algorithms of the operator, not by assignment.
   */
 /** Storm's windows: in event time with a lag (a timestamp field), or, with `isEventTime` false,
   * in arrival order and processing time (Storm's default, without a timestamp field).

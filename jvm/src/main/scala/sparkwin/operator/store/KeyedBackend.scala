@@ -15,7 +15,8 @@ trait KeyedBackend {
   def switchTo(keyId: Long): Unit
 
   /** True when the packed layouts may run: every key lives in this process with ids 0, 1, 2...
-    * ([[DenseKeyedBackend]]) and no one reads a key's timers from the queues (replay does).
+    * ([[DenseKeyedBackend]]) and no one steps time by the next timer (replay does: the packed
+    * slices keep none).
     */
   def packable: Boolean = false
 

@@ -319,8 +319,8 @@ object BatchRunner {
       rows.map(r => new RowRecord(r)).flatMap(r => Option(driver.timestampOf(r)).map(ts => (ts.longValue, r)))
     timed.toArray.sortBy(_._1).foreach { case (ts, r) => driver.processElement(r, ts) } // stable sort
     driver.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance) // the end of input
-    val pending = backend.processingTimers.iterator.map(_.timestamp)
-    if (pending.hasNext) driver.moveClocks(ClockMove.Keep, pending.max, ClockMove.Advance)
+    val pending = driver.operator.lastProcessingTimer
+    if (pending != Long.MinValue) driver.moveClocks(ClockMove.Keep, pending, ClockMove.Advance)
     val m = OutputLayout.metricValues(driver.metrics)
     if (m.exists(_ != 0)) collector.addMetrics(m)
     collector.drain()
