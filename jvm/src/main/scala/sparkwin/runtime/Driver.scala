@@ -1,9 +1,9 @@
 package sparkwin.runtime
 
-import sparkwin.core.{EventTime, Record, RecordError, Values}
+import sparkwin.core.{Record, RecordError, Values}
 import sparkwin.core.agg.Accumulator
 import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
-import sparkwin.operator.{ElementFate, Emitter, Operator, OperatorSpec, WindowOperator}
+import sparkwin.operator.{ClockMove, ElementFate, Emitter, Operator, OperatorSpec, WindowOperator}
 import sparkwin.operator.store.KeyedBackend
 
 /** The one loop that feeds an operator: every runtime (Spark streaming, batch, replay, the local
@@ -35,7 +35,7 @@ class Driver(
 
   val operator: Operator = WindowOperator(spec, backend, output)
   val valve = new StatusWatermarkValve(channels)
-  private val advance: Long => Unit = wm => operator.advanceWatermark(wm)
+  private val advance: Long => Unit = wm => operator.moveClocks(wm, ClockMove.Keep, ClockMove.Advance)
   private val generators: Array[WatermarkChannel] = strategy match {
     case Some(s) =>
       Array.tabulate(channels)(i =>
@@ -45,7 +45,7 @@ class Driver(
   }
   private val ticks =
     strategy.map(s => new PeriodicTicks(s.interval, startProcessingTime, channels, s.idleTimeout))
-  operator.setProcessingTime(startProcessingTime)
+  operator.moveClocks(ClockMove.Keep, startProcessingTime, ClockMove.Set)
 
   // ---------------------------------------------------------------------------------------
   // Elements
@@ -53,22 +53,20 @@ class Driver(
   /** A record as it arrived on `channel`: its timestamp read from the event-time column.
     * Returns what became of it.
     */
-  final def processRecord(record: Record, channel: Int = 0): ElementFate = {
-    val ts = timestampOf(record)
+  final def processRecord(record: Record, channel: Int = 0, channelMissing: Boolean = false): ElementFate = {
+    val ts = timestampOf(record, channelMissing)
     if (ts != null) processElement(record, ts.longValue, channel) else ElementFate.Error
   }
 
-  /** The record's event time, or null after routing the record to the error output (a null
-    * timestamp, or one outside [[EventTime]]'s range).
+  /** The record's event time, or null after routing the record to the error output with the
+    * reason [[BadRecords]] gives (`channelMissing`: the runtime found its channel null).
     */
-  final def timestampOf(record: Record): java.lang.Long =
-    if (timestampColumn < 0) java.lang.Long.valueOf(operator.currentProcessingTime) // no event time
-    else if (record.isNullAt(timestampColumn)) { output.emitError(record, "the timestamp is null"); null }
-    else {
-      val ts = Values.toMillis(record.get(timestampColumn))
-      if (EventTime.inRange(ts)) java.lang.Long.valueOf(ts)
-      else { output.emitError(record, EventTime.outOfRange(ts)); null }
-    }
+  final def timestampOf(record: Record, channelMissing: Boolean = false): java.lang.Long = {
+    val why = BadRecords.reason(record, timestampColumn, arrivalMissing = false, channelMissing)
+    if (why != null) { output.emitError(record, why); null }
+    else if (timestampColumn < 0) java.lang.Long.valueOf(operator.currentProcessingTime) // no event time
+    else java.lang.Long.valueOf(Values.toMillis(record.get(timestampColumn)))
+  }
 
   /** An element with its event time, on `channel`; what became of it. */
   def processElement(record: Record, timestamp: Long, channel: Int = 0): ElementFate = {
@@ -105,13 +103,12 @@ class Driver(
 
   final def markActive(channel: Int): Unit = valve.markActive(channel)
 
-  /** Event time moves to `wm` directly, not through a channel (a watermark timeline, or the end
-    * of a bounded input). Equal watermarks still fire what is due for the current key.
+  /** The operator's clocks move directly, not through a channel (a watermark timeline, the end
+    * of a bounded input: `Long.MaxValue`, an element's processing time): the operator's one door
+    * ([[Operator.moveClocks]]).
     */
-  final def advanceWatermark(wm: Long): Unit = operator.advanceWatermark(wm)
-
-  /** The input ended: the watermark jumps to +infinity and every event-time window fires. */
-  final def endOfInput(): Unit = operator.advanceWatermark(Long.MaxValue)
+  final def moveClocks(watermark: Long, processingTime: Long, move: ClockMove): Unit =
+    operator.moveClocks(watermark, processingTime, move)
 
   // ---------------------------------------------------------------------------------------
   // Processing time
@@ -123,23 +120,19 @@ class Driver(
   final def setProcessingTime(time: Long): Unit = {
     var done = false
     while (!done) {
-      val timerAt = backend.processingTimers.peek.map(_.timestamp).filter(_ <= time)
+      // None at Long.MaxValue: "no timer"; one due then still fires with the final advance.
+      val next = operator.nextProcessingTimer
+      val timerAt = if (next <= time && next != Long.MaxValue) Some(next) else None
       val tick = ticks.map(_.next(timerAt.getOrElse(time))).getOrElse(Long.MaxValue)
       if (tick != Long.MaxValue) {
-        operator.setProcessingTime(tick)
+        operator.moveClocks(ClockMove.Keep, tick, ClockMove.Set)
         generators.foreach(_.onPeriodicEmit(tick))
         ticks.foreach(_.visited(tick))
-      } else if (timerAt.isDefined) operator.advanceProcessingTime(timerAt.get)
+      } else if (timerAt.isDefined) operator.moveClocks(ClockMove.Keep, timerAt.get, ClockMove.Advance)
       else done = true
     }
-    operator.advanceProcessingTime(time)
+    operator.moveClocks(ClockMove.Keep, time, ClockMove.Advance)
   }
-
-  /** The processing time of the next element, without firing timers. */
-  final def setElementTime(time: Long): Unit = operator.setProcessingTime(time)
-
-  /** Fires processing-time timers due by `time`. */
-  final def advanceProcessingTime(time: Long): Unit = operator.advanceProcessingTime(time)
 
   /** The current key (loaded by a micro-batch runtime) meets this batch's clocks, as `policy`
     * says: due timers fire before its new elements, as when a watermark precedes the elements
@@ -148,15 +141,19 @@ class Driver(
     * already fired; the runtime moves it on after the rows.
     */
   final def enterKey(processingTime: Long, watermark: Long, policy: TimePolicy): Unit = {
-    if (policy.splitsBatch) operator.restoreClocks(watermark, processingTime)
-    else operator.setProcessingTime(processingTime)
-    if (policy.processingTimers) operator.advanceProcessingTime(processingTime)
-    if (!policy.splitsBatch && watermark != Long.MinValue) operator.advanceWatermark(watermark)
+    if (policy.splitsBatch) operator.moveClocks(watermark, processingTime, ClockMove.Restore)
+    else operator.moveClocks(ClockMove.Keep, processingTime, ClockMove.Set)
+    if (policy.processingTimers) operator.moveClocks(ClockMove.Keep, processingTime, ClockMove.Advance)
+    // A watermark of Long.MinValue (none yet) is ClockMove.Keep: nothing moves.
+    if (!policy.splitsBatch) operator.moveClocks(watermark, ClockMove.Keep, ClockMove.Advance)
   }
 
   // ---------------------------------------------------------------------------------------
 
-  final def currentWatermark: Long = valve.currentWatermark
+  /** The watermark the inputs' channels give (the valve's); the operator's own clock
+    * (`operator.currentWatermark`) is ahead of it after a direct move (the end of input).
+    */
+  final def inputWatermark: Long = valve.currentWatermark
   final def currentProcessingTime: Long = operator.currentProcessingTime
   final def metrics = operator.metrics
 

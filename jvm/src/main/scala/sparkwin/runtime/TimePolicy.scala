@@ -2,7 +2,6 @@ package sparkwin.runtime
 
 import sparkwin.plan.{Plan, PlanException}
 import sparkwin.core.time.WatermarkStrategy
-import sparkwin.core.window.{GlobalWindows, StormSize, StormWindows}
 
 /** Which clocks the engine's timers run on for a pipeline (its assigner and its triggers). */
 sealed trait TimerDomains extends Serializable
@@ -95,6 +94,20 @@ final case class TimePolicy(
     */
   def splitsBatch: Boolean = ownWatermark || inheritsWatermark
 
+  /** Where a key group's event time comes from, put together in one place: the watermark its
+    * keys' rows meet and the one they move to in this call. With [[ownWatermark]], the group's
+    * own channel watermarks before and after this call's summaries (`own`, asked only then);
+    * else Spark's watermark (`spark`: 0 before any data, the engine's "none yet" is -inf), which
+    * a chained pipeline's rows meet only after the watermark its previous call moved to
+    * (`previous`, asked only then).
+    */
+  def groupWatermarks(own: => (Long, Long), spark: Long, previous: => Long): (Long, Long) =
+    if (ownWatermark) own
+    else {
+      val engine = if (spark > 0) spark else Long.MinValue
+      if (inheritsWatermark) (math.min(previous, engine), engine) else (engine, engine)
+    }
+
   /** Rows without a channel are bad records (routed to errors) only with `channel=`. */
   def checksChannel: Boolean = channels
 
@@ -182,20 +195,17 @@ object TimePolicy {
       )
   }
 
-  /** The clocks of the engine's timers: the assigner's and every trigger's of the tree (each
-    * trigger declares its own, `Trigger.ownClocks`).
+  /** The clocks of the engine's timers: the assigner's and, when its trigger decides when
+    * windows fire, every trigger's of the tree. Each declares its own (`WindowAssigner.ownClocks`,
+    * `Trigger.ownClocks`); no class is asked.
     */
-  def domains(plan: Plan): TimerDomains = plan.spec.assigner match {
-    // Storm in arrival order: processing-time timers for a duration (slide, or a length's
-    // expiry); counts fire as tuples arrive.
-    case s: StormWindows if !s.isEventTime =>
-      val timed = s.slide.isInstanceOf[StormSize.Duration] || s.length.isInstanceOf[StormSize.Duration]
-      TimerDomains.of(event = false, processing = timed)
-    case assigner =>
-      val trigger = plan.spec.trigger
-      TimerDomains.of(
-        event = assigner.isEventTime || trigger.usesEventTime,
-        processing = (!assigner.isEventTime && assigner != GlobalWindows) || trigger.usesProcessingTime
-      )
+  def domains(plan: Plan): TimerDomains = {
+    val assigner = plan.spec.assigner
+    val trigger = plan.spec.trigger
+    val clocks = assigner.ownClocks
+    TimerDomains.of(
+      event = clocks.event || (assigner.runsTrigger && trigger.usesEventTime),
+      processing = clocks.processing || (assigner.runsTrigger && trigger.usesProcessingTime)
+    )
   }
 }

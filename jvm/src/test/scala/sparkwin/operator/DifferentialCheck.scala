@@ -54,7 +54,7 @@ object DifferentialCheck {
     for (_ <- 0 until steps) {
       if (rnd.nextInt(8) == 0) {
         val wm = clock - rnd.nextInt(20)
-        Seq(special, generic).foreach(_.op.advanceWatermark(wm))
+        Seq(special, generic).foreach(_.op.moveClocks(wm, ClockMove.Keep, ClockMove.Advance))
       } else {
         clock += rnd.nextInt(4)
         val r = widen(rec(key(rnd), rnd.nextInt(50).toLong - 10, clock - rnd.nextInt(30)), rnd)
@@ -67,7 +67,7 @@ object DifferentialCheck {
       same(special.out.results.toList, generic.out.results.toList, "panes")
       same(special.backend.numKeysWithState, generic.backend.numKeysWithState, "keys with state")
     }
-    Seq(special, generic).foreach(_.op.advanceWatermark(Long.MaxValue))
+    Seq(special, generic).foreach(_.op.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance))
     same(special.out.results.toList, generic.out.results.toList, "panes")
     same(special.out.late.toList, generic.out.late.toList, "late elements")
     val (a, b) = (special.op.metrics.asMap, generic.op.metrics.asMap)

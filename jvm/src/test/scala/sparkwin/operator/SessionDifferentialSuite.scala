@@ -68,7 +68,7 @@ class SessionDifferentialSuite extends munit.ScalaCheckSuite {
     for (ts <- Seq(0L, 18L, 9L)) {
       backend.setCurrentKey("k"); op.processElement(rec("k", ts, ts), ts)
     }
-    op.advanceWatermark(Long.MaxValue)
+    op.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
     assertEquals(out.results.map(_.short).toList, List(("k", 0L, 28L, 27L)))
     assertEquals(op.metrics.windowsMerged, 2L)
   }

@@ -40,6 +40,36 @@ class TimePolicySuite extends munit.FunSuite {
   private val tumbling = TumblingWindows(10, 0, isEventTime = true)
   private val processing = TumblingWindows(10, 0, isEventTime = false)
 
+  test("the assigner declares its windows' clocks; Storm's ignore the trigger, as they fire alone") {
+    import sparkwin.core.TimerClocks
+    assertEquals(tumbling.ownClocks, TimerClocks.Event)
+    assertEquals(processing.ownClocks, TimerClocks.Processing)
+    assertEquals(GlobalWindows.ownClocks, TimerClocks.None)
+    assert(GlobalWindows.panesByWatermark && tumbling.panesByWatermark && !processing.panesByWatermark)
+    val counts = StormWindows(StormSize.Count(3), StormSize.Count(1), 0, isEventTime = false)
+    val timed = StormWindows(StormSize.Duration(10), StormSize.Count(1), 0, isEventTime = false)
+    assertEquals((counts.ownClocks, timed.ownClocks), (TimerClocks.None, TimerClocks.Processing))
+    // A processing-time trigger on arrival-order Storm windows sets no timer: Storm fires alone.
+    assertEquals(TimePolicy.of(plan(counts, ProcessingTimeTrigger)).domains, TimerDomains.Neither)
+    assertEquals(TimePolicy.of(plan(timed, ProcessingTimeTrigger)).domains, TimerDomains.ProcessingOnly)
+    assertEquals(TimePolicy.of(plan(GlobalWindows, CountTrigger(3))).domains, TimerDomains.Neither)
+    assertEquals(
+      TimePolicy.of(plan(GlobalWindows, ProcessingTimeTrigger)).domains,
+      TimerDomains.ProcessingOnly
+    )
+  }
+
+  test("a key group's event time comes from the one source its policy names") {
+    def never: (Long, Long) = fail("not this source")
+    val spark = TimePolicy.of(plan(tumbling))
+    assertEquals(spark.groupWatermarks(never, 0L, fail("not chained")), (Long.MinValue, Long.MinValue))
+    assertEquals(spark.groupWatermarks(never, 70L, fail("not chained")), (70L, 70L))
+    val chained = spark.copy(inheritsWatermark = true)
+    assertEquals(chained.groupWatermarks(never, 70L, 40L), (40L, 70L))
+    val own = TimePolicy.of(plan(tumbling, channel = true))
+    assertEquals(own.groupWatermarks((5L, 9L), 70L, fail("not chained")), (5L, 9L))
+  }
+
   test("event-time windows follow Spark's watermark: its timers, no clock") {
     val p = TimePolicy.of(plan(tumbling))
     assertEquals(p.domains, TimerDomains.EventOnly)

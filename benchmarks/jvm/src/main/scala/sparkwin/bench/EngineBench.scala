@@ -157,10 +157,10 @@ object EngineBench {
       backend.setCurrentKey(key)
       op.processElement(new ArrayRecord(Array[Any](key, amount(i), ts(i))), ts(i))
       if (ts(i) > max) max = ts(i)
-      if (i % 1000 == 999) op.advanceWatermark(max - bound - 1)
+      if (i % 1000 == 999) op.moveClocks(max - bound - 1, ClockMove.Keep, ClockMove.Advance)
       i += 1
     }
-    op.advanceWatermark(Long.MaxValue)
+    op.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
     ((System.nanoTime() - start) / 1e9, out, (threads.getCurrentThreadCpuTime - cpuStart) / 1e9)
   }
 }

@@ -148,10 +148,10 @@ object EngineNexmark {
       backend.setCurrentKey(values(0))
       op.processElement(new ArrayRecord(values), e.ts(i))
       if (e.ts(i) > max) max = e.ts(i)
-      if (i % 1000 == 999) op.advanceWatermark(max - bound - 1)
+      if (i % 1000 == 999) op.moveClocks(max - bound - 1, ClockMove.Keep, ClockMove.Advance)
       i += 1
     }
-    op.advanceWatermark(Long.MaxValue)
+    op.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
     query match {
       case "q5" => ties.forEach((start, t) => fp.add(t(0), t(1), t(2), start))
       case _ =>

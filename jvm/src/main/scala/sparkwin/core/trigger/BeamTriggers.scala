@@ -1,6 +1,6 @@
 package sparkwin.core.trigger
 
-import sparkwin.core.Record
+import sparkwin.core.{Record, TimerClocks}
 import sparkwin.core.window.Window
 
 /** Beam's triggers, as state machines on the same trigger interface as Flink's.

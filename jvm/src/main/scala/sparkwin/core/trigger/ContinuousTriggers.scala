@@ -1,6 +1,6 @@
 package sparkwin.core.trigger
 
-import sparkwin.core.Record
+import sparkwin.core.{Record, TimerClocks}
 import sparkwin.core.window.Window
 
 /** Fires every `interval` of event time while the window is open, and at its end.

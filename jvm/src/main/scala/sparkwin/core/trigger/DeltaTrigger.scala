@@ -1,6 +1,6 @@
 package sparkwin.core.trigger
 
-import sparkwin.core.{ArrayRecord, Record}
+import sparkwin.core.{ArrayRecord, Record, TimerClocks}
 import sparkwin.core.window.Window
 
 /** The distance between two records: the absolute difference of one numeric field, or the

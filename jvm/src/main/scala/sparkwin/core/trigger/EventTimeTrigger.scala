@@ -1,6 +1,6 @@
 package sparkwin.core.trigger
 
-import sparkwin.core.Record
+import sparkwin.core.{Record, TimerClocks}
 import sparkwin.core.window.Window
 
 /** Fires once the watermark passes the window's end, and again for every element that arrives

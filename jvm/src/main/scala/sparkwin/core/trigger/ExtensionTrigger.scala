@@ -3,7 +3,7 @@ package sparkwin.core.trigger
 import scala.jdk.CollectionConverters._
 
 import sparkwin.api
-import sparkwin.core.Record
+import sparkwin.core.{Record, TimerClocks}
 import sparkwin.core.window.Window
 
 /** A user's trigger (`sparkwin.api.Trigger`, from the user's jar) in a trigger tree.

@@ -1,6 +1,6 @@
 package sparkwin.core.trigger
 
-import sparkwin.core.Record
+import sparkwin.core.{Record, TimerClocks}
 import sparkwin.core.window.Window
 
 /** What a trigger decides: emit the window's contents (`fire`), clear them (`purge`), and, for
@@ -19,15 +19,6 @@ object TriggerResult {
   val PURGE: TriggerResult = TriggerResult(fire = false, purge = true)
   val FIRE_AND_PURGE: TriggerResult = TriggerResult(fire = true, purge = true)
   val FIRE_AND_FINISH: TriggerResult = TriggerResult(fire = true, purge = false, finish = true)
-}
-
-/** Which clocks a trigger's own timers run on. */
-final case class TimerClocks(event: Boolean, processing: Boolean)
-
-object TimerClocks {
-  val None: TimerClocks = TimerClocks(event = false, processing = false)
-  val Event: TimerClocks = TimerClocks(event = true, processing = false)
-  val Processing: TimerClocks = TimerClocks(event = false, processing = true)
 }
 
 /** A named piece of a trigger's per-window state, like Flink's state descriptors. A trigger

@@ -1,6 +1,6 @@
 package sparkwin.core.window
 
-import sparkwin.core.{EventTime, Record, RecordError}
+import sparkwin.core.{EventTime, Record, RecordError, TimerClocks}
 
 /** What an assigner may ask of the operator: the current processing time. */
 trait WindowAssignerContext {
@@ -18,6 +18,20 @@ sealed trait WindowAssigner {
 
   /** True for session-like assigners whose windows merge. */
   def isMerging: Boolean = false
+
+  /** The clocks of the timers the engine sets for this assigner's windows (their ends and their
+    * cleanup), declared the way triggers declare theirs (`Trigger.ownClocks`): the assigner's own
+    * clock by default. Runtimes ask this, never the assigner's class.
+    */
+  def ownClocks: TimerClocks = if (isEventTime) TimerClocks.Event else TimerClocks.Processing
+
+  /** Whether the pipeline's trigger decides when windows fire (and so its clocks count). */
+  def runsTrigger: Boolean = true
+
+  /** Whether a pane's timing (EARLY, ON_TIME, LATE) is judged by the watermark rather than by
+    * processing time: for event-time windows.
+    */
+  def panesByWatermark: Boolean = isEventTime
 }
 
 /** Assigners whose windows merge (sessions). */
@@ -152,6 +166,14 @@ case object GlobalWindows extends WindowAssigner {
   private val only: Seq[Window] = GlobalWindow :: Nil
   def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] = only
   def isEventTime: Boolean = false
+
+  /** Its window never ends, so it needs no timer of its own: only its trigger sets them. */
+  override def ownClocks: TimerClocks = TimerClocks.None
+
+  /** Beam's rule: the global window's panes are timed by the watermark (its end is the end of
+    * event time).
+    */
+  override def panesByWatermark: Boolean = true
 }
 
 /** A user's assigner (`sparkwin.api.WindowAssigner`, from the user's jar): non-merging time
@@ -204,7 +226,7 @@ object StormSize {
 
 /** Storm's event-time windows: a length and a sliding interval, each a count or a duration,
   * with a lag that lets tuples up to `lag` past a window's end wait for the next window.
-  * Windows are made by [[sparkwin.operator.StormWindowOperator]], not by assignment.
+  * Windows are made by the Storm algorithms of the operator, not by assignment.
   */
 /** Storm's windows: in event time with a lag (a timestamp field), or, with `isEventTime` false,
   * in arrival order and processing time (Storm's default, without a timestamp field).
@@ -214,6 +236,18 @@ final case class StormWindows(length: StormSize, slide: StormSize, lag: Long, is
   require(lag >= 0, s"lag must not be negative, got $lag")
   def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] =
     throw new UnsupportedOperationException("Storm windows are built by the Storm algorithms")
+
+  /** In event time, watermark timers; in arrival order, processing-time timers only for a
+    * duration (a slide, or a length's expiry): counts fire as tuples arrive.
+    */
+  override def ownClocks: TimerClocks =
+    if (isEventTime) TimerClocks.Event
+    else if (slide.isInstanceOf[StormSize.Duration] || length.isInstanceOf[StormSize.Duration])
+      TimerClocks.Processing
+    else TimerClocks.None
+
+  /** Storm's windows fire by their own policies, never by a trigger. */
+  override def runsTrigger: Boolean = false
 }
 
 object TimeWindows {

@@ -5,7 +5,6 @@ import java.util.{ArrayList => JList}
 import sparkwin.core.{Element, Record}
 import sparkwin.core.agg.Accumulator
 import sparkwin.core.evictor.EvictorContext
-import sparkwin.core.timer.Timer
 import sparkwin.core.trigger.{OnMergeContext, StateDescriptor, TriggerResult}
 import sparkwin.core.window._
 import sparkwin.operator._
@@ -16,13 +15,12 @@ import sparkwin.operator.store.{StateKind, WindowContents}
   * the trigger, evicts and aggregates, on any assigner and trigger. Lateness, late routing,
   * pane timing and counting are the shell's ([[WindowOperator]]).
   *
-  * It works on one key at a time, the backend's current key; timers of other keys fire through
-  * the shell's clocks, which switch the backend's key. Its state per key is a [[GeneralState]].
+  * It works on one key at a time, the current key; the shell fires timers into [[onTimer]] with
+  * their key current. Its state per key is a [[GeneralState]].
   */
-final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
-  private val spec = op.spec
-  private val backend = op.backend
-  private val metrics = op.metrics
+final class GeneralAlgorithm(context: WindowContext) extends WindowAlgorithm {
+  private val spec = context.spec
+  private val metrics = context.metrics
   private val assigner = spec.assigner
   private val trigger = spec.trigger
   private val isEventTime = assigner.isEventTime
@@ -42,13 +40,13 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
   // The time a pane's timing is judged by: the watermark (or processing time, for
   // processing-time windows) when an element fires, the timer's own time when a timer fires,
   // so a watermark that jumps past several timers still yields EARLY panes for the early ones.
-  private val usesWatermark = isEventTime || assigner == GlobalWindows
+  private val usesWatermark = assigner.panesByWatermark
   private var paneClock = Long.MinValue
 
-  private def watermark = op.currentWatermark
-  private def processingTime = op.currentProcessingTime
+  private def watermark = context.currentWatermark
+  private def processingTime = context.currentProcessingTime
 
-  private def load(): Unit = keyState = backend.state.asInstanceOf[GeneralState]
+  private def load(): Unit = keyState = context.state.asInstanceOf[GeneralState]
 
   // ---------------------------------------------------------------------------------------
   // Elements
@@ -60,7 +58,7 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
     if (windows.isEmpty) {
       // As in Flink: an element in no window (a gap of sliding windows) that is late by its own
       // time goes where late elements go; otherwise it is counted as in no window.
-      if (lateByItsTime(timestamp)) op.late(record, timestamp) else op.droppedNoWindow()
+      if (lateByItsTime(timestamp)) context.late(record, timestamp) else context.droppedNoWindow()
       return
     }
     var accepted = false
@@ -74,9 +72,9 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
       if (merging != null) {
         val set = keyState.mergingSet
         actual = set.addWindow(w.asInstanceOf[TimeWindow], merging, mergeWindows, checkMerge)
-        if (op.isLate(actual)) { set.retireWindow(actual.asInstanceOf[TimeWindow]); late = true }
+        if (context.isLate(actual)) { set.retireWindow(actual.asInstanceOf[TimeWindow]); late = true }
         else stateWindow = set.stateWindow(actual.asInstanceOf[TimeWindow])
-      } else late = op.isLate(w)
+      } else late = context.isLate(w)
       if (!late) {
         val meta = metaOf(actual)
         if (meta.closed) {
@@ -95,10 +93,10 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
       }
     }
     if (!accepted) {
-      if (closed) op.droppedClosedWindow()
-      else op.late(record, timestamp)
+      if (closed) context.droppedClosedWindow()
+      else context.late(record, timestamp)
     }
-    backend.stateTouched()
+    context.stateTouched()
   }
 
   /** Many elements at once, pre-aggregated: `count` elements whose windows are those of `ts`
@@ -113,7 +111,7 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
     val it = windows.iterator
     while (it.hasNext) {
       val w = it.next()
-      if (!op.isLate(w)) {
+      if (!context.isLate(w)) {
         accepted = true
         val meta = metaOf(w)
         var c = keyState.contents.get(w)
@@ -128,13 +126,14 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
       }
     }
     if (!accepted) {
-      if (windows.isEmpty && !lateByItsTime(ts)) metrics.droppedNoWindow += count else op.lateGroup(count)
+      if (windows.isEmpty && !lateByItsTime(ts)) metrics.droppedNoWindow += count
+      else context.lateGroup(count)
     }
-    backend.stateTouched()
+    context.stateTouched()
   }
 
   /** Flink's `isElementLate`: event time, and `ts + allowedLateness` at or behind the watermark. */
-  private def lateByItsTime(ts: Long): Boolean = op.isLateAt(ts)
+  private def lateByItsTime(ts: Long): Boolean = context.isLateAt(ts)
 
   private def add(stateWindow: Window, record: Record, ts: Long): Unit = {
     var c = keyState.contents.get(stateWindow)
@@ -142,7 +141,7 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
       c = newContents()
       keyState.contents.put(stateWindow, c)
     }
-    if (spec.keepsElements) c.elements.add(Element(ts, backend.retain(record)))
+    if (spec.keepsElements) c.elements.add(Element(ts, context.retain(record)))
     else Accumulator.addAll(c.accumulators, record, ts)
   }
 
@@ -164,15 +163,9 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
   // ---------------------------------------------------------------------------------------
   // Time
 
-  def onWatermark(wm: Long): Unit = backend.fireDue(backend.eventTimers, wm)(onTimer(_, eventTime = true))
-
-  override def onProcessingTime(time: Long): Unit =
-    backend.fireDue(backend.processingTimers, time)(onTimer(_, eventTime = false))
-
-  private def onTimer(timer: Timer, eventTime: Boolean): Unit = {
+  def onTimer(time: Long, window: Window, eventTime: Boolean): Unit = {
     load()
-    val window = timer.window
-    val cleanup = eventTime == isEventTime && timer.timestamp == op.cleanupTime(window)
+    val cleanup = eventTime == isEventTime && time == context.cleanupTime(window)
     val meta = keyState.meta.get(window)
     var stateWindow = window
     if (merging != null) {
@@ -180,16 +173,16 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
       if (stateWindow == null) {
         // Merged away (its timers are stale), or closed by its trigger and now expiring.
         if (meta != null && meta.closed && cleanup) keyState.meta.remove(window)
-        backend.stateTouched()
+        context.stateTouched()
         return
       }
     }
     if (meta != null) {
       // This timer left the queue: the caches must not claim it is still there.
-      if (eventTime && meta.queuedEventTimer == timer.timestamp) meta.queuedEventTimer = Long.MinValue
+      if (eventTime && meta.queuedEventTimer == time) meta.queuedEventTimer = Long.MinValue
       if (cleanup) meta.queuedCleanupTimer = false
       paneClock =
-        if (eventTime == usesWatermark) timer.timestamp
+        if (eventTime == usesWatermark) time
         else if (usesWatermark) watermark
         else processingTime
       if (meta.closed) {
@@ -202,8 +195,8 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
       } else {
         ctx.bind(window, meta)
         val result =
-          if (eventTime) trigger.onEventTime(timer.timestamp, window, ctx)
-          else trigger.onProcessingTime(timer.timestamp, window, ctx)
+          if (eventTime) trigger.onEventTime(time, window, ctx)
+          else trigger.onProcessingTime(time, window, ctx)
         act(result, window, stateWindow, meta, cleanup)
         if (cleanup && (keyState.meta.get(window) eq meta)) {
           metrics.unfiredAtCleanup += meta.sinceLastPane
@@ -211,7 +204,7 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
         }
       }
     }
-    backend.stateTouched()
+    context.stateTouched()
   }
 
   // ---------------------------------------------------------------------------------------
@@ -236,7 +229,7 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
     */
   private def fire(window: Window, stateWindow: Window, meta: WindowMeta, isLast: Boolean): Unit = {
     val contents = keyState.contents.get(stateWindow)
-    val timing = op.paneTiming(window, paneClock, meta.nonEarlyFired, meta.createdLate)
+    val timing = context.paneTiming(window, paneClock, meta.nonEarlyFired, meta.createdLate)
     val emitIt =
       if (beam) meta.sinceLastPane > 0 || timing == PaneTiming.OnTime
       else contents != null && !contents.isEmpty
@@ -253,9 +246,9 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
   private def emit(window: Window, stateWindow: Window, contents: WindowContents, pane: PaneInfo): Unit =
     spec.evictor match {
       case None if !spec.keepsElements =>
-        op.emitResult(window, pane, Accumulator.results(contents.accumulators))
+        context.emitResult(window, pane, Accumulator.results(contents.accumulators))
       case None =>
-        op.emitElements(window, pane, contents.elements)
+        context.emitElements(window, pane, contents.elements)
       case Some(evictor) =>
         val view = new JList[Element](contents.elements)
         evictor.evictBefore(view, window, ctx)
@@ -263,9 +256,9 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
           case WindowFunction.Aggregates(_) =>
             val accs = Accumulator.fresh(aggregates)
             view.forEach(e => Accumulator.addAll(accs, e.record, e.timestamp))
-            op.emitResult(window, pane, Accumulator.results(accs))
+            context.emitResult(window, pane, Accumulator.results(accs))
           case WindowFunction.ProcessElements =>
-            op.emitElements(window, pane, view)
+            context.emitElements(window, pane, view)
         }
         evictor.evictAfter(view, window, ctx)
         // Evictions are permanent: the window keeps what survived.
@@ -308,21 +301,21 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
   // A window whose cleanup time overflows is never cleaned up: it gets no timer.
   private def registerCleanupTimer(window: Window, meta: WindowMeta): Unit =
     if (!meta.queuedCleanupTimer) {
-      val t = op.cleanupTime(window)
-      if (t != Long.MaxValue) op.timers.register(isEventTime, t, window)
+      val t = context.cleanupTime(window)
+      if (t != Long.MaxValue) context.timers.register(isEventTime, t, window)
       meta.queuedCleanupTimer = true
     }
 
   private def deleteCleanupTimer(window: Window): Unit = {
-    val t = op.cleanupTime(window)
-    if (t != Long.MaxValue) op.timers.delete(isEventTime, t, window)
+    val t = context.cleanupTime(window)
+    if (t != Long.MaxValue) context.timers.delete(isEventTime, t, window)
   }
 
   // ---------------------------------------------------------------------------------------
   // Merging
 
   private val checkMerge: TimeWindow => Unit = merged =>
-    if (op.isLate(merged))
+    if (context.isLate(merged))
       throw new WindowMergeException(
         s"merging into $merged would move an event-time window's end behind the watermark " +
           s"$watermark (allowed lateness ${spec.allowedLateness} ms)"
@@ -404,7 +397,7 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
     def registerEventTimeTimer(time: Long): Unit = {
       val meta = binding.meta
       if (meta == null || meta.queuedEventTimer != time) {
-        op.timers.registerEventTime(time, binding.window)
+        context.timers.registerEventTime(time, binding.window)
         if (meta != null) meta.queuedEventTimer = time
       }
     }
@@ -414,21 +407,22 @@ final class GeneralAlgorithm(op: WindowOperator) extends WindowAlgorithm {
     def deleteEventTimeTimer(time: Long): Unit = {
       val w = binding.window
       val meta = binding.meta
-      if (binding.clearing || !(isEventTime && time == op.cleanupTime(w))) {
-        op.timers.deleteEventTime(time, w)
+      if (binding.clearing || !(isEventTime && time == context.cleanupTime(w))) {
+        context.timers.deleteEventTime(time, w)
         if (meta != null && meta.queuedEventTimer == time) meta.queuedEventTimer = Long.MinValue
-        if (meta != null && isEventTime && time == op.cleanupTime(w)) meta.queuedCleanupTimer = false
+        if (meta != null && isEventTime && time == context.cleanupTime(w)) meta.queuedCleanupTimer = false
       }
     }
 
-    def registerProcessingTimeTimer(time: Long): Unit = op.timers.registerProcessingTime(time, binding.window)
+    def registerProcessingTimeTimer(time: Long): Unit =
+      context.timers.registerProcessingTime(time, binding.window)
 
     def deleteProcessingTimeTimer(time: Long): Unit = {
       val w = binding.window
       val meta = binding.meta
-      if (binding.clearing || !(!isEventTime && time == op.cleanupTime(w))) {
-        op.timers.deleteProcessingTime(time, w)
-        if (meta != null && !isEventTime && time == op.cleanupTime(w)) meta.queuedCleanupTimer = false
+      if (binding.clearing || !(!isEventTime && time == context.cleanupTime(w))) {
+        context.timers.deleteProcessingTime(time, w)
+        if (meta != null && !isEventTime && time == context.cleanupTime(w)) meta.queuedCleanupTimer = false
       }
     }
 

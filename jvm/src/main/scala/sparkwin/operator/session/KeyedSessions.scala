@@ -4,8 +4,8 @@ import java.io.{DataInputStream, DataOutputStream}
 
 import sparkwin.core.Record
 import sparkwin.core.agg.{Accumulator, Aggregate}
-import sparkwin.core.window.{GlobalWindow, TimeWindow}
-import sparkwin.operator.{Selection, WindowOperator}
+import sparkwin.core.window.{GlobalWindow, TimeWindow, Window}
+import sparkwin.operator.{Selection, WindowContext}
 import sparkwin.operator.store._
 
 /** A key's live sessions in the keyed layout: bounds and accumulators by index, and when the
@@ -43,14 +43,13 @@ final class SessionState extends KeyState {
   * runtime for aggregates that do not pack into longs): one timer per key in the runtime's
   * event-time queue.
   */
-final class KeyedSessions(op: WindowOperator) extends SessionAlgorithm(op) {
-  private val backend = op.backend
-  private val aggregates = op.spec.aggregates.toArray
+final class KeyedSessions(context: WindowContext) extends SessionAlgorithm(context) {
+  private val aggregates = context.spec.aggregates.toArray
   private var st: SessionState = _
 
-  val stateKind: Option[StateKind] = Some(new SessionStateKind(op.spec.aggregates))
+  val stateKind: Option[StateKind] = Some(new SessionStateKind(context.spec.aggregates))
 
-  protected def focus(): Unit = st = backend.state.asInstanceOf[SessionState]
+  protected def focus(): Unit = st = context.state.asInstanceOf[SessionState]
   protected def count: Int = st.count
   protected def start(i: Int): Long = st.starts(i)
   protected def end(i: Int): Long = st.ends(i)
@@ -102,13 +101,13 @@ final class KeyedSessions(op: WindowOperator) extends SessionAlgorithm(op) {
 
   protected def queueTimer(time: Long): Unit = {
     st.timer = time
-    op.timers.registerEventTime(time, GlobalWindow)
+    context.timers.registerEventTime(time, GlobalWindow)
   }
 
-  protected def touched(): Unit = backend.stateTouched()
+  protected def touched(): Unit = context.stateTouched()
 
   // A timer that finds nothing due still moves the key's timer on, so none is skipped here.
-  def onWatermark(wm: Long): Unit = backend.fireDue(backend.eventTimers, wm)(t => fire(t.timestamp))
+  def onTimer(time: Long, window: Window, eventTime: Boolean): Unit = fire(time)
 }
 
 /** Session states in the store: each live session's bounds and accumulators. A state read back

@@ -2,32 +2,30 @@ package sparkwin.operator.session
 
 import sparkwin.core.Record
 import sparkwin.core.agg.PackedAggregates
-import sparkwin.core.timer.TimeHeap
-import sparkwin.operator.WindowOperator
-import sparkwin.operator.store.{DenseKeyedBackend, HeldState, StateKind}
+import sparkwin.core.window.Window
+import sparkwin.operator.WindowContext
+import sparkwin.operator.store.{HeldState, StateKind}
 
 /** The session algorithm in the packed layout (the local runtime, where one backend holds every
   * key by dense id): a key's sessions are one `long[]` of (start, end, aggregate slots) entries
-  * ([[PackedAggregates]]: count, integral and fractional sum, avg), and its timer lives in a
-  * binary heap of (time, key id) pairs, the order timers of one instant fire in. A key's
-  * superseded timers stay in the heap and are skipped when they surface.
+  * ([[PackedAggregates]]: count, integral and fractional sum, avg), and its timer is a key
+  * timer of the shell's [[sparkwin.operator.TimerService]]: a (time, key id) pair in a binary
+  * heap, the order timers of one instant fire in. A key's superseded timers stay queued and are
+  * skipped when they fire.
   */
-final class PackedSessions(op: WindowOperator, backend: DenseKeyedBackend)
-    extends SessionAlgorithm(op)
-    with HeldState {
+final class PackedSessions(context: WindowContext) extends SessionAlgorithm(context) with HeldState {
   import SessionAlgorithm.NoTimer
 
-  private val packed = new PackedAggregates(op.spec.aggregates.toArray)
+  private val packed = new PackedAggregates(context.spec.aggregates.toArray)
   private val width = 2 + packed.slots // an entry: start, end, slots
 
   val stateKind: Option[StateKind] = None
-  backend.hold(this)
+  context.hold(this)
 
   // By key id: the sessions, how many there are, and the time of the key's timer.
   private var sessions = new Array[Array[Long]](16)
   private var counts = new Array[Int](16)
   private var timerAt = Array.fill(16)(NoTimer)
-  private val timers = new TimeHeap
   // The current key (after focus) and its block.
   private var id = 0
   private var block: Array[Long] = _
@@ -37,7 +35,7 @@ final class PackedSessions(op: WindowOperator, backend: DenseKeyedBackend)
   def numHeldKeys: Int = counts.count(_ > 0)
 
   protected def focus(): Unit = {
-    id = backend.currentKeyId.toInt
+    id = context.currentKeyId.toInt
     if (id >= counts.length) grow(id)
     block = sessions(id)
   }
@@ -106,22 +104,15 @@ final class PackedSessions(op: WindowOperator, backend: DenseKeyedBackend)
 
   protected def queueTimer(time: Long): Unit = {
     timerAt(id) = time
-    timers.push(time, id)
-    op.timers.queuedElsewhere()
+    context.timers.registerKeyTimer(time)
   }
 
   protected def touched(): Unit = ()
 
-  def onWatermark(wm: Long): Unit =
-    while (!timers.isEmpty && timers.minTime <= wm) {
-      val time = timers.minTime
-      val key = timers.minId
-      timers.pop()
-      if (timerAt(key) == time) { // else superseded by an earlier one
-        backend.switchTo(key.toLong)
-        fire(time)
-      }
-    }
+  def onTimer(time: Long, window: Window, eventTime: Boolean): Unit = {
+    val key = context.currentKeyId.toInt
+    if (timerAt(key) == time) fire(time) // else superseded by an earlier one
+  }
 
   private def grow(id: Int): Unit = {
     val size = math.max(id + 1, counts.length * 2)

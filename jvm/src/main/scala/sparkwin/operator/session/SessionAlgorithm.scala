@@ -2,7 +2,7 @@ package sparkwin.operator.session
 
 import sparkwin.core.Record
 import sparkwin.core.window.{SessionWindows, TimeWindow}
-import sparkwin.operator.{WindowAlgorithm, WindowOperator}
+import sparkwin.operator.{WindowAlgorithm, WindowContext}
 
 /** Event-time sessions with a fixed gap, the default trigger, order-blind aggregates, no evictor
   * and no allowed lateness (`Selection.sessionFastPath`): the merging written once, over a
@@ -16,10 +16,10 @@ import sparkwin.operator.{WindowAlgorithm, WindowOperator}
   * order (end, then key). Results, their order, late routing and the data counters are the
   * general algorithm's for the same spec: differential tests hold it to that.
   */
-abstract class SessionAlgorithm(op: WindowOperator) extends WindowAlgorithm {
+abstract class SessionAlgorithm(context: WindowContext) extends WindowAlgorithm {
   import SessionAlgorithm._
 
-  private val gap = op.spec.assigner.asInstanceOf[SessionWindows].gap
+  private val gap = context.spec.assigner.asInstanceOf[SessionWindows].gap
 
   // The current key's sessions, as the layout keeps them (after `focus`).
   protected def focus(): Unit
@@ -64,7 +64,7 @@ abstract class SessionAlgorithm(op: WindowOperator) extends WindowAlgorithm {
     } else at = place(timestamp, end)
     if (at < 0) {
       touched() // a key seen only late keeps no state
-      op.late(record, timestamp)
+      context.late(record, timestamp)
     } else add(at, record, timestamp)
   }
 
@@ -72,9 +72,9 @@ abstract class SessionAlgorithm(op: WindowOperator) extends WindowAlgorithm {
     * touched ones merged into it and gone.
     */
   private def countGrowth(touched: Int): Unit = {
-    op.metrics.windowsOpened += 1
-    op.metrics.windowsMerged += touched
-    op.metrics.windowsCleaned += touched
+    context.metrics.windowsOpened += 1
+    context.metrics.windowsMerged += touched
+    context.metrics.windowsCleaned += touched
   }
 
   /** The general case: the sessions `[start, end)` touches merge with it into one; with none,
@@ -95,9 +95,9 @@ abstract class SessionAlgorithm(op: WindowOperator) extends WindowAlgorithm {
       i += 1
     }
     if (touchedCount == 0) {
-      if (op.isLateAt(end - 1)) return -1 // its session would have fired already
+      if (context.isLateAt(end - 1)) return -1 // its session would have fired already
       val at = open(start, end)
-      op.metrics.windowsOpened += 1
+      context.metrics.windowsOpened += 1
       if (timer == Unknown || end - 1 < timer) queueTimer(end - 1)
       return at
     }
@@ -125,7 +125,7 @@ abstract class SessionAlgorithm(op: WindowOperator) extends WindowAlgorithm {
       val window = TimeWindow(start(due), end(due))
       val values = results(due)
       remove(due)
-      op.emitFinal(window, values)
+      context.emitFinal(window, values)
     }
     if (nextEnd != Long.MaxValue) queueTimer(nextEnd - 1)
     touched()

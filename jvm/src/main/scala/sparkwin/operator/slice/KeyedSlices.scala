@@ -4,8 +4,8 @@ import java.io.{DataInputStream, DataOutputStream}
 
 import sparkwin.core.Record
 import sparkwin.core.agg.{Accumulator, Aggregate}
-import sparkwin.core.window.TimeWindow
-import sparkwin.operator.{Selection, WindowOperator}
+import sparkwin.core.window.{TimeWindow, Window}
+import sparkwin.operator.{Selection, WindowContext}
 import sparkwin.operator.store._
 
 /** A key's slices in the keyed layout, in order of start: slice `starts(i)` holds `accumulators(i)`
@@ -83,11 +83,10 @@ final class SliceState extends KeyState {
   * at most one pending timer, at the end of the earliest window that holds its data, and firing
   * a window queues the key's next one.
   */
-final class KeyedSlices(op: WindowOperator) extends SliceAlgorithm(op) {
-  private val backend = op.backend
-  private val aggregates = op.spec.aggregates.toArray
+final class KeyedSlices(context: WindowContext) extends SliceAlgorithm(context) {
+  private val aggregates = context.spec.aggregates.toArray
 
-  val stateKind: Option[StateKind] = Some(new SliceStateKind(op.spec.aggregates, width))
+  val stateKind: Option[StateKind] = Some(new SliceStateKind(context.spec.aggregates, width))
 
   /** Windows of this many slices or fewer merge them at firing; longer ones keep a running
     * [[WindowTotal]] per key, whose firing costs the same whatever their length.
@@ -96,9 +95,9 @@ final class KeyedSlices(op: WindowOperator) extends SliceAlgorithm(op) {
 
   def processElement(record: Record, timestamp: Long): Unit = {
     val s = grid.sliceOf(timestamp)
-    if (lateSlice(s)) op.late(record, timestamp)
+    if (lateSlice(s)) context.late(record, timestamp)
     else {
-      val st = backend.state.asInstanceOf[SliceState]
+      val st = context.state.asInstanceOf[SliceState]
       val i = sliceIndex(st, s)
       Accumulator.addAll(st.accumulators(i), record, timestamp)
       val total = st.total
@@ -108,9 +107,9 @@ final class KeyedSlices(op: WindowOperator) extends SliceAlgorithm(op) {
 
   override def processPartial(ts: Long, partial: Array[Accumulator], count: Long): Unit = {
     val s = grid.sliceOf(ts)
-    if (lateSlice(s)) op.lateGroup(count)
+    if (lateSlice(s)) context.lateGroup(count)
     else {
-      val st = backend.state.asInstanceOf[SliceState]
+      val st = context.state.asInstanceOf[SliceState]
       val i = sliceIndex(st, s)
       Accumulator.mergeAll(st.accumulators(i), partial)
       val total = st.total
@@ -130,41 +129,41 @@ final class KeyedSlices(op: WindowOperator) extends SliceAlgorithm(op) {
         if (at > 0) st.start(at - 1) else Long.MinValue,
         if (at < st.count) st.start(at) else Long.MaxValue
       )
-      queueTimer(grid.firstLiveEnd(s, op.currentWatermark))
+      queueTimer(grid.firstLiveEnd(s, context.currentWatermark))
       st.insert(at, s, Accumulator.fresh(aggregates))
     }
     st.hot = at
     at
   }
 
-  private def queueTimer(end: Long): Unit = op.timers.registerEventTime(end - 1, TimeWindow(end - size, end))
+  private def queueTimer(end: Long): Unit =
+    context.timers.registerEventTime(end - 1, TimeWindow(end - size, end))
 
-  def onWatermark(wm: Long): Unit =
-    backend.fireDue(backend.eventTimers, wm)(t => fire(t.window.asInstanceOf[TimeWindow]))
+  def onTimer(time: Long, window: Window, eventTime: Boolean): Unit = fire(window.asInstanceOf[TimeWindow])
 
   /** The window's pane is the merge of its slices (a run of the key's sorted slices), or the
     * key's running total of them; slices no later window needs go (a prefix), and the key's
     * next window with data gets the timer.
     */
   private def fire(window: TimeWindow): Unit = {
-    val st = backend.state.asInstanceOf[SliceState]
+    val st = context.state.asInstanceOf[SliceState]
     val inWindow = st.from(window.start)
     val any = inWindow < st.count && st.start(inWindow) < window.end
     if (keepsTotals && inWindow == 0 && (st.total == null || st.total.covered <= window.end)) {
       if (any) {
         if (st.total == null) st.total = WindowTotal(aggregates)
-        op.emitFinal(window, st.total.fire(st, window.end))
+        context.emitFinal(window, st.total.fire(st, window.end))
       }
     } else {
       // Not the next window of a prefix (no timer asks for that today): merge, start over.
       st.total = null
-      if (any) op.emitFinal(window, merged(st, inWindow, window.end))
+      if (any) context.emitFinal(window, merged(st, inWindow, window.end))
     }
     val leaving = st.from(window.start + slide) // later windows start there or later
     if (st.total != null) st.total.dropping(st, leaving)
     st.dropOldest(leaving)
     if (!st.isEmpty) queueTimer(math.max(grid.firstEnd(st.start(0)), window.end + slide))
-    backend.stateTouched()
+    context.stateTouched()
   }
 
   /** The results of the key's slices from index `i` that start before `end`, merged in order. */

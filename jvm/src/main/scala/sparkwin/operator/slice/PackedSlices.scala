@@ -2,9 +2,9 @@ package sparkwin.operator.slice
 
 import sparkwin.core.Record
 import sparkwin.core.agg.PackedAggregates
-import sparkwin.core.window.TimeWindow
-import sparkwin.operator.WindowOperator
-import sparkwin.operator.store.{DenseKeyedBackend, HeldState, StateKind}
+import sparkwin.core.window.{TimeWindow, Window}
+import sparkwin.operator.WindowContext
+import sparkwin.operator.store.{HeldState, StateKind}
 
 /** The sliced algorithm in the packed layout (the local runtime, where one backend holds every
   * key by dense id): state laid out by slice instead of by key, with the same panes in the same
@@ -18,16 +18,14 @@ import sparkwin.operator.store.{DenseKeyedBackend, HeldState, StateKind}
   * key-id order, which is the order per-key timers of one instant fire in. It registers no
   * timers, so `timersRegistered` stays 0.
   */
-final class PackedSlices(op: WindowOperator, backend: DenseKeyedBackend)
-    extends SliceAlgorithm(op)
-    with HeldState {
+final class PackedSlices(context: WindowContext) extends SliceAlgorithm(context) with HeldState {
   import PackedSlices._
 
-  private val packed = new PackedAggregates(op.spec.aggregates.toArray)
+  private val packed = new PackedAggregates(context.spec.aggregates.toArray)
   private val slots = packed.slots
 
   val stateKind: Option[StateKind] = None
-  backend.hold(this)
+  context.hold(this)
 
   /** Live slices by start. Few: one per width of event time that has data and is not fired. */
   private val slices = new java.util.TreeMap[java.lang.Long, Slice]()
@@ -60,10 +58,10 @@ final class PackedSlices(op: WindowOperator, backend: DenseKeyedBackend)
     var slice = hot
     if (slice == null || timestamp < slice.start || timestamp - slice.start >= width) {
       val s = grid.sliceOf(timestamp)
-      if (lateSlice(s)) { op.late(record, timestamp); return }
+      if (lateSlice(s)) { context.late(record, timestamp); return }
       slice = sliceAt(s)
-    } else if (op.isLateAt(hotLastEnd - 1)) { op.late(record, timestamp); return }
-    val id = backend.currentKeyId.toInt
+    } else if (context.isLateAt(hotLastEnd - 1)) { context.late(record, timestamp); return }
+    val id = context.currentKeyId.toInt
     val page = slice.pageFor(id, this)
     val bit = 1L << id
     val base = (id & 63) * slots
@@ -85,7 +83,7 @@ final class PackedSlices(op: WindowOperator, backend: DenseKeyedBackend)
   private def openRow(slice: Slice, page: Page, bit: Long, base: Int, id: Int): Unit = {
     page.mask |= bit
     java.util.Arrays.fill(page.values, base, base + slots, 0L)
-    if (width == size) op.metrics.windowsOpened += 1 // a tumbling slice is its own window
+    if (width == size) context.metrics.windowsOpened += 1 // a tumbling slice is its own window
     else countOpened(slice.start, nearestEarlier(slice.start, id), nearestLater(slice.start, id))
   }
 
@@ -116,7 +114,10 @@ final class PackedSlices(op: WindowOperator, backend: DenseKeyedBackend)
   // ---------------------------------------------------------------------------------------
   // Time
 
-  def onWatermark(wm: Long): Unit = {
+  /** It registers no timers: windows fire by the watermark ([[onWatermark]]). */
+  def onTimer(time: Long, window: Window, eventTime: Boolean): Unit = ()
+
+  override def onWatermark(wm: Long): Unit = {
     var done = false
     while (!done && !slices.isEmpty) {
       val e0 = grid.firstEnd(slices.firstKey)
@@ -193,8 +194,7 @@ final class PackedSlices(op: WindowOperator, backend: DenseKeyedBackend)
 
   private def emit(window: TimeWindow, id: Int, values: Array[Long], base: Int): Unit = {
     val out = packed.results(values, base)
-    backend.switchTo(id.toLong)
-    op.emitFinal(window, out)
+    context.emitFinalOf(id.toLong, window, out)
   }
 
   private def drop(slice: Slice): Unit = {

@@ -1,7 +1,7 @@
 package sparkwin.operator.slice
 
 import sparkwin.core.window.{AlignedWindows, Window, WindowGrid}
-import sparkwin.operator.{Selection, WindowAlgorithm, WindowOperator}
+import sparkwin.operator.{Selection, WindowAlgorithm, WindowContext}
 
 /** Aligned windows cut into slices of `gcd(size, slide)`: every window is a run of whole slices,
   * and a slice is named by its start. Window arithmetic is the assigner's [[WindowGrid]].
@@ -48,14 +48,14 @@ final class SliceGrid(spec: sparkwin.operator.OperatorSpec) {
   * Results, their order, late routing and the data counters are those of the general algorithm
   * for the same spec: differential tests hold it to that.
   */
-abstract class SliceAlgorithm(op: WindowOperator) extends WindowAlgorithm {
-  protected final val grid = new SliceGrid(op.spec)
+abstract class SliceAlgorithm(context: WindowContext) extends WindowAlgorithm {
+  protected final val grid = new SliceGrid(context.spec)
   protected final val size = grid.size
   protected final val slide = grid.slide
   protected final val width = grid.width
 
   /** Every window of the slice at `s` has fired and gone: its elements are late. */
-  @inline protected final def lateSlice(s: Long): Boolean = op.isLateAt(grid.lastEnd(s) - 1)
+  @inline protected final def lateSlice(s: Long): Boolean = context.isLateAt(grid.lastEnd(s) - 1)
 
   /** A key's new slice `s` opens those of its live windows that hold none of the key's other
     * slices. A window is an interval, so it holds another slice of the key iff it holds the
@@ -64,13 +64,13 @@ abstract class SliceAlgorithm(op: WindowOperator) extends WindowAlgorithm {
     * holding `later` end after it.
     */
   protected final def countOpened(s: Long, earlier: Long, later: Long): Unit =
-    if (width == size) op.metrics.windowsOpened += 1 // a tumbling slice is its own window
+    if (width == size) context.metrics.windowsOpened += 1 // a tumbling slice is its own window
     else {
       val sharedUpTo = if (earlier == Long.MinValue) Long.MinValue else earlier + size
-      var e = grid.firstLiveEnd(s, op.currentWatermark)
+      var e = grid.firstLiveEnd(s, context.currentWatermark)
       val last = grid.lastEnd(s)
       while (e <= last) {
-        if (e > sharedUpTo && e <= later) op.metrics.windowsOpened += 1
+        if (e > sharedUpTo && e <= later) context.metrics.windowsOpened += 1
         e += slide
       }
     }

@@ -1,10 +1,11 @@
 package sparkwin.operator.store
 
 import sparkwin.core.Record
-import sparkwin.core.timer.{Timer, TimerQueue}
+import sparkwin.core.timer.TimerQueue
 
 /** What an operator needs from a runtime: the current key, its state, and the timer queues that
-  * hold the current key's timers (one queue for all keys locally, one per key on Spark).
+  * hold the current key's timers (one queue for all keys locally, one per key on Spark). Only the
+  * operator's [[sparkwin.operator.TimerService]] reaches the queues; algorithms never see them.
   */
 trait KeyedBackend {
   def currentKey: Any
@@ -14,7 +15,8 @@ trait KeyedBackend {
   def switchTo(keyId: Long): Unit
 
   /** True when the packed layouts may run: every key lives in this process with ids 0, 1, 2...
-    * ([[DenseKeyedBackend]]) and no one reads a key's timers from the queues (replay does).
+    * ([[DenseKeyedBackend]]) and no one steps time by the next timer (replay does: the packed
+    * slices keep none).
     */
   def packable: Boolean = false
 
@@ -32,18 +34,6 @@ trait KeyedBackend {
 
   def eventTimers: TimerQueue
   def processingTimers: TimerQueue
-
-  /** Fires every timer of `queue` due at `time`, in order, each with its key current; timers
-    * the handler registers that are due by then fire in the same pass.
-    */
-  final def fireDue(queue: TimerQueue, time: Long)(onTimer: Timer => Unit): Unit = {
-    var t = queue.pollDue(time)
-    while (t != null) {
-      switchTo(t.keyId)
-      onTimer(t)
-      t = queue.pollDue(time)
-    }
-  }
 }
 
 /** A backend that holds every key in one process, with ids 0, 1, 2... in order of first sight

@@ -5,8 +5,8 @@ import java.util.{ArrayList => JList}
 
 import sparkwin.core.{Element, Record}
 import sparkwin.core.agg.{Accumulator, Aggregate}
-import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows}
-import sparkwin.operator.{PaneInfo, Selection, WindowAlgorithm, WindowFunction, WindowOperator}
+import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows, Window}
+import sparkwin.operator.{PaneInfo, Selection, WindowAlgorithm, WindowContext, WindowFunction}
 import sparkwin.operator.store._
 
 /** Storm's per-key window manager state: queued tuples in arrival order and the policies'
@@ -48,37 +48,35 @@ final class StormState extends KeyState {
   * its search at time 0, which mistreats negative timestamps), and a count-length window that
   * would repeat unchanged with no newer tuple queued is not re-emitted for every slide step.
   */
-final class StormAlgorithm(op: WindowOperator, storm: StormWindows) extends WindowAlgorithm {
-  private val backend = op.backend
-  private val aggregates = op.spec.aggregates.toArray
+final class StormAlgorithm(context: WindowContext, storm: StormWindows) extends WindowAlgorithm {
+  private val aggregates = context.spec.aggregates.toArray
   private val lag = storm.lag
 
   val stateKind: Option[StateKind] = Some(StormStateKind)
 
-  private def watermark: Long = op.currentWatermark
+  private def watermark: Long = context.currentWatermark
 
   def processElement(record: Record, timestamp: Long): Unit = {
     if (timestamp < watermark) {
-      op.late(record, timestamp)
+      context.late(record, timestamp)
     } else {
-      val st = backend.state.asInstanceOf[StormState]
-      st.queue.add(Element(timestamp, backend.retain(record)))
+      val st = context.state.asInstanceOf[StormState]
+      st.queue.add(Element(timestamp, context.retain(record)))
       scheduleWake(st)
     }
-    backend.stateTouched()
+    context.stateTouched()
   }
 
-  def onWatermark(wm: Long): Unit =
-    backend.fireDue(backend.eventTimers, wm) { _ =>
-      val st = backend.state.asInstanceOf[StormState]
-      st.wakeAt = Long.MinValue
-      storm.slide match {
-        case StormSize.Duration(s) => slideByTime(st, s)
-        case StormSize.Count(s) => slideByCount(st, s)
-      }
-      scheduleWake(st)
-      backend.stateTouched()
+  def onTimer(time: Long, window: Window, eventTime: Boolean): Unit = {
+    val st = context.state.asInstanceOf[StormState]
+    st.wakeAt = Long.MinValue
+    storm.slide match {
+      case StormSize.Duration(s) => slideByTime(st, s)
+      case StormSize.Count(s) => slideByCount(st, s)
     }
+    scheduleWake(st)
+    context.stateTouched()
+  }
 
   // ---------------------------------------------------------------------------------------
   // Trigger policies
@@ -195,7 +193,7 @@ final class StormAlgorithm(op: WindowOperator, storm: StormWindows) extends Wind
       case StormSize.Duration(len) => end - len
       case StormSize.Count(_) => Long.MinValue
     }
-    StormPanes.emit(op, aggregates, StormWindow(start, end), elements)
+    StormPanes.emit(context, aggregates, StormWindow(start, end), elements)
   }
 
   /** The smallest queued timestamp strictly after `t`, or Long.MaxValue. */
@@ -232,8 +230,8 @@ final class StormAlgorithm(op: WindowOperator, storm: StormWindows) extends Wind
             else { candidates.sort(null); candidates.get((s - 1).toInt).longValue }
         }
     if (next != st.wakeAt) {
-      if (st.wakeAt != Long.MinValue) op.timers.deleteEventTime(st.wakeAt, GlobalWindow)
-      if (next != Long.MinValue) op.timers.registerEventTime(next, GlobalWindow)
+      if (st.wakeAt != Long.MinValue) context.timers.deleteEventTime(st.wakeAt, GlobalWindow)
+      if (next != Long.MinValue) context.timers.registerEventTime(next, GlobalWindow)
       st.wakeAt = next
     }
   }
@@ -242,18 +240,18 @@ final class StormAlgorithm(op: WindowOperator, storm: StormWindows) extends Wind
 /** A Storm window's one pane (both Storm algorithms): its aggregates, or its elements. */
 object StormPanes {
   def emit(
-      op: WindowOperator,
+      context: WindowContext,
       aggregates: Array[Aggregate],
       window: StormWindow,
       elements: JList[Element]
   ): Unit =
-    op.spec.function match {
+    context.spec.function match {
       case WindowFunction.Aggregates(_) =>
         val accs = Accumulator.fresh(aggregates)
         elements.forEach(e => Accumulator.addAll(accs, e.record, e.timestamp))
-        op.emitResult(window, PaneInfo.Only, Accumulator.results(accs))
+        context.emitResult(window, PaneInfo.Only, Accumulator.results(accs))
       case WindowFunction.ProcessElements =>
-        op.emitElements(window, PaneInfo.Only, new JList[Element](elements))
+        context.emitElements(window, PaneInfo.Only, new JList[Element](elements))
     }
 }
 

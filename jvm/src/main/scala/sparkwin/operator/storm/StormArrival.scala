@@ -4,8 +4,8 @@ import java.io.{DataInputStream, DataOutputStream}
 import java.util.{ArrayList => JList}
 
 import sparkwin.core.{Element, Record}
-import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows}
-import sparkwin.operator.{Selection, WindowAlgorithm, WindowOperator}
+import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows, Window}
+import sparkwin.operator.{Selection, WindowAlgorithm, WindowContext}
 import sparkwin.operator.store._
 
 /** A key's tuples in arrival order, each stamped with the processing time it arrived at, and
@@ -38,18 +38,17 @@ final class StormArrivalState extends KeyState {
   * As in the event-time algorithm, a count-length window on a duration slide is not re-emitted
   * unchanged when no tuple arrived since it fired: Storm repeats it every slide forever.
   */
-final class StormArrival(op: WindowOperator, storm: StormWindows) extends WindowAlgorithm {
-  private val backend = op.backend
-  private val aggregates = op.spec.aggregates.toArray
+final class StormArrival(context: WindowContext, storm: StormWindows) extends WindowAlgorithm {
+  private val aggregates = context.spec.aggregates.toArray
 
   val stateKind: Option[StateKind] = Some(StormArrivalStateKind)
 
-  private def now: Long = op.currentProcessingTime
+  private def now: Long = context.currentProcessingTime
 
   def processElement(record: Record, timestamp: Long): Unit = {
-    val st = backend.state.asInstanceOf[StormArrivalState]
+    val st = context.state.asInstanceOf[StormArrivalState]
     val at = now
-    st.queue.add(Element(at, backend.retain(record)))
+    st.queue.add(Element(at, context.retain(record)))
     st.fresh = true
     storm.slide match {
       case StormSize.Count(s) =>
@@ -64,28 +63,25 @@ final class StormArrival(op: WindowOperator, storm: StormWindows) extends Window
       case StormSize.Duration(s) =>
         if (st.wakeAt == Long.MinValue) wake(st, nextMultiple(at, s))
     }
-    backend.stateTouched()
+    context.stateTouched()
   }
 
-  def onWatermark(wm: Long): Unit = ()
-
-  override def onProcessingTime(time: Long): Unit =
-    backend.fireDue(backend.processingTimers, time) { timer =>
-      val st = backend.state.asInstanceOf[StormArrivalState]
-      st.wakeAt = Long.MinValue
-      storm.slide match {
-        case StormSize.Duration(slide) =>
-          fire(st, timer.timestamp)
-          // The next firing while something is left to fire; a count length only after new tuples.
-          if (!st.queue.isEmpty && (storm.length.isInstanceOf[StormSize.Duration] || st.fresh))
-            wake(st, timer.timestamp + slide)
-        case StormSize.Count(_) => // a duration length's expiry: no window fires on time alone
-          val len = storm.length.asInstanceOf[StormSize.Duration].millis
-          expire(st, timer.timestamp)
-          if (!st.queue.isEmpty) wake(st, st.queue.get(0).timestamp + len)
-      }
-      backend.stateTouched()
+  def onTimer(time: Long, window: Window, eventTime: Boolean): Unit = {
+    val st = context.state.asInstanceOf[StormArrivalState]
+    st.wakeAt = Long.MinValue
+    storm.slide match {
+      case StormSize.Duration(slide) =>
+        fire(st, time)
+        // The next firing while something is left to fire; a count length only after new tuples.
+        if (!st.queue.isEmpty && (storm.length.isInstanceOf[StormSize.Duration] || st.fresh))
+          wake(st, time + slide)
+      case StormSize.Count(_) => // a duration length's expiry: no window fires on time alone
+        val len = storm.length.asInstanceOf[StormSize.Duration].millis
+        expire(st, time)
+        if (!st.queue.isEmpty) wake(st, st.queue.get(0).timestamp + len)
     }
+    context.stateTouched()
+  }
 
   /** Drops what the eviction policy expires at `at`; returns the window's start. */
   private def expire(st: StormArrivalState, at: Long): Long = storm.length match {
@@ -102,7 +98,7 @@ final class StormArrival(op: WindowOperator, storm: StormWindows) extends Window
     val start = expire(st, at)
     if (!st.queue.isEmpty && (st.fresh || storm.length.isInstanceOf[StormSize.Duration])) {
       st.fresh = false
-      StormPanes.emit(op, aggregates, StormWindow(start, at), st.queue)
+      StormPanes.emit(context, aggregates, StormWindow(start, at), st.queue)
     }
   }
 
@@ -110,7 +106,7 @@ final class StormArrival(op: WindowOperator, storm: StormWindows) extends Window
   private def nextMultiple(t: Long, slide: Long): Long = Math.floorDiv(t, slide) * slide + slide
 
   private def wake(st: StormArrivalState, at: Long): Unit = {
-    op.timers.registerProcessingTime(at, GlobalWindow)
+    context.timers.registerProcessingTime(at, GlobalWindow)
     st.wakeAt = at
   }
 }

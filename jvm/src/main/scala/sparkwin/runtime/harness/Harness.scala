@@ -8,7 +8,7 @@ import org.apache.spark.sql.types._
 
 import sparkwin.core.{ArrayRecord, Element, Record}
 import sparkwin.core.window.{GlobalWindow, StormWindow, TimeWindow, Window}
-import sparkwin.operator.{Emitter, PaneInfo}
+import sparkwin.operator.{ClockMove, Emitter, PaneInfo}
 import sparkwin.plan.PlanDecoder
 import sparkwin.runtime.local.LocalRunner
 
@@ -43,8 +43,12 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
   def markIdle(channel: Int): Unit = runner.markIdle(channel)
   def markActive(channel: Int): Unit = runner.markActive(channel)
   def setProcessingTime(time: Long): Unit = runner.setProcessingTime(time)
-  def endOfInput(): Unit = runner.endOfInput()
-  def currentWatermark(): Long = runner.currentWatermark
+
+  /** The input ended: the watermark jumps to +infinity and every event-time window fires. */
+  def endOfInput(): Unit = runner.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
+
+  /** The inputs' watermark (the valve's), as the caller gave it. */
+  def currentWatermark(): Long = runner.inputWatermark
 
   /** The valve's view of each channel: JSON list of {channel, watermark, idle, aligned}. */
   def channelStatus(): String = {

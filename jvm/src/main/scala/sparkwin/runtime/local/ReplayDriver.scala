@@ -2,6 +2,7 @@ package sparkwin.runtime.local
 
 import scala.collection.mutable.ArrayBuffer
 
+import sparkwin.operator.ClockMove
 import sparkwin.core.{ArrayRecord, Record}
 import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
 
@@ -198,16 +199,16 @@ object ReplayDriver {
       lastArrival: Long,
       clock: Clock
   ): Unit = {
-    val backend = driver.backend
     var next = 0 // the next timeline entry not yet applied
+    def timerAt(time: Long): Option[Long] = if (time == Long.MaxValue) None else Some(time)
 
     def applyUpTo(count: Int): Unit =
       if (count > next) {
         val i = count - 1
         next = count
-        driver.setElementTime(timeline.positions(i).time)
+        driver.moveClocks(ClockMove.Keep, timeline.positions(i).time, ClockMove.Set)
         clock.firedAt = timeline.positions(i).time
-        driver.advanceWatermark(timeline.watermarks(i))
+        driver.moveClocks(timeline.watermarks(i), ClockMove.Keep, ClockMove.Advance)
       }
 
     // Everything that happens before `limit`: timeline entries, firing event-time timers where
@@ -216,11 +217,10 @@ object ReplayDriver {
       var going = true
       while (going) {
         val before = timeline.countBefore(limit)
-        val event = backend.eventTimers.peek
-          .map(t => timeline.firstReaching(t.timestamp, next))
+        val event = timerAt(driver.operator.nextEventTimer)
+          .map(t => timeline.firstReaching(t, next))
           .filter(i => i >= 0 && i < before)
-        val proc = backend.processingTimers.peek
-          .map(_.timestamp)
+        val proc = timerAt(driver.operator.nextProcessingTimer)
           .filter(p => p <= timerLimit && Position.timer(p) < limit)
         (event, proc) match {
           case (Some(i), Some(p)) if timeline.positions(i) < Position.timer(p) => applyUpTo(i + 1)
@@ -228,7 +228,7 @@ object ReplayDriver {
           case (_, Some(p)) =>
             applyUpTo(timeline.countBefore(Position.timer(p)))
             clock.firedAt = p
-            driver.advanceProcessingTime(p)
+            driver.moveClocks(ClockMove.Keep, p, ClockMove.Advance)
           case (None, None) =>
             applyUpTo(before)
             going = false
@@ -238,7 +238,7 @@ object ReplayDriver {
 
     for ((pos, record, ts) <- elements) {
       drain(pos, pos.time)
-      driver.setElementTime(pos.time)
+      driver.moveClocks(ClockMove.Keep, pos.time, ClockMove.Set)
       clock.firedAt = pos.time
       driver.processElement(record, ts)
     }

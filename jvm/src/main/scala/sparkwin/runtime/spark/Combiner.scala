@@ -9,7 +9,7 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
 import org.apache.spark.sql.types._
 
-import sparkwin.core.EventTime
+import sparkwin.runtime.BadRecords
 import sparkwin.core.agg.Accumulator
 import sparkwin.operator.{OperatorSpec, Selection}
 import sparkwin.core.agg.PackedAggregates
@@ -139,13 +139,11 @@ object Combiner {
     while (rows.hasNext) {
       val row = rows.next()
       val hasMillis = millisColumn >= 0 && !row.isNullAt(millisColumn)
-      val noTime = !hasMillis && row.isNullAt(ts)
-      // A row the engine cannot take travels whole to the stateful side, whose driver sends it
-      // to the error output: no time, no channel, or a time outside EventTime's range.
-      if (
-        noTime || (channelAt >= 0 && row.isNullAt(channelAt)) ||
-        !EventTime.inRange(if (hasMillis) row.getLong(millisColumn) else Rows.millis(row.get(ts)))
-      ) {
+      view.row = row
+      // A row the engine cannot take ([[BadRecords]]) travels whole to the stateful side, whose
+      // driver sends it to the error output with the reason.
+      val channelMissing = channelAt >= 0 && row.isNullAt(channelAt)
+      if (BadRecords.reason(view, if (hasMillis) millisColumn else ts, false, channelMissing) != null) {
         val inputWidth =
           if (millisColumn >= 0) millisColumn else if (channelAt >= 0) channelAt else row.length
         val raw = if (inputWidth < row.length) Row.fromSeq(row.toSeq.take(inputWidth)) else row

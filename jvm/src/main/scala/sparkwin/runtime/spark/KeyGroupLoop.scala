@@ -6,6 +6,7 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
 
 import sparkwin.core.time.ChannelWatermarks
+import sparkwin.operator.ClockMove
 import sparkwin.operator.store.Bytes
 import sparkwin.plan._
 import sparkwin.runtime.{Driver, TimePolicy}
@@ -194,17 +195,17 @@ final class KeyGroupLoop(spec: LoopSpec) {
     val watermarks =
       if (!policy.ownWatermark) None
       else Some(if (reused != null) reused.channels else channelWatermarks(stored))
-    val clocks = watermarks match {
-      case Some(cw) =>
-        val before = cw.watermark
+    val (before, after) = policy.groupWatermarks(
+      {
+        val cw = watermarks.get
+        val was = cw.watermark
         import scala.jdk.CollectionConverters._
-        Clocks(now, before, cw.boundary(now, delivered.asScala.map { case (c, t) => (c, t.longValue) }))
-      case None =>
-        // Spark's watermark starts at 0 before any data; the engine's "no watermark yet" is -inf.
-        val engine = if (sparkWatermark > 0) sparkWatermark else Long.MinValue
-        if (policy.inheritsWatermark) Clocks(now, math.min(previousWatermark(), engine), engine)
-        else Clocks(now, engine, engine)
-    }
+        (was, cw.boundary(now, delivered.asScala.map { case (c, t) => (c, t.longValue) }))
+      },
+      sparkWatermark,
+      previousWatermark()
+    )
+    val clocks = Clocks(now, before, after)
     // Keys to wake: those with rows, then those whose wake-up is due.
     val withRows = new ArrayBuffer[(Row, Array[Byte], ArrayBuffer[Row])](byKey.size)
     byKey.forEach((k, rows) => withRows += ((k, keyBytes.encode(k), rows)))
@@ -284,7 +285,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     driver.enterKey(clocks.now, clocks.before, policy)
     if (combined) rows.foreach(partial(key, _))
     else rows.foreach(element)
-    if (policy.splitsBatch) driver.advanceWatermark(clocks.after)
+    if (policy.splitsBatch) driver.moveClocks(clocks.after, ClockMove.Keep, ClockMove.Advance)
     if (buckets != null) backend.save(bytes => buckets.put(id, bytes), () => buckets.remove(id))
     else backend.save(bytes => host.put(id, bytes), () => host.remove(id))
     if (loaded == null && !backend.isEmpty) liveKeys += 1
@@ -305,14 +306,13 @@ final class KeyGroupLoop(spec: LoopSpec) {
 
   private def element(row: Row): Unit = {
     val record = new RowRecord(row, payloadWidth)
-    if (policy.checksChannel && row.isNullAt(payloadWidth)) collector.emitError(record, "the channel is null")
-    else driver.processRecord(record)
+    driver.processRecord(record, channelMissing = policy.checksChannel && row.isNullAt(payloadWidth))
   }
 
   /** When the current key must next be woken, on each clock (null: never). */
   private def wakeup(): Wakeup = {
-    val at = backend.eventTimers.nextTime
-    val processingAt = backend.processingTimers.nextTime
+    val at = driver.operator.nextEventTimer
+    val processingAt = driver.operator.nextProcessingTimer
     if (at == Long.MaxValue && processingAt == Long.MaxValue) null else Wakeup(null, at, processingAt)
   }
 
@@ -323,9 +323,8 @@ final class KeyGroupLoop(spec: LoopSpec) {
     val k = keyWidth
     if (!row.isNullAt(k + 3)) {
       val raw = row.getStruct(k + 3)
-      if (policy.checksChannel && raw.isNullAt(plan.channelColumn.get))
-        collector.emitError(new RowRecord(raw), "the channel is null")
-      else driver.processRecord(new RowRecord(raw))
+      val channelMissing = policy.checksChannel && raw.isNullAt(plan.channelColumn.get)
+      driver.processRecord(new RowRecord(raw), channelMissing = channelMissing)
     } else
       driver.processPartial(
         key,

@@ -1,5 +1,6 @@
 package sparkwin.runtime.spark
 
+import sparkwin.operator.ClockMove
 import sparkwin.plan._
 import sparkwin.runtime.spark._
 
@@ -8,8 +9,8 @@ import org.apache.spark.sql.functions.{broadcast, col, monotonically_increasing_
 import org.apache.spark.sql.types._
 import org.apache.spark.storage.StorageLevel
 
-import sparkwin.runtime.Driver
-import sparkwin.core.{EventTime, RecordError}
+import sparkwin.runtime.{BadRecords, Driver}
+import sparkwin.core.RecordError
 import sparkwin.runtime.local._
 import sparkwin.core.time.WatermarkStrategy
 
@@ -210,11 +211,9 @@ object ReplayRuntime {
     val valid = Array.newBuilder[(Position, org.apache.spark.sql.Row, Long)]
     rows.foreach { r =>
       val input = new RowRecord(Row.fromSeq(r.toSeq.take(n)))
-      if (r.isNullAt(ts)) collector.emitError(input, "the timestamp is null")
-      else if (r.isNullAt(n)) collector.emitError(input, "the arrival is null")
-      else if (r.isNullAt(n + 1)) collector.emitError(input, "the channel is null")
-      else if (!EventTime.inRange(Rows.millis(r.get(ts))))
-        collector.emitError(input, EventTime.outOfRange(Rows.millis(r.get(ts))))
+      val why =
+        BadRecords.reason(input, ts, arrivalMissing = r.isNullAt(n), channelMissing = r.isNullAt(n + 1))
+      if (why != null) collector.emitError(input, why)
       else
         valid += ((
           Position.element(r.getLong(n), r.getInt(n + 1), r.getLong(n + 2)),
@@ -226,7 +225,7 @@ object ReplayRuntime {
       (p, new RowRecord(Row.fromSeq(r.toSeq.take(n))): sparkwin.core.Record, t)
     }
     ReplayDriver.run(driver, timeline, elements, lastArrival, clock)
-    if (endOfInput) driver.endOfInput()
+    if (endOfInput) driver.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
     val m = OutputLayout.metricValues(driver.metrics)
     if (m.exists(_ != 0)) collector.addMetrics(m)
     collector.drain()

@@ -1,5 +1,6 @@
 package sparkwin.runtime.spark
 
+import sparkwin.operator.ClockMove
 import sparkwin.plan._
 import sparkwin.runtime.spark._
 
@@ -322,13 +323,13 @@ object BatchRunner {
     val backend = new sparkwin.runtime.local.LocalBackend(packable = false)
     val driver = new Driver(plan.spec, _ => key, plan.timestampColumn, backend, collector)
     backend.setCurrentKey(key)
-    driver.setElementTime(startTime)
+    driver.moveClocks(ClockMove.Keep, startTime, ClockMove.Set)
     val timed =
       rows.map(r => new RowRecord(r)).flatMap(r => Option(driver.timestampOf(r)).map(ts => (ts.longValue, r)))
     timed.toArray.sortBy(_._1).foreach { case (ts, r) => driver.processElement(r, ts) } // stable sort
-    driver.endOfInput()
-    val pending = backend.processingTimers.iterator.map(_.timestamp)
-    if (pending.hasNext) driver.advanceProcessingTime(pending.max)
+    driver.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance) // the end of input
+    val pending = driver.operator.lastProcessingTimer
+    if (pending != Long.MinValue) driver.moveClocks(ClockMove.Keep, pending, ClockMove.Advance)
     val m = OutputLayout.metricValues(driver.metrics)
     if (m.exists(_ != 0)) collector.addMetrics(m)
     collector.drain()

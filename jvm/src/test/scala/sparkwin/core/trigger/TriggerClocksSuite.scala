@@ -3,6 +3,7 @@ package sparkwin.core.trigger
 import scala.collection.mutable
 
 import sparkwin.TestSupport.rec
+import sparkwin.core.TimerClocks
 import sparkwin.core.window.{TimeWindow, Window}
 
 /** Triggers say which clocks their timers run on (`ownClocks`), and runtimes pick Spark's timer

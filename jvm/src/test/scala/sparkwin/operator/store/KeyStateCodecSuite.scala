@@ -76,13 +76,13 @@ class KeyStateCodecSuite extends munit.FunSuite {
       backend = new SparkKeyBackend(aggregatesOf(s))
       operator = Operator(s, backend, out)
       backend.load("k", bytes)
-      if (wm != Long.MinValue) operator.advanceWatermark(wm)
+      if (wm != Long.MinValue) operator.moveClocks(wm, ClockMove.Keep, ClockMove.Advance)
     }
     open()
     steps.zipWithIndex.foreach { case (step, i) =>
       step match {
         case Element(v, ts) => operator.processElement(rec("k", v, ts), ts)
-        case Watermark(w) => wm = w; operator.advanceWatermark(w)
+        case Watermark(w) => wm = w; operator.moveClocks(w, ClockMove.Keep, ClockMove.Advance)
       }
       if (cuts(i)) {
         backend.save(b => bytes = b, () => bytes = null)
