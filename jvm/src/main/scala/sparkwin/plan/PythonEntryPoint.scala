@@ -91,7 +91,7 @@ object PythonEntryPoint {
     * `{/pointer}`s in the message (Python names them as the user wrote them), or `null`.
     */
   def validate(planJson: String, streaming: Boolean): String =
-    PlanRules.check(mapper.readTree(planJson), Some(streaming)) match {
+    PlanDecoder.guarded(PlanRules.check(PlanDecoder.parse(planJson), Some(streaming))) match {
       case None => "null"
       case Some(r) =>
         val node = mapper.createObjectNode()
