@@ -140,7 +140,7 @@ class PlanFuzzSuite extends munit.FunSuite {
       },
       2 -> Fuzz.mutatedBytes(Seq(json.getBytes("UTF-8"))).map(b => new String(b, "UTF-8")),
       1 -> Gen.oneOf(1001, 5000, 100000).map { depth =>
-        json.replaceFirst("\"keys\":", s"\"keys\": ${"[" * depth}${"]" * depth}, \"was\": ")
+        json.replaceFirst("\"keys\":", "\"keys\": " + "[" * depth + "]" * depth + ", \"was\": ")
       }
     )
   }

@@ -39,7 +39,7 @@ trait GroupHost {
     */
   def timer(current: Long, wanted: Long, firing: Boolean): Unit
 
-  /** The key group's number (its Spark grouping key), to name it in errors; -1: unknown. */
+  /** The key group's label (its Spark grouping key), to name it in errors; -1: unknown. */
   def keyGroup: Int = -1
 }
 
@@ -157,10 +157,12 @@ final class KeyGroupLoop(spec: LoopSpec) {
     finally { host = null; buckets = null }
   }
 
-  /** A key group as errors name it: its number, of how many, and the operator. */
+  /** A key group as errors name it: its label (Spark's grouping key, [[KeyGroupLabels]]), of how
+    * many groups, and the operator.
+    */
   def describeGroup(keyGroup: Int): String = {
-    val number = if (keyGroup >= 0) s"key group $keyGroup" else "a key group"
-    s"$number of ${spec.keyGroups} (sparkwin's ${SparkShim.Operator} operator)"
+    val label = if (keyGroup >= 0) s"the key group labelled $keyGroup" else "a key group"
+    s"$label (one of ${spec.keyGroups}, sparkwin's ${SparkShim.Operator} operator)"
   }
 
   /** Processing time in this call: the tick's when it is one, else the micro-batch's. */

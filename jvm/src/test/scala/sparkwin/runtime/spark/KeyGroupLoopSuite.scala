@@ -186,7 +186,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
       ).getMessage
     }
     val cut = refused(_.put(Array.emptyByteArray, record.take(11)))
-    assert(cut.contains("corrupt sparkwin state in key group 5 of 8"), cut)
+    assert(cut.contains("corrupt sparkwin state in the key group labelled 5 (one of 8"), cut)
     assert(
       cut.contains("a key group's record, layout 1 of 11 bytes is unreadable at byte 5: it ends early"),
       cut
@@ -196,7 +196,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     val bad = table.get(keyA).clone
     java.nio.ByteBuffer.wrap(bad).putInt(bad.length - 4, Int.MaxValue)
     val huge = refused(_.put(keyA, bad))
-    assert(huge.contains("corrupt sparkwin state in key group 5 of 8"), huge)
+    assert(huge.contains("corrupt sparkwin state in the key group labelled 5 (one of 8"), huge)
     assert(huge.contains(s"a key's state, layout ${sparkwin.operator.store.KeyStateCodec.Version}"), huge)
     assert(huge.contains("expected a count of timers"), huge)
   }

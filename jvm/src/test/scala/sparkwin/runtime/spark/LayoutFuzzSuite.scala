@@ -135,4 +135,21 @@ class LayoutFuzzSuite extends munit.FunSuite {
     }
     assertEquals(outcome.failures, Map.empty[String, (Int, String)], outcome.summary)
   }
+
+  test("fuzz the checkpoint's key-group count file: mutated text is a count, or a PlanException") {
+    val valid =
+      Seq(KeyGroupCount.text(128), "# sparkwin\n" + KeyGroupCount.text(32768)).map(_.getBytes("UTF-8"))
+    val outcome = Fuzz.run(
+      "Checkpoints key-group count",
+      Fuzz.cases(3000),
+      Fuzz.mutatedBytes(valid),
+      (b: Array[Byte]) => b.length,
+      Fuzz.hex,
+      bound
+    )(_.isInstanceOf[sparkwin.plan.PlanException]) { b =>
+      val n = KeyGroupCount.parse(new String(b, "UTF-8"), "the kept file")
+      assert(n >= 1 && n <= KeyGroupCount.Max, n)
+    }
+    assertEquals(outcome.failures, Map.empty[String, (Int, String)], outcome.summary)
+  }
 }
