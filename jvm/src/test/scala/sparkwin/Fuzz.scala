@@ -166,6 +166,20 @@ object Fuzz {
     outcome
   }
 
+  /** [[run]] over byte arrays (an input's size is its length; it is described in hex), failing
+    * with the figures when any input failed.
+    */
+  def bytes(target: String, n: Int, gen: Gen[Array[Byte]], bound: Int => Long)(
+      typed: Throwable => Boolean
+  )(body: Array[Byte] => Any): Outcome =
+    passed(run(target, n, gen, (b: Array[Byte]) => b.length, hex, bound)(typed)(body))
+
+  /** `outcome`, or an AssertionError with its figures when any input failed. */
+  def passed(outcome: Outcome): Outcome = {
+    if (outcome.failures.nonEmpty) throw new AssertionError(outcome.summary)
+    outcome
+  }
+
   /** The first frame of sparkwin's code in `e`'s trace (or its first frame). */
   private def origin(e: Throwable): String = {
     val frames = e.getStackTrace

@@ -1,7 +1,5 @@
 package sparkwin.plan
 
-import java.io.File
-
 import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
@@ -21,13 +19,7 @@ class PlanFuzzSuite extends munit.FunSuite {
   private val nodes = JsonNodeFactory.instance
 
   private val plans: Seq[String] = {
-    val start = new File(".").getAbsoluteFile
-    val dir = Iterator
-      .iterate(start)(_.getParentFile)
-      .takeWhile(_ != null)
-      .map(new File(_, "tests/scenarios"))
-      .find(_.isDirectory)
-      .getOrElse(throw new IllegalStateException(s"no tests/scenarios above $start"))
+    val dir = sparkwin.TestSupport.scenarioDirectory
     dir.listFiles().toSeq.filter(_.getName.endsWith(".json")).sortBy(_.getName).flatMap { f =>
       mapper.readTree(f).get("scenarios").asScala.map(s => mapper.writeValueAsString(s.get("plan")))
     }
@@ -157,29 +149,29 @@ class PlanFuzzSuite extends munit.FunSuite {
     plans.foreach { p => PlanDecoder.decode(p); PythonEntryPoint.validate(p, true) }
   }
 
-  test("fuzz the plan decoder: a hostile plan decodes, or is refused with a PlanException") {
-    val outcome = Fuzz.run(
-      "PlanDecoder",
-      Fuzz.cases(500),
-      hostilePlan,
-      (s: String) => s.length,
-      (s: String) => s,
-      bound,
-      timeoutMs = 5000
-    )(typed)(p => PlanDecoder.decode(p, Some(true)))
-    assertEquals(outcome.failures, Map.empty[String, (Int, String)], outcome.summary)
-  }
-
-  test("fuzz the plan rules: a hostile plan passes or breaks a rule, or is refused with a PlanException") {
-    val outcome = Fuzz.run(
+  private val targets: Seq[(String, String, String => Any)] = Seq(
+    ("PlanDecoder", "the plan decoder: a hostile plan decodes", p => PlanDecoder.decode(p, Some(true))),
+    (
       "PlanRules",
-      Fuzz.cases(500),
-      hostilePlan,
-      (s: String) => s.length,
-      (s: String) => s,
-      bound,
-      timeoutMs = 5000
-    )(typed)(p => PythonEntryPoint.validate(p, false))
-    assertEquals(outcome.failures, Map.empty[String, (Int, String)], outcome.summary)
-  }
+      "the plan rules: a hostile plan passes or breaks a rule",
+      p => PythonEntryPoint.validate(p, false)
+    )
+  )
+
+  for ((target, what, body) <- targets)
+    test(s"fuzz $what, or is refused with a PlanException") {
+      val outcome =
+        Fuzz.run(
+          target,
+          Fuzz.cases(500),
+          hostilePlan,
+          (s: String) => s.length,
+          (s: String) => s,
+          bound,
+          5000
+        )(
+          typed
+        )(body)
+      Fuzz.passed(outcome)
+    }
 }

@@ -67,35 +67,25 @@ class StateFuzzSuite extends munit.FunSuite {
     out.toByteArray
   }
 
+  /** A value read from `b` as the codecs read one: under their guard, at the source's offset. */
+  private def decoded(b: Array[Byte]): Any = {
+    val source = new ByteSource
+    source.point(b)
+    CorruptStateException.reading("a value", b.length, () => source.position) {
+      ValueCodec.read(new DataInputStream(source))
+    }
+  }
+
   test("fuzz ValueCodec: a mutated value reads, or is refused as corrupt with its offset") {
     val valid = values.map(encoded) :+ encoded(values.toArray)
-    val outcome = Fuzz.run(
-      "ValueCodec",
-      Fuzz.cases(3000),
-      Gen.frequency(9 -> Fuzz.mutatedBytes(valid), 1 -> Fuzz.randomBytes),
-      (b: Array[Byte]) => b.length,
-      Fuzz.hex,
-      bound
-    )(typed) { b =>
-      val source = new ByteSource
-      source.point(b)
-      CorruptStateException.reading("a value", b.length, () => source.position) {
-        ValueCodec.read(new DataInputStream(source))
-      }
-    }
-    assertEquals(outcome.failures, Map.empty[String, (Int, String)], outcome.summary)
+    val gen = Gen.frequency(9 -> Fuzz.mutatedBytes(valid), 1 -> Fuzz.randomBytes)
+    Fuzz.bytes("ValueCodec", Fuzz.cases(3000), gen, bound)(typed)(decoded)
   }
 
   test("a value's length beyond its bytes is refused before anything is allocated") {
     for (tag <- Seq(7, 11, 12, 13, 20)) { // a string, bytes, a sequence, a record, a map
       val b = java.nio.ByteBuffer.allocate(5).put(tag.toByte).putInt(Int.MaxValue - 8).array()
-      val source = new ByteSource
-      source.point(b)
-      val e = intercept[CorruptStateException](
-        CorruptStateException.reading("a value", b.length, () => source.position) {
-          ValueCodec.read(new DataInputStream(source))
-        }
-      )
+      val e = intercept[CorruptStateException](decoded(b))
       assert(e.getMessage.contains(s"found ${Int.MaxValue - 8} with 0 left"), e.getMessage)
       assert(e.getMessage.contains("at byte 5"), e.getMessage)
     }
@@ -106,13 +96,7 @@ class StateFuzzSuite extends munit.FunSuite {
     (0 to ValueCodec.MaxDepth).foreach(_ => deep = Seq(deep))
     intercept[IllegalArgumentException](encoded(deep))
     val bytes = Array.fill(100000)(Array[Byte](12, 0, 0, 0, 1)).flatten // sequences of one sequence
-    val source = new ByteSource
-    source.point(bytes)
-    val e = intercept[CorruptStateException](
-      CorruptStateException.reading("a value", bytes.length, () => source.position) {
-        ValueCodec.read(new DataInputStream(source))
-      }
-    )
+    val e = intercept[CorruptStateException](decoded(bytes))
     assert(e.getMessage.contains(s"nested at most ${ValueCodec.MaxDepth} deep"), e.getMessage)
   }
 
@@ -178,15 +162,9 @@ class StateFuzzSuite extends munit.FunSuite {
       assert(valid.nonEmpty)
       val decoder = codec()
       valid.foreach(decoder.decode) // the unmutated states read
-      val outcome = Fuzz.run(
-        s"KeyStateCodec $name",
-        Fuzz.cases(1500),
-        Fuzz.mutatedBytes(valid),
-        (b: Array[Byte]) => b.length,
-        Fuzz.hex,
-        bound
-      )(typed)(decoder.decode)
-      assertEquals(outcome.failures, Map.empty[String, (Int, String)], outcome.summary)
+      Fuzz.bytes(s"KeyStateCodec $name", Fuzz.cases(1500), Fuzz.mutatedBytes(valid), bound)(typed)(
+        decoder.decode
+      )
     }
 
   test("a truncated state is refused naming the layout, the offset and what was expected") {

@@ -48,12 +48,10 @@ class RelationFuzzSuite extends munit.FunSuite {
   )
 
   test("fuzz the Connect relation: a mutated message is read, or refused with a PlanException") {
-    val outcome = Fuzz.run(
+    Fuzz.bytes(
       "Connect relation",
       Fuzz.cases(2000),
       Gen.frequency(9 -> Fuzz.mutatedBytes(valid), 1 -> Fuzz.randomBytes),
-      (b: Array[Byte]) => b.length,
-      Fuzz.hex,
       (length: Int) => (64L << 20) + 4096L * length
     )(e => e.isInstanceOf[PlanException] && e.getCause == null) { b =>
       RelationMessage.unpack(b).foreach { m =>
@@ -61,6 +59,5 @@ class RelationFuzzSuite extends munit.FunSuite {
         if (m.operation == RelationMessage.Validate) PythonEntryPoint.validate(m.planJson, m.streaming)
       }
     }
-    assertEquals(outcome.failures, Map.empty[String, (Int, String)], outcome.summary)
   }
 }

@@ -15,13 +15,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
 
   // tumbling.json's first scenario: 10 ms tumbling windows, sum(amount) per user, bound 0.
   private val planJson: String = {
-    val start = new File(".").getAbsoluteFile
-    val dir = Iterator
-      .iterate(start)(_.getParentFile)
-      .takeWhile(_ != null)
-      .map(new File(_, "tests/scenarios"))
-      .find(_.isDirectory)
-      .getOrElse(throw new IllegalStateException(s"no tests/scenarios above $start"))
+    val dir = sparkwin.TestSupport.scenarioDirectory
     val mapper = new ObjectMapper()
     mapper.writeValueAsString(
       mapper.readTree(new File(dir, "tumbling.json")).get("scenarios").get(0).get("plan")

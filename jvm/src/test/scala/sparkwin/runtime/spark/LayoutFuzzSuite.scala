@@ -49,15 +49,9 @@ class LayoutFuzzSuite extends munit.FunSuite {
 
   test("fuzz GroupRecord: a mutated record reads, or is refused as corrupt") {
     records.foreach(GroupRecord.decode)
-    val outcome = Fuzz.run(
-      "GroupRecord",
-      Fuzz.cases(3000),
-      Fuzz.mutatedBytes(records),
-      (b: Array[Byte]) => b.length,
-      Fuzz.hex,
-      bound
-    )(typed)(b => GroupRecord.decode(b))
-    assertEquals(outcome.failures, Map.empty[String, (Int, String)], outcome.summary)
+    Fuzz.bytes("GroupRecord", Fuzz.cases(3000), Fuzz.mutatedBytes(records), bound)(typed)(b =>
+      GroupRecord.decode(b)
+    )
   }
 
   /** A key group's store with the entries of one call of [[KeyBuckets]]. */
@@ -80,20 +74,12 @@ class LayoutFuzzSuite extends munit.FunSuite {
     val count = buckets.count
     val valid = (0 until count).map(i => store.get(KeyBuckets.entryKey(i))).filter(_ != null)
     assert(valid.nonEmpty)
-    val outcome = Fuzz.run(
-      "KeyBuckets",
-      Fuzz.cases(3000),
-      Fuzz.mutatedBytes(valid),
-      (b: Array[Byte]) => b.length,
-      Fuzz.hex,
-      bound
-    )(typed) { b =>
+    Fuzz.bytes("KeyBuckets", Fuzz.cases(3000), Fuzz.mutatedBytes(valid), bound)(typed) { b =>
       val one = new Store
       one.put(KeyBuckets.entryKey(0), b)
       val read = new KeyBuckets(one, 1, 40L)
       (0 until 40).foreach(i => read.get(key(i)))
     }
-    assertEquals(outcome.failures, Map.empty[String, (Int, String)], outcome.summary)
   }
 
   test("fuzz GroupTable (Spark 3.5's group value): a mutated value reads, or is refused as corrupt") {
@@ -102,54 +88,32 @@ class LayoutFuzzSuite extends munit.FunSuite {
     (0 until 20).foreach(i => t.put(key(i), Array.fill(i)(i.toByte)))
     val valid =
       Seq(t.encode(), { val one = GroupTable.empty(); one.put(key(1), Array[Byte](1)); one.encode() })
-    val outcome = Fuzz.run(
-      "GroupTable",
-      Fuzz.cases(3000),
-      Fuzz.mutatedBytes(valid),
-      (b: Array[Byte]) => b.length,
-      Fuzz.hex,
-      bound
-    )(typed) { b =>
+    Fuzz.bytes("GroupTable", Fuzz.cases(3000), Fuzz.mutatedBytes(valid), bound)(typed) { b =>
       val read = GroupTable.read(b)
       (0 until 20).foreach(i => read.get(key(i)))
       read.put(key(3), Array[Byte](3))
       read.encode()
     }
-    assertEquals(outcome.failures, Map.empty[String, (Int, String)], outcome.summary)
   }
 
   test("fuzz channel watermarks: mutated saved watermarks read, or are refused as corrupt") {
-    val outcome = Fuzz.run(
-      "ChannelWatermarks",
-      Fuzz.cases(3000),
-      Fuzz.mutatedBytes(channels),
-      (b: Array[Byte]) => b.length,
-      Fuzz.hex,
-      bound
-    )(typed) { b =>
+    Fuzz.bytes("ChannelWatermarks", Fuzz.cases(3000), Fuzz.mutatedBytes(channels), bound)(typed) { b =>
       val source = new ByteSource
       source.point(b)
       CorruptStateException.reading("a key group's channel watermarks", b.length, () => source.position) {
         ChannelWatermarks.read(strategy, new DataInputStream(source), Seq("p0"))
       }
     }
-    assertEquals(outcome.failures, Map.empty[String, (Int, String)], outcome.summary)
   }
 
   test("fuzz the checkpoint's key-group count file: mutated text is a count, or a PlanException") {
     val valid =
       Seq(KeyGroupCount.text(128), "# sparkwin\n" + KeyGroupCount.text(32768)).map(_.getBytes("UTF-8"))
-    val outcome = Fuzz.run(
-      "Checkpoints key-group count",
-      Fuzz.cases(3000),
-      Fuzz.mutatedBytes(valid),
-      (b: Array[Byte]) => b.length,
-      Fuzz.hex,
-      bound
-    )(_.isInstanceOf[sparkwin.plan.PlanException]) { b =>
+    Fuzz.bytes("Checkpoints key-group count", Fuzz.cases(3000), Fuzz.mutatedBytes(valid), bound)(
+      _.isInstanceOf[sparkwin.plan.PlanException]
+    ) { b =>
       val n = KeyGroupCount.parse(new String(b, "UTF-8"), "the kept file")
       assert(n >= 1 && n <= KeyGroupCount.Max, n)
     }
-    assertEquals(outcome.failures, Map.empty[String, (Int, String)], outcome.summary)
   }
 }
