@@ -7,17 +7,14 @@ import sparkwin.core.EventTime
 /** What a plan may ask of a server at most: a Spark Connect server is shared, and a plan from
   * any client is decoded and planned there. Each limit is here once; [[PlanRules]] refuses a
   * plan past one (naming the limit, before a query starts), and the decoder refuses a plan's
-  * text past [[MaxPlanChars]] before it parses it. DESIGN.md ("Hostile input") has the table.
+  * text past [[MaxPlanChars]] before it parses it. Windows per element are the sliding
+  * assigner's own limit (`SlidingWindows.MaxPerElement`). DESIGN.md ("Hostile input") has the
+  * table.
   */
 object Limits {
 
   /** A plan's JSON text, in characters (the largest stored scenario's is under 3,000). */
   val MaxPlanChars: Int = 1 << 20
-
-  /** Windows one element may fall in: a sliding window's size over its slide. Each costs a
-    * window's state and timers per element.
-    */
-  val MaxWindowsPerElement: Long = 10000L
 
   /** Aggregates of one pipeline: each is an accumulator per window and a result column. */
   val MaxAggregates: Int = 1000

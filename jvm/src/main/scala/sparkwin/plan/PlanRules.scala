@@ -137,16 +137,6 @@ object PlanRules {
             "(about 73 million years) either way, so a window's end plus its lateness stays a long"
       }
     },
-    "windowsPerElementAtMost" -> { v =>
-      v.piece("assigner").filter(_.path("kind").asText == "sliding").flatMap { a =>
-        val (size, slide) = (a.path("sizeMs").asLong, a.path("slideMs").asLong)
-        val windows = if (slide > 0) (size + slide - 1) / slide else 0L
-        when(windows > Limits.MaxWindowsPerElement)(
-          s"{/assigner} puts every element in $windows windows (its size over its slide); at most " +
-            s"${Limits.MaxWindowsPerElement} windows an element: use a larger slide"
-        )
-      }
-    },
     "aggregatesAtMost" -> { v =>
       val n = v.piece("function").flatMap(f => Option(f.get("aggregates"))).fold(0)(_.size)
       when(n > Limits.MaxAggregates)(

@@ -76,14 +76,6 @@ class PlanRulesSuite extends munit.FunSuite {
       s"allowedLatenessMs is ${Long.MaxValue - 1} ms; a duration or time of a plan is at most ${Limits.MaxSpanMs} ms"
     ),
     (
-      "windowsPerElementAtMost",
-      plan(
-        "assigner" -> """{"kind": "sliding", "sizeMs": 86400000, "slideMs": 1, "offsetMs": 0, "eventTime": true}"""
-      ),
-      false,
-      "{/assigner} puts every element in 86400000 windows (its size over its slide); at most 10000"
-    ),
-    (
       "aggregatesAtMost",
       plan(
         "function" -> s"""{"kind": "aggregate", "aggregates": [${(0 until 10000)
