@@ -29,6 +29,16 @@ def _keyed(df):
     return sw.stream(df, "ts").keyBy("user")
 
 
+def test_a_plan_past_a_limit_is_refused_at_the_step_with_the_limit(session) -> None:
+    # docs/DESIGN.md, "Hostile input": the JVM's limits, asked by the builder on both transports.
+    windowed = _keyed(session.createDataFrame([], SCHEMA)).window(
+        sw.TumblingEventTimeWindows.of(1_000)
+    )
+    with pytest.raises(PlanError) as raised:
+        windowed.aggregate(*[sw.agg.count().alias(f"n{i}") for i in range(1_001)])
+    assert "1001 aggregates; a pipeline computes at most 1000" in str(raised.value)
+
+
 def test_a_refusal_names_the_pieces_as_the_builder_wrote_them(session) -> None:
     sessions = _keyed(session.createDataFrame([], SCHEMA)).window(
         sw.EventTimeSessionWindows.withGap(1_000)

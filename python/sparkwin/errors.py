@@ -38,6 +38,11 @@ class WindowMergeError(SparkwinError):
     """A session merge would move an event-time window's end behind the watermark."""
 
 
+class CorruptStateError(SparkwinError):
+    """A checkpoint's state does not read as its layout says (damaged, or written by another
+    program); the message names the layout, the byte offset and, on a stream, the key group."""
+
+
 class ConnectUnsupportedError(SparkwinError, NotImplementedError):
     """An operation a Spark Connect client cannot run; the message says what to use instead."""
 

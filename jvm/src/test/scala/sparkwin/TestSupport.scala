@@ -14,6 +14,19 @@ import sparkwin.core.window.{GlobalWindow, TimeWindow, Window, WindowAssigner}
 
 /** Records are (key: String, value: Long, ts: Long); helpers build runners and read results. */
 object TestSupport {
+
+  /** `tests/scenarios`, the engine transcripts both test suites run (sbt may run the tests from
+    * the repository's root or from jvm/).
+    */
+  lazy val scenarioDirectory: java.io.File = {
+    val start = new java.io.File(".").getAbsoluteFile
+    Iterator
+      .iterate(start)(_.getParentFile)
+      .takeWhile(_ != null)
+      .map(new java.io.File(_, "tests/scenarios"))
+      .find(_.isDirectory)
+      .getOrElse(throw new IllegalStateException(s"no tests/scenarios above $start"))
+  }
   def rec(key: String, value: Long, ts: Long): ArrayRecord = new ArrayRecord(Array(key, value, ts))
 
   /** One aggregate of every kind [[PackedAggregates]] folds into longs: sum and avg of the

@@ -85,8 +85,10 @@ object Extensions {
     val params = Option(n.get("params")).filterNot(_.isNull)
     val description = s"$role $className"
     val label = className + params.fold("")(_.toString)
+    // Loaded without running its static initializer: a client names any class it likes, and
+    // only one of the sparkwin interface may run code here (initialized when it is built).
     val cls =
-      try Class.forName(className, true, loader)
+      try Class.forName(className, false, loader)
       catch {
         case _: ClassNotFoundException =>
           throw new PlanException(
@@ -107,6 +109,9 @@ object Extensions {
       try construct(cls, setup)
       catch {
         case e: java.lang.reflect.InvocationTargetException => throw failed(description, e.getCause)
+        case e: ExceptionInInitializerError => throw failed(description, e.getCause)
+        case e: LinkageError =>
+          throw new PlanException(s"$description could not be loaded: $e (a class it needs is missing?)")
         case e: PlanException => throw new PlanException(s"$role: ${e.getMessage}")
         case e: IllegalArgumentException => throw failed(description, e)
       }

@@ -56,7 +56,10 @@ final case class Plan(
 /** Thrown for a plan the JVM cannot accept: off the contract, or breaking a rule of
   * [[PlanRules]] (which Python's builder asks as it goes, so a builder's plan rarely meets it).
   */
-final class PlanException(message: String) extends IllegalArgumentException(message)
+final class PlanException(message: String, cause: Throwable)
+    extends IllegalArgumentException(message, cause) {
+  def this(message: String) = this(message, null)
+}
 
 object PlanDecoder {
 
@@ -79,7 +82,50 @@ object PlanDecoder {
     * `streaming`: whether the input is a stream, where the caller knows.
     */
   def decode(json: String, streaming: Option[Boolean] = None): Plan = {
-    val root = mapper.readTree(json)
+    val root = parse(json)
+    guarded(decodeTree(json, root, streaming))
+  }
+
+  /** A plan's JSON tree, or a [[PlanException]] when the text is not one JSON object (bad
+    * syntax, nesting past Jackson's limit, a number or a string past its limits).
+    */
+  def parse(json: String): JsonNode = {
+    if (json == null) throw new PlanException("no plan: the plan's JSON is null")
+    if (json.length > Limits.MaxPlanChars)
+      throw new PlanException(
+        s"the plan's JSON is ${json.length} characters; a plan is at most ${Limits.MaxPlanChars}"
+      )
+    val root =
+      try mapper.readTree(json)
+      catch {
+        case e: com.fasterxml.jackson.core.JacksonException =>
+          throw new PlanException(s"the plan is not valid JSON: ${e.getOriginalMessage}")
+      }
+    if (root == null || !root.isObject)
+      throw new PlanException(
+        s"a plan is a JSON object, got ${if (root == null) "nothing" else root.getNodeType}"
+      )
+    root
+  }
+
+  /** The last guard of a plan from outside: an exception that no check of the decoder or the
+    * rules raised on purpose becomes a [[PlanException]] (with its cause, so the fuzz suites
+    * still see it), never a server's crash.
+    */
+  private[plan] def guarded[A](body: => A): A =
+    try body
+    catch {
+      case e: PlanException => throw e
+      case e: VirtualMachineError => throw e
+      case e: UnsupportedSparkException => throw e
+      case e: RuntimeException =>
+        throw new PlanException(
+          s"the plan could not be read: $e (a check sparkwin lacks; please report it)",
+          e
+        )
+    }
+
+  private def decodeTree(json: String, root: JsonNode, streaming: Option[Boolean]): Plan = {
     val version = int(root, "planVersion")
     if (version != SupportedVersion)
       throw new PlanException(
@@ -89,10 +135,7 @@ object PlanDecoder {
     val chosen = root.has("watermark")
     val whole = completed(root, streaming)
     Contract.validate(whole)
-    val schema = DataType.fromJson(mapper.writeValueAsString(root.get("inputSchema"))) match {
-      case s: StructType => s
-      case other => throw new PlanException(s"inputSchema must be a struct, got $other")
-    }
+    val schema = struct(root, "inputSchema")
     val columns = new Columns(schema)
     // No timestamp: a stream without event time (Storm's windows in arrival order).
     val ts = optional(root, "timestamp").fold(-1)(n => columns.index(n.asText, "timestamp"))
@@ -125,8 +168,7 @@ object PlanDecoder {
         }
         (WindowFunction.Aggregates(aggs.map(_._1) ++ combined), aggs.map(_._2), None)
       case "process" =>
-        val out =
-          DataType.fromJson(mapper.writeValueAsString(fn.get("outputSchema"))).asInstanceOf[StructType]
+        val out = struct(fn, "outputSchema")
         (WindowFunction.ProcessElements, IndexedSeq.empty, Some(out))
       case other => throw new PlanException(s"unknown function kind '$other'")
     }
@@ -458,6 +500,16 @@ object PlanDecoder {
     catch {
       case e: PlanException => throw e
       case e: IllegalArgumentException => throw new PlanException(e.getMessage)
+    }
+
+  /** The Spark struct type in `n`'s `field` (Spark's JSON form of a schema). */
+  private def struct(n: JsonNode, field: String): StructType =
+    (try DataType.fromJson(mapper.writeValueAsString(required(n, field)))
+    catch {
+      case e: Exception => throw new PlanException(s"$field is not a Spark schema in JSON: ${e.getMessage}")
+    }) match {
+      case s: StructType => s
+      case other => throw new PlanException(s"$field must be a struct, got $other")
     }
 
   private def optional(n: JsonNode, field: String): Option[JsonNode] =

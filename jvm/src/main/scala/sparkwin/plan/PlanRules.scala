@@ -82,7 +82,7 @@ object PlanRules {
   def names: Seq[String] = rules.map(_._1)
 
   /** The plan so far, as the rules read it: a piece that is absent or null is not given. */
-  private final class View(root: JsonNode, val streaming: Option[Boolean]) {
+  private final class View(val root: JsonNode, val streaming: Option[Boolean]) {
     def piece(field: String): Option[JsonNode] = Option(root.get(field)).filterNot(_.isNull)
     def isNull(field: String): Boolean = root.has(field) && root.get(field).isNull
     def text(field: String): Option[String] = piece(field).filter(_.isTextual).map(_.asText)
@@ -129,6 +129,36 @@ object PlanRules {
     * evictor(), allowedLateness(), withTimestampCombiner(), then aggregate() or process().
     */
   private val rules: Seq[(String, View => Option[String])] = Seq(
+    // What a shared server takes at most (Limits), before anything else is asked of the plan.
+    "durationsWithinTheSpan" -> { v =>
+      Limits.durations(v.root).collectFirst {
+        case (at, n)
+            if !n.canConvertToLong || math.abs(n.asLong) > Limits.MaxSpanMs || n.asLong == Long.MinValue =>
+          s"${at.stripPrefix("/")} is ${n.asText} ms; a duration or time of a plan is at most ${Limits.MaxSpanMs} ms " +
+            "(about 73 million years) either way, so a window's end plus its lateness stays a long"
+      }
+    },
+    "aggregatesAtMost" -> { v =>
+      val n = v.piece("function").flatMap(f => Option(f.get("aggregates"))).fold(0)(_.size)
+      when(n > Limits.MaxAggregates)(
+        s"aggregate(): $n aggregates; a pipeline computes at most ${Limits.MaxAggregates}"
+      )
+    },
+    "triggersNestAtMost" -> { v =>
+      v.piece("trigger").flatMap { t =>
+        val depth = Limits.triggerDepth(t, Limits.MaxTriggerNesting + 2)
+        when(depth > Limits.MaxTriggerNesting)(
+          s"trigger: {/trigger} nests triggers more than ${Limits.MaxTriggerNesting} deep; at most " +
+            s"${Limits.MaxTriggerNesting}"
+        )
+      }
+    },
+    "declaredChannelsAtMost" -> { v =>
+      val n = v.piece("channels").fold(0)(_.size)
+      when(n > Limits.MaxDeclaredChannels)(
+        s"channels: $n channels declared; at most ${Limits.MaxDeclaredChannels}"
+      )
+    },
     "timeInputsNeedATimestamp" -> { v =>
       if (!v.noTimestamp) None
       else

@@ -95,11 +95,12 @@ object PythonEntryPoint {
     * own).
     */
   def validate(planJson: String, streaming: Boolean): String = {
-    val root = mapper.readTree(planJson)
+    val root = PlanDecoder.parse(planJson)
     val node = mapper.createObjectNode()
-    PlanRules.check(root, Some(streaming)) match {
+    PlanDecoder.guarded(PlanRules.check(root, Some(streaming))) match {
       case None =>
-        val decided = PlanDecoder.completed(root, Some(streaming)).path("watermark")
+        val decided =
+          PlanDecoder.guarded(PlanDecoder.completed(root, Some(streaming))).path("watermark")
         node
           .putObject("defaults")
           .set[JsonNode]("watermark", if (decided.isMissingNode) NullNode.instance else decided)

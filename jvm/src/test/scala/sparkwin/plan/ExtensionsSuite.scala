@@ -54,6 +54,27 @@ class ExtensionsSuite extends munit.FunSuite {
   // -------------------------------------------------------------------------------------------
   // Loading and checking
 
+  test("a named class that is not an extension is refused without running its static initializer") {
+    val probe = s"$pkg.StaticInitProbe"
+    System.clearProperty("sparkwin.test.staticInitProbe")
+    for (role <- Seq("trigger", "evictor", "aggregate")) {
+      val json = role match {
+        case "trigger" => plan(trigger = jvm("StaticInitProbe"))
+        case "evictor" => plan(evictor = jvm("StaticInitProbe"))
+        case _ =>
+          plan(aggregates =
+            Seq(s"""{"fn": "jvm", "className": "$probe", "columns": ["amount"], "alias": "x"}""")
+          )
+      }
+      val message = intercept[PlanException](PlanDecoder.decode(json)).getMessage
+      assert(message.contains(s"$probe does not implement"), message)
+    }
+    assertEquals(System.getProperty("sparkwin.test.staticInitProbe"), null, "its static initializer ran")
+    // The probe does record it: initializing the class sets the property.
+    Class.forName(probe, true, getClass.getClassLoader)
+    assertEquals(System.getProperty("sparkwin.test.staticInitProbe"), "ran")
+  }
+
   test("a missing class is refused naming the class and how to add its jar") {
     val message = refused(plan(trigger = jvm("Nowhere")))
     assert(message.contains(s"trigger: no class $pkg.Nowhere on the class path"), message)

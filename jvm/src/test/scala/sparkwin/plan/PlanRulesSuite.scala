@@ -70,6 +70,34 @@ class PlanRulesSuite extends munit.FunSuite {
   /** (rule, plan, streaming, words of its message). */
   private val cases: Seq[(String, ObjectNode, Boolean, String)] = Seq(
     (
+      "durationsWithinTheSpan",
+      plan("allowedLatenessMs" -> s"${Long.MaxValue - 1}"),
+      false,
+      s"allowedLatenessMs is ${Long.MaxValue - 1} ms; a duration or time of a plan is at most ${Limits.MaxSpanMs} ms"
+    ),
+    (
+      "aggregatesAtMost",
+      plan(
+        "function" -> s"""{"kind": "aggregate", "aggregates": [${(0 until 10000)
+            .map(i => sum.replace("total", s"t$i"))
+            .mkString(", ")}]}"""
+      ),
+      false,
+      "aggregate(): 10000 aggregates; a pipeline computes at most 1000"
+    ),
+    (
+      "triggersNestAtMost",
+      plan("trigger" -> ((1 to 40).foldLeft(count)((t, _) => s"""{"kind": "repeatedly", "nested": $t}"""))),
+      false,
+      "nests triggers more than 32 deep"
+    ),
+    (
+      "declaredChannelsAtMost",
+      plan("channel" -> "\"part\"", "channels" -> (0 to 10000).map(i => s""""$i"""").mkString("[", ",", "]")),
+      false,
+      "channels: 10001 channels declared; at most 10000"
+    ),
+    (
       "timeInputsNeedATimestamp",
       plan("timestamp" -> "null", "watermark" -> "null", "channel" -> "\"part\""),
       false,
@@ -206,6 +234,21 @@ class PlanRulesSuite extends munit.FunSuite {
       assertEquals(found.map(_.rule), Some(rule), p.toString)
       assert(found.get.message.contains(words), found.get.message)
     }
+  }
+
+  test("a plan within every limit, each at its limit, is accepted") {
+    val at = plan(
+      "allowedLatenessMs" -> s"${Limits.MaxSpanMs}",
+      "assigner" -> """{"kind": "sliding", "sizeMs": 10000, "slideMs": 1, "offsetMs": 0, "eventTime": true}""",
+      "function" -> s"""{"kind": "aggregate", "aggregates": [${(0 until Limits.MaxAggregates)
+          .map(i => sum.replace("total", s"t$i"))
+          .mkString(", ")}]}"""
+    )
+    assertEquals(refusal(at), None)
+    val e = intercept[PlanException](
+      PlanDecoder.decode(s"""{"planVersion": 1, "x": "${"a" * Limits.MaxPlanChars}"}""")
+    )
+    assert(e.getMessage.contains(s"a plan is at most ${Limits.MaxPlanChars}"), e.getMessage)
   }
 
   test("a whole plan that follows every rule, on a stream and bounded, is accepted") {

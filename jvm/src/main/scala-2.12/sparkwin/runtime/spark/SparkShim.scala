@@ -80,7 +80,9 @@ final class GroupStateRunner(spec: LoopSpec)
 
   override def apply(group: Int, rows: Iterator[Row], state: GroupState[Array[Byte]]): Iterator[Row] = {
     if (loop == null) loop = new KeyGroupLoop(spec) // one per task, as Spark 4's processor
-    val host = new GroupStateRunner.Host(state)
+    val host =
+      try new GroupStateRunner.Host(group, state)
+      catch { case e: sparkwin.core.CorruptStateException => throw e.in(loop.describeGroup(group)) }
     val out = loop.call(host, rows, firing = state.hasTimedOut)
     host.commit()
     out
@@ -88,7 +90,7 @@ final class GroupStateRunner(spec: LoopSpec)
 }
 
 object GroupStateRunner {
-  private final class Host(state: GroupState[Array[Byte]]) extends GroupHost {
+  private final class Host(override val keyGroup: Int, state: GroupState[Array[Byte]]) extends GroupHost {
     private val table = GroupTable.read(state.getOption.orNull)
     private var wanted = Long.MinValue
 

@@ -27,12 +27,12 @@ final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row
   }
 
   override def handleInputRows(key: Int, rows: Iterator[Row], timers: TimerValues): Iterator[Row] =
-    loop.call(new Host(timers), rows, firing = false)
+    loop.call(new Host(key, timers), rows, firing = false)
 
   override def handleExpiredTimer(key: Int, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] =
-    loop.call(new Host(timers), Iterator.empty, firing = true)
+    loop.call(new Host(key, timers), Iterator.empty, firing = true)
 
-  private final class Host(timers: TimerValues) extends GroupHost {
+  private final class Host(override val keyGroup: Int, timers: TimerValues) extends GroupHost {
     def get(key: Array[Byte]): Array[Byte] = keyStates.getValue(key)
     def put(key: Array[Byte], value: Array[Byte]): Unit = keyStates.updateValue(key, value)
     def remove(key: Array[Byte]): Unit = keyStates.removeKey(key)

@@ -516,7 +516,7 @@ final class ExtensionAcc(spec: Aggregate.Extension, val impl: sparkwin.api.Aggre
     val (writer, version) =
       if (fields.length >= 2) (fields(0), fields(1)) else (null, null)
     if (writer != spec.className || version != spec.version)
-      throw new IllegalStateException(
+      throw new sparkwin.core.IncompatibleStateException(
         s"this checkpoint holds the aggregate '${spec.alias}' saved by " +
           (if (writer == null) "another aggregate" else s"$writer version $version") +
           s", but the pipeline's is ${spec.className} version ${spec.version}: restore the aggregate " +

@@ -264,7 +264,7 @@ final class HyperLogLogAcc(column: Int, p: Int, hash: SparkHash.Kind) extends Ac
   def restore(f: Array[Any]): Unit = {
     registers = f(0).asInstanceOf[Array[Byte]]
     if (registers != null && registers.length != (1 << p))
-      throw new IllegalStateException(
+      throw new sparkwin.core.IncompatibleStateException(
         s"a HyperLogLog sketch of ${registers.length} registers, not ${1 << p}: the checkpoint was " +
           "written with another rsd; resume with the rsd it was written with, or start a new checkpoint"
       )

@@ -173,7 +173,7 @@ object ChannelWatermarks {
       declared: Seq[String] = Nil,
       holdNew: Boolean = false
   ): ChannelWatermarks = {
-    val n = in.readInt()
+    val n = sparkwin.core.CorruptStateException.count(in, 18, "channels") // a name's length and two times
     val ids = ArrayBuffer.empty[String]
     val maxSeen = ArrayBuffer.empty[Long]
     val lastData = ArrayBuffer.empty[Long]

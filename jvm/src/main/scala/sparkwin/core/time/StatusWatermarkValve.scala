@@ -142,8 +142,8 @@ object StatusWatermarkValve {
 
   /** A valve as [[StatusWatermarkValve.write]] left it. */
   def read(in: DataInput): StatusWatermarkValve = {
-    val n = in.readInt()
-    if (n < 0 || n > (1 << 20)) throw new IllegalStateException(s"a saved valve of $n channels")
+    val n = sparkwin.core.CorruptStateException.count(in, 10, "the valve's channels") // 8 + 2 bytes each
+    if (n > (1 << 20)) throw new IllegalStateException(s"a saved valve of $n channels")
     val v = new StatusWatermarkValve(n)
     for (i <- 0 until n) {
       v.watermarks(i) = in.readLong()

@@ -101,7 +101,7 @@ final class GeneralStateKind(aggregates: IndexedSeq[Aggregate], triggers: Trigge
 
   def fromLegacy(legacy: LegacyState): KeyState = {
     if (legacy.storm != null)
-      throw new IllegalStateException(
+      throw new sparkwin.core.IncompatibleStateException(
         "this checkpoint's state holds Storm windows, but the pipeline no longer uses them: " +
           "start the query from a new checkpoint"
       )
@@ -142,13 +142,13 @@ final class GeneralStateKind(aggregates: IndexedSeq[Aggregate], triggers: Trigge
       val value = ValueCodec.read(in)
       val slot = triggers.slotOf(name)
       if (slot < 0)
-        throw new IllegalStateException(
+        throw new sparkwin.core.IncompatibleStateException(
           s"this checkpoint holds trigger state '$name' that the pipeline's trigger ${triggers.root} " +
             s"does not have (it has ${triggers.names.mkString(", ")}): the trigger changed; " +
             "restore it to resume, or start the query from a new checkpoint"
         )
       if (version != triggers.versions(slot))
-        throw new IllegalStateException(
+        throw new sparkwin.core.IncompatibleStateException(
           s"this checkpoint holds trigger state '$name' of version $version, the pipeline's trigger " +
             s"reads version ${triggers.versions(slot)}: start the query from a new checkpoint"
         )
@@ -161,7 +161,7 @@ final class GeneralStateKind(aggregates: IndexedSeq[Aggregate], triggers: Trigge
   private def slots(stored: Array[Any]): Array[Any] =
     if (stored.length == triggers.slots) stored
     else
-      throw new IllegalStateException(
+      throw new sparkwin.core.IncompatibleStateException(
         s"this checkpoint's trigger state has ${stored.length} slots where the pipeline's trigger " +
           s"has ${triggers.slots}: the trigger changed; start the query from a new checkpoint"
       )

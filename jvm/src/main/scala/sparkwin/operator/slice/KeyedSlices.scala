@@ -216,7 +216,7 @@ final class SliceStateKind(aggregates: IndexedSeq[Aggregate], width: Long) exten
   def read(in: DataInputStream): KeyState = {
     val stored = in.readLong()
     if (stored != width)
-      throw new IllegalStateException(
+      throw new sparkwin.core.IncompatibleStateException(
         s"this checkpoint's windows are cut into slices of $stored ms, this pipeline's into $width " +
           "ms: its window size or slide changed; start the query from a new checkpoint"
       )
@@ -230,7 +230,7 @@ final class SliceStateKind(aggregates: IndexedSeq[Aggregate], width: Long) exten
 
   def fromLegacy(legacy: LegacyState): KeyState = {
     if (!legacy.onlyContents)
-      throw new IllegalStateException(
+      throw new sparkwin.core.IncompatibleStateException(
         "this checkpoint's state was written for windows with triggers or lateness, but the " +
           "pipeline now runs on sliced windows: start the query from a new checkpoint"
       )
@@ -239,7 +239,7 @@ final class SliceStateKind(aggregates: IndexedSeq[Aggregate], width: Long) exten
       val slice = w match {
         case t: TimeWindow if t.end - t.start == width => t
         case other =>
-          throw new IllegalStateException(
+          throw new sparkwin.core.IncompatibleStateException(
             if (legacy.version < 3)
               s"this checkpoint keeps the whole window $other, written by a sparkwin older than " +
                 "0.1.1; this version keeps sliding windows as slices and cannot resume it: let " +

@@ -66,6 +66,12 @@ final class ByteSource extends java.io.InputStream {
   }
 
   override def available(): Int = buf.length - pos
+
+  /** The next byte's offset from the array's start. */
+  def position: Int = pos
+
+  /** The array's length. */
+  def size: Int = buf.length
 }
 
 /** Longs in byte arrays, big-endian as `DataOutputStream` writes them, without a stream: a

@@ -3,7 +3,8 @@ package sparkwin.operator.store
 import java.io.{DataInputStream, DataOutputStream}
 import java.util.{ArrayList => JList, HashMap => JMap}
 
-import sparkwin.core.{ArrayRecord, Element}
+import sparkwin.core.{ArrayRecord, CorruptStateException, Element, IncompatibleStateException}
+import sparkwin.core.CorruptStateException.count
 import sparkwin.core.agg.Aggregate
 import sparkwin.core.timer.{Timer, TimerQueue}
 import sparkwin.core.window.{TimeWindow, Window}
@@ -47,18 +48,29 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
     sink.toByteArray
   }
 
+  /** The state in `bytes`; a value that does not read as its layout says is refused with a
+    * [[CorruptStateException]] (what was expected, at which byte), never misread, and nothing is
+    * allocated that its length cannot back.
+    */
   def decode(bytes: Array[Byte]): Stored = {
     source.point(bytes)
+    val layout = if (bytes.length == 0) "a key's state" else s"a key's state, layout ${bytes(0)}"
+    CorruptStateException.reading(layout, bytes.length, () => source.position)(decodeBody(bytes))
+  }
+
+  private def decodeBody(bytes: Array[Byte]): Stored = {
     val version = in.readByte()
     if (version < 1 || version > Version)
-      throw new IllegalStateException(s"sparkwin state version $version is not readable by this jar")
+      throw new CorruptStateException.Refused(
+        s"expected a layout from 1 to $Version, found $version (a newer sparkwin's state, or a damaged one)"
+      )
     val state =
       if (version < 4) kind.fromLegacy(readLegacy(version))
       else {
         val algorithm = in.readByte()
         val layout = in.readByte()
         if (algorithm != kind.algorithm.id || layout != Selection.Layout.Keyed.id)
-          throw new IllegalStateException(
+          throw new IncompatibleStateException(
             s"this checkpoint's state was written by the ${name(algorithm)} algorithm " +
               s"(${Selection.Layout.byId(layout).fold(s"layout $layout")(_.name)} layout), but the " +
               s"pipeline now runs on the ${kind.algorithm} algorithm: a change to the pipeline " +
@@ -73,7 +85,7 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
                else "")
           )
         if (version >= 5 && in.readInt() != signature)
-          throw new IllegalStateException(
+          throw new IncompatibleStateException(
             "this checkpoint's state was written for other aggregates than the pipeline now " +
               s"computes (${aggregates.map(_.alias).mkString(", ")}): a change to the " +
               "aggregates (added, removed, reordered, or on other columns) cannot resume a " +
@@ -84,7 +96,11 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
       }
     val event = readTimers(in)
     val processing = readTimers(in)
-    if (version == 1) for (_ <- 0 until in.readInt()) in.readLong()
+    if (version == 1) for (_ <- 0 until count(in, 8, "version 1's times")) in.readLong()
+    if (source.available() > 0)
+      throw new CorruptStateException.Refused(
+        s"expected the value's end, found ${source.available()} more bytes"
+      )
     new Stored(state, event, processing)
   }
 
@@ -96,11 +112,11 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
   /** Versions 1 to 3: contents, window metadata, merging set and Storm's queue in one layout. */
   private def readLegacy(version: Int): LegacyState = {
     val legacy = new LegacyState(version)
-    for (_ <- 0 until in.readInt()) {
+    for (_ <- 0 until count(in, 2, "windows with contents")) {
       val w = ValueCodec.readWindow(in)
       legacy.contents.put(w, readContents(in, aggs))
     }
-    for (_ <- 0 until in.readInt()) {
+    for (_ <- 0 until count(in, 2, "windows with metadata")) {
       val w = ValueCodec.readWindow(in)
       val m = new LegacyMeta(ValueCodec.readSeq(in))
       m.paneIndex = in.readLong()
@@ -110,7 +126,7 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
       m.sinceLastPane = in.readLong()
       legacy.meta.put(w, m)
     }
-    for (_ <- 0 until in.readInt()) {
+    for (_ <- 0 until count(in, 2, "merged windows")) {
       val w = ValueCodec.readWindow(in).asInstanceOf[TimeWindow]
       legacy.merging(w) = ValueCodec.readWindow(in).asInstanceOf[TimeWindow]
     }
@@ -160,7 +176,7 @@ object KeyStateCodec {
   }
 
   def readElements(in: DataInputStream): JList[Element] = {
-    val n = in.readInt()
+    val n = count(in, 12, "elements") // a time and a sequence's length each
     val list = new JList[Element](n)
     for (_ <- 0 until n) {
       val ts = in.readLong()
@@ -190,7 +206,7 @@ object KeyStateCodec {
 
   private def readTimers(in: DataInputStream): TimerQueue = {
     val q = new TimerQueue
-    for (_ <- 0 until in.readInt()) {
+    for (_ <- 0 until count(in, 9, "timers")) { // a time and a window's tag each
       val ts = in.readLong()
       q.add(Timer(ts, 0L, ValueCodec.readWindow(in): Window))
     }

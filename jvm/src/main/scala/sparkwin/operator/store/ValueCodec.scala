@@ -5,6 +5,7 @@ import sparkwin.operator._
 
 import java.io.{DataInputStream, DataOutputStream}
 
+import sparkwin.core.CorruptStateException.count
 import sparkwin.core.agg.{Accumulator, Aggregate}
 import sparkwin.core.{ArrayRecord, Record}
 import sparkwin.core.window.{GlobalWindow, TimeWindow, Window}
@@ -12,7 +13,9 @@ import sparkwin.core.window.{GlobalWindow, TimeWindow, Window}
 /** A tagged binary encoding of the values that live in engine state: primitives, strings,
   * decimals, timestamps, dates, byte arrays, sequences, records and windows.
   *
-  * Tags are part of the checkpoint format; never renumber them.
+  * Tags are part of the checkpoint format; never renumber them. A reader takes no length or count
+  * from the bytes that the bytes left cannot back (`CorruptStateException.count`): a corrupt
+  * value is refused, it never allocates more than its own length.
   */
 object ValueCodec {
   private final val Null = 0
@@ -38,7 +41,14 @@ object ValueCodec {
   private final val MapTag = 20
   private final val LocalDateTime = 21
 
-  def write(out: DataOutputStream, v: Any): Unit = v match {
+  /** How deep sequences, records and maps may nest in one value: a corrupt value of nested
+    * sequences five bytes a level would otherwise read into a `StackOverflowError`.
+    */
+  final val MaxDepth = 64
+
+  def write(out: DataOutputStream, v: Any): Unit = write(out, v, 0)
+
+  private def write(out: DataOutputStream, v: Any, depth: Int): Unit = v match {
     case null => out.writeByte(Null)
     case b: Boolean => out.writeByte(if (b) True else False)
     case i: Int => out.writeByte(Int); out.writeInt(i)
@@ -60,23 +70,35 @@ object ValueCodec {
     case b: Array[Byte] => out.writeByte(Bytes); out.writeInt(b.length); out.write(b)
     case w: TimeWindow => out.writeByte(TimeWin); out.writeLong(w.start); out.writeLong(w.end)
     case GlobalWindow => out.writeByte(GlobalWin)
-    case r: Record => out.writeByte(RecordTag); writeSeq(out, r.toArray)
+    case r: Record => out.writeByte(RecordTag); writeSeq(out, r.toArray, nested(depth))
     case m: scala.collection.Map[_, _] =>
       out.writeByte(MapTag); out.writeInt(m.size)
-      m.foreach { case (k, x) => write(out, k); write(out, x) }
+      val d = nested(depth)
+      m.foreach { case (k, x) => write(out, k, d); write(out, x, d) }
     case m: java.util.Map[_, _] =>
       out.writeByte(MapTag); out.writeInt(m.size)
-      m.forEach((k, x) => { write(out, k); write(out, x) })
-    case a: Array[_] => out.writeByte(SeqTag); writeSeq(out, a.asInstanceOf[Array[Any]])
-    case s: scala.collection.Seq[_] => out.writeByte(SeqTag); writeSeq(out, s.toArray[Any])
-    case l: java.util.List[_] => out.writeByte(SeqTag); writeSeq(out, l.toArray.asInstanceOf[Array[Any]])
+      val d = nested(depth)
+      m.forEach((k, x) => { write(out, k, d); write(out, x, d) })
+    case a: Array[_] => out.writeByte(SeqTag); writeSeq(out, a.asInstanceOf[Array[Any]], nested(depth))
+    case s: scala.collection.Seq[_] => out.writeByte(SeqTag); writeSeq(out, s.toArray[Any], nested(depth))
+    case l: java.util.List[_] =>
+      out.writeByte(SeqTag); writeSeq(out, l.toArray.asInstanceOf[Array[Any]], nested(depth))
     case other =>
       throw new IllegalArgumentException(
         s"sparkwin cannot store a value of type ${other.getClass.getName} in window state"
       )
   }
 
-  def read(in: DataInputStream): Any = in.readByte() match {
+  private def nested(depth: Int): Int =
+    if (depth < MaxDepth) depth + 1
+    else
+      throw new IllegalArgumentException(
+        s"sparkwin cannot store a value nested more than $MaxDepth sequences, records or maps deep"
+      )
+
+  def read(in: DataInputStream): Any = read(in, 0)
+
+  private def read(in: DataInputStream, depth: Int): Any = in.readByte() match {
     case Null => null
     case True => true
     case False => false
@@ -94,30 +116,41 @@ object ValueCodec {
     case LocalDate => java.time.LocalDate.ofEpochDay(in.readLong())
     case SqlDate => new java.sql.Date(in.readLong())
     case LocalDateTime => java.time.LocalDateTime.parse(readString(in))
-    case Bytes => val b = new Array[Byte](in.readInt()); in.readFully(b); b
+    case Bytes => val b = new Array[Byte](count(in, 1, "a byte array's bytes")); in.readFully(b); b
     case TimeWin => TimeWindow(in.readLong(), in.readLong())
     case GlobalWin => GlobalWindow
-    case RecordTag => new ArrayRecord(readSeq(in))
+    case RecordTag => new ArrayRecord(readSeq(in, inside(depth)))
     case MapTag =>
-      val n = in.readInt()
+      val n = count(in, 2, "a map's entries") // a key and a value, a tag each at least
+      val d = inside(depth)
       val m = scala.collection.immutable.ListMap.newBuilder[Any, Any]
       var i = 0
-      while (i < n) { m += (read(in) -> read(in)); i += 1 }
+      while (i < n) { m += (read(in, d) -> read(in, d)); i += 1 }
       m.result()
-    case SeqTag => readSeq(in).toSeq
-    case t => throw new IllegalStateException(s"corrupt sparkwin state: unknown tag $t")
+    case SeqTag => readSeq(in, inside(depth)).toSeq
+    case t =>
+      throw new CorruptStateException.Refused(s"expected a value's tag (0 to $LocalDateTime), found $t")
   }
 
-  def writeSeq(out: DataOutputStream, a: Array[Any]): Unit = {
+  private def inside(depth: Int): Int =
+    if (depth < MaxDepth) depth + 1
+    else
+      throw new CorruptStateException.Refused(s"expected values nested at most $MaxDepth deep, found deeper")
+
+  def writeSeq(out: DataOutputStream, a: Array[Any]): Unit = writeSeq(out, a, 0)
+
+  private def writeSeq(out: DataOutputStream, a: Array[Any], depth: Int): Unit = {
     out.writeInt(a.length)
     var i = 0
-    while (i < a.length) { write(out, a(i)); i += 1 }
+    while (i < a.length) { write(out, a(i), depth); i += 1 }
   }
 
-  def readSeq(in: DataInputStream): Array[Any] = {
-    val a = new Array[Any](in.readInt())
+  def readSeq(in: DataInputStream): Array[Any] = readSeq(in, 0)
+
+  private def readSeq(in: DataInputStream, depth: Int): Array[Any] = {
+    val a = new Array[Any](count(in, 1, "a sequence's elements")) // a tag an element at least
     var i = 0
-    while (i < a.length) { a(i) = read(in); i += 1 }
+    while (i < a.length) { a(i) = read(in, depth); i += 1 }
     a
   }
 
@@ -137,7 +170,12 @@ object ValueCodec {
 
   def writeWindow(out: DataOutputStream, w: Window): Unit = write(out, w)
 
-  def readWindow(in: DataInputStream): Window = read(in).asInstanceOf[Window]
+  def readWindow(in: DataInputStream): Window = read(in) match {
+    case w: Window => w
+    case other => throw new CorruptStateException.Refused(s"expected a window, found ${describe(other)}")
+  }
+
+  private def describe(v: Any): String = if (v == null) "null" else v.getClass.getSimpleName
 
   // Strings longer than writeUTF's 64 KiB limit are common in collected values.
   private def writeString(out: DataOutputStream, s: String): Unit = {
@@ -146,7 +184,7 @@ object ValueCodec {
   }
 
   private def readString(in: DataInputStream): String = {
-    val b = new Array[Byte](in.readInt()); in.readFully(b)
+    val b = new Array[Byte](count(in, 1, "a string's bytes")); in.readFully(b)
     new String(b, java.nio.charset.StandardCharsets.UTF_8)
   }
 }

@@ -42,9 +42,17 @@ object RelationMessage {
     * another plugin's message.
     */
   def unpack(serializedAny: Array[Byte]): Option[RelationMessage] = {
-    val any = ProtoAny.parseFrom(serializedAny)
+    val any =
+      try ProtoAny.parseFrom(serializedAny)
+      catch { case e: java.io.IOException => throw notProtobuf("relation extension", e) }
     if (any.getTypeUrl != TypeUrl) None else Some(decode(any.getValue))
   }
+
+  private def notProtobuf(what: String, e: Exception) =
+    new PlanException(
+      s"the sparkwin Connect $what is not valid protobuf (${e.getMessage}); the client's " +
+        "sparkwin and the server's jar may be of different versions"
+    )
 
   def decode(bytes: ByteString): RelationMessage = {
     val in = bytes.newCodedInput()
@@ -67,11 +75,7 @@ object RelationMessage {
         else in.skipField(tag) // a field of a newer client: proto3 readers ignore what they don't know
       }
     } catch {
-      case e: java.io.IOException =>
-        throw new PlanException(
-          s"the sparkwin Connect relation is not valid protobuf (${e.getMessage}); the client's " +
-            "sparkwin and the server's jar may be of different versions"
-        )
+      case e: java.io.IOException => throw notProtobuf("relation", e)
     }
     RelationMessage(operation, planJson, input, streaming)
   }
@@ -79,12 +83,16 @@ object RelationMessage {
   /** A Relation read with the recursion limit the Connect server uses for its own requests:
     * protobuf's default (100) is less than a long DataFrame chain needs.
     */
-  def parseRelation(bytes: ByteString, recursionLimit: Int): org.apache.spark.connect.proto.Relation = {
-    val in: CodedInputStream = bytes.newCodedInput()
-    in.setRecursionLimit(recursionLimit)
-    in.setSizeLimit(Int.MaxValue)
-    val relation = org.apache.spark.connect.proto.Relation.parseFrom(in)
-    in.checkLastTagWas(0)
-    relation
-  }
+  def parseRelation(bytes: ByteString, recursionLimit: Int): org.apache.spark.connect.proto.Relation =
+    try {
+      val in: CodedInputStream = bytes.newCodedInput()
+      in.setRecursionLimit(recursionLimit)
+      in.setSizeLimit(Int.MaxValue)
+      val relation = org.apache.spark.connect.proto.Relation.parseFrom(in)
+      in.checkLastTagWas(0)
+      relation
+    } catch {
+      case e: java.io.IOException =>
+        throw new PlanException(s"the input of a sparkwin relation is not a valid Relation: $e")
+    }
 }

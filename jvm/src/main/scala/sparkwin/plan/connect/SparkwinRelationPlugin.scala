@@ -42,12 +42,7 @@ object SparkwinRelationPlugin {
         val input = message.input.getOrElse(
           throw new PlanException("a sparkwin 'windowed' relation needs an input relation")
         )
-        val relation =
-          try RelationMessage.parseRelation(input, recursionLimit)
-          catch {
-            case e: java.io.IOException =>
-              throw new PlanException(s"the input of a sparkwin relation is not a valid Relation: $e")
-          }
+        val relation = RelationMessage.parseRelation(input, recursionLimit)
         val df = dataFrame(session, planner.transformRelation(relation))
         PythonEntryPoint.windowed(df, message.planJson).queryExecution.analyzed
       case RelationMessage.Describe =>

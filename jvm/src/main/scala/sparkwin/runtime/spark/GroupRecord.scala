@@ -142,8 +142,12 @@ object GroupRecord {
   /** The record in `bytes`, its table indexed, not decoded. */
   def read(bytes: Array[Byte]): Stored = {
     val in = ByteBuffer.wrap(bytes)
-    def corrupt(why: String) =
-      new IllegalStateException(s"a key group's record of ${bytes.length} bytes is unreadable: $why")
+    def corrupt(why: String) = new sparkwin.core.CorruptStateException(
+      s"a key group's record${if (bytes.isEmpty) "" else s", layout ${bytes(0)}"}",
+      why,
+      in.position(),
+      bytes.length
+    )
     try {
       val tag = in.get()
       val bucketed = (tag & BucketsFlag) != 0

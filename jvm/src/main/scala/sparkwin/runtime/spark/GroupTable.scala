@@ -100,14 +100,19 @@ object GroupTable {
   /** The table in `bytes` (null: an empty one). */
   def read(bytes: Array[Byte]): GroupTable = {
     if (bytes == null) return new GroupTable(Array.emptyByteArray, Array(), Array(), Array(), Array())
+    val in = ByteBuffer.wrap(bytes)
     def corrupt(why: String) =
-      new IllegalStateException(s"a key group's state of ${bytes.length} bytes is unreadable: $why")
+      new sparkwin.core.CorruptStateException(
+        "a key group's state (Spark 3.5)",
+        why,
+        in.position(),
+        bytes.length
+      )
     if (bytes.length == 0 || bytes(0) != Version)
       throw corrupt(
         s"layout ${if (bytes.length == 0) "none" else bytes(0).toString}, this sparkwin reads the " +
           s"Spark 3.5 runtime's layout $Version"
       )
-    val in = ByteBuffer.wrap(bytes)
     try {
       in.get()
       val n = in.getInt()

@@ -260,7 +260,7 @@ object KeyBuckets {
         val b = new Bucket(stored = true)
         val in = ByteBuffer.wrap(bytes)
         def corrupt(why: String) =
-          new IllegalStateException(s"key bucket $index of ${bytes.length} bytes is unreadable: $why")
+          new sparkwin.core.CorruptStateException(s"key bucket $index", why, in.position(), bytes.length)
         try {
           while (in.hasRemaining) {
             val keyLength = length(in, corrupt)

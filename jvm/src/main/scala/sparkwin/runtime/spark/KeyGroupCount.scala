@@ -173,11 +173,24 @@ object KeyGroupCount {
         )
       )
 
+  /** The kept file's text, its first [[MaxKeptBytes]] at most: a checkpoint is input from
+    * outside, and the count is one short line.
+    */
   private def readText(fs: FileSystem, path: Path): String = {
     val in = fs.open(path)
-    try scala.io.Source.fromInputStream(in, "UTF-8").mkString
-    finally in.close()
+    try {
+      val buffer = new Array[Byte](MaxKeptBytes)
+      var n = 0
+      var read = 0
+      while (read >= 0 && n < buffer.length) {
+        read = in.read(buffer, n, buffer.length - n)
+        if (read > 0) n += read
+      }
+      new String(buffer, 0, n, StandardCharsets.UTF_8)
+    } finally in.close()
   }
+
+  private[spark] val MaxKeptBytes = 4096
 
   /** Writes the count (a temporary file renamed into place, so a reader never sees half). */
   private def keep(spark: SparkSession, location: String, count: Int): Unit = {

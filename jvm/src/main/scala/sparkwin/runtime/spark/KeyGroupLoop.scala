@@ -5,6 +5,7 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
 
+import sparkwin.core.CorruptStateException
 import sparkwin.core.time.ChannelWatermarks
 import sparkwin.operator.ClockMove
 import sparkwin.operator.store.Bytes
@@ -38,6 +39,9 @@ trait GroupHost {
     * the end of every call; `firing` when the call is the timer's own.
     */
   def timer(current: Long, wanted: Long, firing: Boolean): Unit
+
+  /** The key group's label (its Spark grouping key), to name it in errors; -1: unknown. */
+  def keyGroup: Int = -1
 }
 
 /** What a key group's loop is built from, sent to the executors with the operator's function. It
@@ -150,7 +154,16 @@ final class KeyGroupLoop(spec: LoopSpec) {
       else byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row
     }
     try run(byKey, delivered, firing, tick)
+    catch { case e: CorruptStateException => throw e.in(describeGroup(group.keyGroup)) }
     finally { host = null; buckets = null }
+  }
+
+  /** A key group as errors name it: its label (Spark's grouping key, [[KeyGroupLabels]]), of how
+    * many groups, and the operator.
+    */
+  def describeGroup(keyGroup: Int): String = {
+    val label = if (keyGroup >= 0) s"the key group labelled $keyGroup" else "a key group"
+    s"$label (one of ${spec.keyGroups}, sparkwin's ${SparkShim.Operator} operator)"
   }
 
   /** Processing time in this call: the tick's when it is one, else the micro-batch's. */
@@ -253,8 +266,16 @@ final class KeyGroupLoop(spec: LoopSpec) {
     )
     stored.flatMap(_.channels) match {
       case Some(bytes) =>
-        val in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes))
-        ChannelWatermarks.read(strategy, in, plan.declaredChannels, policy.partitionChannels)
+        val source = new sparkwin.operator.store.ByteSource
+        source.point(bytes)
+        val in = new java.io.DataInputStream(source)
+        CorruptStateException.reading(
+          "a key group's channel watermarks",
+          bytes.length,
+          () => source.position
+        ) {
+          ChannelWatermarks.read(strategy, in, plan.declaredChannels, policy.partitionChannels)
+        }
       case None =>
         if (stored.isDefined)
           throw new IllegalStateException(

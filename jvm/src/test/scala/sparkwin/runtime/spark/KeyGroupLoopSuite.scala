@@ -15,13 +15,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
 
   // tumbling.json's first scenario: 10 ms tumbling windows, sum(amount) per user, bound 0.
   private val planJson: String = {
-    val start = new File(".").getAbsoluteFile
-    val dir = Iterator
-      .iterate(start)(_.getParentFile)
-      .takeWhile(_ != null)
-      .map(new File(_, "tests/scenarios"))
-      .find(_.isDirectory)
-      .getOrElse(throw new IllegalStateException(s"no tests/scenarios above $start"))
+    val dir = sparkwin.TestSupport.scenarioDirectory
     val mapper = new ObjectMapper()
     mapper.writeValueAsString(
       mapper.readTree(new File(dir, "tumbling.json")).get("scenarios").get(0).get("plan")
@@ -160,6 +154,45 @@ class KeyGroupLoopSuite extends munit.FunSuite {
       ),
       e.getMessage
     )
+  }
+
+  test("a corrupt key state or record fails the call naming the key group, its layout and offset") {
+    val written = new Host(null, 0L, 1000L)
+    loop(groups = 8).call(written, Iterator(Row("a", 1L, 1L)), firing = false).foreach(_ => ())
+    val table = GroupTable.read(written.value)
+    val record = table.get(Array.emptyByteArray)
+    final class Numbered(stored: Array[Byte]) extends GroupHost {
+      val inner = new Host(stored, 20L, 2000L)
+      def get(key: Array[Byte]): Array[Byte] = inner.get(key)
+      def put(key: Array[Byte], value: Array[Byte]): Unit = inner.put(key, value)
+      def remove(key: Array[Byte]): Unit = inner.remove(key)
+      def packsKeys: Boolean = false
+      def watermark: Long = inner.watermark
+      def batchTime: Long = inner.batchTime
+      def timer(current: Long, wanted: Long, firing: Boolean): Unit = ()
+      override def keyGroup: Int = 5
+    }
+    def refused(change: GroupTable => Unit): String = {
+      val t = GroupTable.read(written.value)
+      change(t)
+      intercept[sparkwin.core.CorruptStateException](
+        loop(groups = 8).call(new Numbered(t.encode()), Iterator.empty, firing = true).foreach(_ => ())
+      ).getMessage
+    }
+    val cut = refused(_.put(Array.emptyByteArray, record.take(11)))
+    assert(cut.contains("corrupt sparkwin state in the key group labelled 5 (one of 8"), cut)
+    assert(
+      cut.contains("a key group's record, layout 1 of 11 bytes is unreadable at byte 5: it ends early"),
+      cut
+    )
+    // The key's state: its count of processing-time timers (its last four bytes) made huge.
+    val keyA = new KeyBytes(org.apache.spark.sql.types.StructType.fromDDL("user STRING")).encode(Row("a"))
+    val bad = table.get(keyA).clone
+    java.nio.ByteBuffer.wrap(bad).putInt(bad.length - 4, Int.MaxValue)
+    val huge = refused(_.put(keyA, bad))
+    assert(huge.contains("corrupt sparkwin state in the key group labelled 5 (one of 8"), huge)
+    assert(huge.contains(s"a key's state, layout ${sparkwin.operator.store.KeyStateCodec.Version}"), huge)
+    assert(huge.contains("expected a count of timers"), huge)
   }
 
   test("a key the wake-up table does not list is not read, while every stored key has a wake-up") {
