@@ -147,7 +147,7 @@ class StateFuzzSuite extends munit.FunSuite {
     val saved = (0 until 40).flatMap { i =>
       val ts = i * 7L - rnd.nextInt(30)
       operator.processElement(rec("k", i.toLong, ts), ts)
-      if (i % 9 == 8) operator.advanceWatermark(ts - 20)
+      if (i % 9 == 8) operator.moveClocks(ts - 20, ClockMove.Keep, ClockMove.Advance)
       var bytes: Array[Byte] = null
       backend.save(b => bytes = b, () => ())
       Option(bytes)
