@@ -39,7 +39,7 @@ def _supportRows() -> list[tuple[str, str]]:
     return [(v, "2.12" if 'scala="2.12"' in rest else "2.13") for v, rest in rows]
 
 
-# The 2.13 jar compiles against the newest line's PySpark, the 2.12 jar against the 2.12 line's.
+# The 2.13 jar compiles against the newest line's PySpark (the 2.12 jar against Maven's Spark 3.5).
 PINNED_PYSPARK = f"pyspark=={_supportRows()[-1][0]}"
 SCALAS = ("2.13", "2.12")
 
