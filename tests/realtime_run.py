@@ -72,6 +72,48 @@ def processingTimeWindows(spark: Any, servers: str, run: str, work: Path, send: 
     return {"panes": seen, "batchesDone": done}
 
 
+def microBatchPlanInRealTime(spark: Any, servers: str, run: str, work: Path, send: Any) -> dict:
+    """A pipeline planned for micro-batches (``toDF()``) started by hand in real-time mode: its
+    windows would wait for the batch's end, so the query fails at its first rows, naming
+    ``toDF(realTime=True)``."""
+    source, out = f"rt-mb-{run}", f"rt-mb-out-{run}"
+    createTopic(spark, servers, source, partitions=2)
+    createTopic(spark, servers, out, partitions=1)
+    stream = readTopic(spark, servers, source, SCHEMA)
+    df = (
+        sw.stream(stream, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(2000))
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(1000))
+        .aggregate(sw.agg.count())
+        .toDF()
+    )
+    query = (
+        df.selectExpr("to_json(struct(*)) AS value")
+        .writeStream.format("kafka")
+        .option("kafka.bootstrap.servers", servers)
+        .option("topic", out)
+        .option("checkpointLocation", str(work / "chk-mb-in-rt"))
+        .outputMode("update")
+        .trigger(realTime=f"{BATCH_SECONDS} seconds")
+        .start()
+    )
+    send(
+        [
+            (p, f"u{p}", {"user": f"u{p}", "amount": 1, "ts": 100 * i})
+            for i in range(3)
+            for p in (0, 1)
+        ],
+        source,
+    )
+    sent = time.monotonic()
+    deadline = sent + 60
+    while query.exception() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    failed = query.exception()
+    query.stop()
+    return {"error": None if failed is None else str(failed), "afterRows": time.monotonic() - sent}
+
+
 def log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
@@ -182,6 +224,7 @@ def main(servers: str, work: Path) -> None:
     for q in queries.values():
         q.stop()
     processing = processingTimeWindows(spark, servers, run, work, produce)
+    mismatch = microBatchPlanInRealTime(spark, servers, run, work, produce)
     out = {
         mode: {
             tag: sorted(json.dumps(r, sort_keys=True) for r in records(mode, tag))
@@ -199,6 +242,7 @@ def main(servers: str, work: Path) -> None:
                 "batchSeconds": BATCH_SECONDS,
                 "batchesDoneBeforeFirstWindow": batchesDone,
                 "processingTime": processing,
+                "microBatchPlanInRealTime": mismatch,
             }
         )
     )

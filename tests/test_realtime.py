@@ -162,8 +162,8 @@ def test_real_time_fires_windows_inside_a_batch_with_micro_batch_results(
 ) -> None:
     """One JVM of its own (local[8]) runs the pipeline in both modes on one topic: the real-time
     query's first windows reach Kafka inside its first (300 s) batch, and both modes write the
-    same panes, late rows and errors; then processing-time windows in real-time mode
-    (realtime_run.py)."""
+    same panes, late rows and errors; then processing-time windows in real-time mode, and a
+    pipeline planned for micro-batches refused in it (realtime_run.py)."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
@@ -199,6 +199,13 @@ def test_real_time_fires_windows_inside_a_batch_with_micro_batch_results(
     assert processing["batchesDone"] == [], processing
     assert sum(p["count"] for p in processing["panes"]) == 8, processing
     assert {p["user"] for p in processing["panes"]} == {"u0", "u1"}
+    # A pipeline planned for micro-batches fails at its first rows in real-time mode, naming
+    # the plan that fires inside the batch, instead of holding every window to the batch's end.
+    mismatch = report["microBatchPlanInRealTime"]
+    assert mismatch["error"] is not None, mismatch
+    assert "planned for micro-batches" in mismatch["error"], mismatch
+    assert "toDF(realTime=True)" in mismatch["error"], mismatch
+    assert mismatch["afterRows"] < 30, mismatch  # a batch is 300 s
     print(f"real-time run: {time.monotonic() - started:.1f} s, {report}")
 
 

@@ -1,5 +1,6 @@
 package sparkwin.runtime.spark
 
+import org.apache.spark.TaskContext
 import org.apache.spark.sql.{Encoders, Row}
 import org.apache.spark.sql.streaming._
 
@@ -15,6 +16,7 @@ final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row
 
   @transient private var keyStates: MapState[Array[Byte], Array[Byte]] = _
   @transient private var loop: KeyGroupLoop = _
+  @transient private var mode: PlannedMode = _
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     keyStates = getHandle.getMapState[Array[Byte], Array[Byte]](
@@ -24,10 +26,15 @@ final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row
       TTLConfig.NONE
     )
     loop = new KeyGroupLoop(spec)
+    mode = new PlannedMode(spec.realTime)
+    // Spark initialises a processor on the driver too, while it plans a batch.
+    if (TaskContext.get() == null) mode.atPlanning()
   }
 
-  override def handleInputRows(key: Int, rows: Iterator[Row], timers: TimerValues): Iterator[Row] =
+  override def handleInputRows(key: Int, rows: Iterator[Row], timers: TimerValues): Iterator[Row] = {
+    mode.rowsOf(key)
     loop.call(new Host(key, timers), rows, firing = false)
+  }
 
   override def handleExpiredTimer(key: Int, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] =
     loop.call(new Host(key, timers), Iterator.empty, firing = true)
