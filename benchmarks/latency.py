@@ -262,9 +262,15 @@ def startSpark(
     workload: str,
     rtBatch: str,
     checkpoint: str,
+    intervalMs: int | None = None,
 ) -> StreamingQuery:
     ev = events(spark, servers, inTopic)
     if system == "sparkwin-rt":
+        # Read when the plan is made: the map side's summaries leave at most this often.
+        if intervalMs is not None:
+            spark.conf.set("spark.sparkwin.realTime.summaryIntervalMs", str(intervalMs))
+        else:
+            spark.conf.unset("spark.sparkwin.realTime.summaryIntervalMs")
         return startSparkwinRealTime(ev, workload, servers, outTopic, checkpoint, rtBatch)
     panes = (
         sparkwinPanes(ev, workload) if system.startswith("sparkwin") else sparkPanes(ev, workload)
@@ -278,9 +284,15 @@ def startSpark(
 
 
 def startFlink(
-    classpath: str, servers: str, inTopic: str, outTopic: str, workload: str
+    classpath: str,
+    servers: str,
+    inTopic: str,
+    outTopic: str,
+    workload: str,
+    intervalMs: int | None = None,
 ) -> subprocess.Popen:
-    """LatencyFlinkJob in a JVM of its own, returned once its job runs."""
+    """LatencyFlinkJob in a JVM of its own, returned once its job runs; `intervalMs`: its
+    periodic watermark interval (Flink's default: 200 ms)."""
     process = subprocess.Popen(
         [
             "java",
@@ -294,6 +306,7 @@ def startFlink(
             workload,
             str(BOUND_MS),
             "2",
+            *([str(intervalMs)] if intervalMs is not None else []),
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -368,7 +381,7 @@ def runOne(
     batchMs: list[float] = []
     batches: list[tuple[int, str, int]] = []
     if system == "flink":
-        process = startFlink(classpath, servers, inTopic, outTopic, workload)
+        process = startFlink(classpath, servers, inTopic, outTopic, workload, args.interval_ms)
 
         def stop() -> None:
             process.terminate()
@@ -376,7 +389,15 @@ def runOne(
     else:
         checkpoint = tempfile.mkdtemp(prefix=f"sparkwin-latency-{system}-")
         query = startSpark(
-            system, spark, servers, inTopic, outTopic, workload, args.rt_batch, checkpoint
+            system,
+            spark,
+            servers,
+            inTopic,
+            outTopic,
+            workload,
+            args.rt_batch,
+            checkpoint,
+            args.interval_ms,
         )
 
         def stop() -> None:
@@ -425,6 +446,7 @@ def runOne(
         "missing": missing,
         "batchMs": batchMs,
         "drainSeconds": round(drained, 1),
+        "intervalMs": args.interval_ms,
         **summary(points),
     }
     if args.trace:  # where the latency comes from: each window's worst pane, each batch's span
@@ -482,6 +504,13 @@ def main() -> None:
         type=float,
         default=2.0,
         help="seconds produced after the measured ones; their windows are left out",
+    )
+    p.add_argument(
+        "--interval-ms",
+        type=int,
+        help="tune both alike: sparkwin's real-time summary interval "
+        "(spark.sparkwin.realTime.summaryIntervalMs, default 100) and the Flink job's periodic "
+        "watermark interval (default 200)",
     )
     p.add_argument("--settle", type=float, default=3.0, help="seconds between start and producing")
     p.add_argument("--quiet", type=float, help="output quiet this long ends a run (default 8)")

@@ -83,10 +83,13 @@ object LatencyFlinkJob {
   }).asInstanceOf[WindowAssigner[Object, TimeWindow]]
 
   def main(args: Array[String]): Unit = {
-    val Array(bootstrap, inTopic, outTopic, workload, boundArg, parallelismArg) = args
+    val Array(bootstrap, inTopic, outTopic, workload, boundArg, parallelismArg) = args.take(6)
     val parallelism = parallelismArg.toInt
     val env = new StreamExecutionEnvironment(new Configuration())
     env.setParallelism(parallelism)
+    // The periodic watermark's interval (Flink's default 200 ms), when given: latency.py's
+    // --interval-ms tunes it alike with sparkwin's summary interval.
+    args.drop(6).headOption.foreach(ms => env.getConfig.setAutoWatermarkInterval(ms.toLong))
     val source = KafkaSource
       .builder[Event]()
       .setBootstrapServers(bootstrap)
