@@ -41,8 +41,16 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
         ),
         (
             "sparkwin codecs",
-            r"^sparkwin\.runtime\.spark\.(GroupRecord|KeyBuckets|KeyBytes|WakeupTable|KeyId)|"
+            r"^sparkwin\.runtime\.spark\.(GroupRecord|KeyBuckets|KeyBytes|WakeupTable|KeyId|"
+            r"StoreMirror|DecodedStates)|"
             r"^sparkwin\.operator\.store\.",
+        ),
+        # Spark turning rows into objects and back for sparkwin's functions (lazily, inside
+        # sparkwin's frames, so before them): Spark's row handling, not sparkwin's.
+        (
+            "spark projection",
+            r"GeneratedClass\$Specific(Safe|Unsafe)Projection|ObjectOperator|ExpressionEncoder|"
+            r"^org\.apache\.spark\.unsafe\.types\.UTF8String",
         ),
         (
             "sparkwin map side",
@@ -74,6 +82,7 @@ WAITING = re.compile(
 # The brief's groups of categories (Spark's own row handling takes three).
 GROUPS = {
     "spark rows": "spark row handling",
+    "spark projection": "spark row handling",
     "kafka": "spark row handling",
     "shuffle": "spark row handling",
 }

@@ -85,6 +85,11 @@ def test_rules_pick_the_store_before_the_encoding_and_the_engine_before_the_loop
     ) == ("engine")
     assert category(["sparkwin.runtime.spark.ChannelSummaries$Tap.see"]) == "sparkwin map side"
     assert category(["java.util.HashMap.get"]) == "other"
+    # Spark's row conversion, run lazily inside the loop's frames, is Spark's.
+    projection = (
+        "org.apache.spark.sql.catalyst.expressions.GeneratedClass$SpecificSafeProjection.apply"
+    )
+    assert category([projection, "sparkwin.runtime.spark.KeyGroupLoop.call"]) == "spark projection"
 
 
 def test_samples_split_by_stage_kind_and_time() -> None:
