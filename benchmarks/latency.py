@@ -470,7 +470,10 @@ def session(jfr: str | None = None) -> SparkSession:
     }
     if jfr:
         conf["spark.driver.extraJavaOptions"] = (
-            f"-XX:StartFlightRecording=filename={jfr},settings=profile,dumponexit=true"
+            f"-XX:StartFlightRecording=filename={jfr},settings=profile,dumponexit=true "
+            # Spark's task stacks run deeper than JFR's default 64 frames, and
+            # benchmarks/jfr_split.py needs their bottom to tell the stages apart.
+            "-XX:FlightRecorderOptions=stackdepth=256"
         )
     spark = sw.session("sparkwin-latency", master="local[8]", **conf)
     spark.sparkContext.setLogLevel("OFF")

@@ -17,6 +17,10 @@ final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row
   @transient private var keyStates: MapState[Array[Byte], Array[Byte]] = _
   @transient private var loop: KeyGroupLoop = _
   @transient private var mode: PlannedMode = _
+  // In real-time mode, what this task's store holds ([[StoreMirror]]): each row is a call that
+  // would read back the entries the row before wrote. Null in micro-batch mode (a group is
+  // called about once a batch there).
+  @transient private var mirror: StoreMirror = _
 
   override def init(outputMode: OutputMode, timeMode: TimeMode): Unit = {
     keyStates = getHandle.getMapState[Array[Byte], Array[Byte]](
@@ -29,6 +33,7 @@ final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row
     mode = new PlannedMode(spec.realTime)
     // Spark initialises a processor on the driver too, while it plans a batch.
     if (TaskContext.get() == null) mode.atPlanning()
+    mirror = if (spec.realTime) new StoreMirror(StoreMirror.DefaultBudgetBytes) else null
   }
 
   override def handleInputRows(key: Int, rows: Iterator[Row], timers: TimerValues): Iterator[Row] = {
@@ -40,9 +45,17 @@ final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row
     loop.call(new Host(key, timers), Iterator.empty, firing = true)
 
   private final class Host(override val keyGroup: Int, timers: TimerValues) extends GroupHost {
-    def get(key: Array[Byte]): Array[Byte] = keyStates.getValue(key)
-    def put(key: Array[Byte], value: Array[Byte]): Unit = keyStates.updateValue(key, value)
-    def remove(key: Array[Byte]): Unit = keyStates.removeKey(key)
+    def get(key: Array[Byte]): Array[Byte] =
+      if (mirror == null) keyStates.getValue(key)
+      else mirror.get(keyGroup, key, () => keyStates.getValue(key))
+    def put(key: Array[Byte], value: Array[Byte]): Unit = {
+      keyStates.updateValue(key, value) // written through: the store commits it, not the mirror
+      if (mirror != null) mirror.wrote(keyGroup, key, value)
+    }
+    def remove(key: Array[Byte]): Unit = {
+      keyStates.removeKey(key)
+      if (mirror != null) mirror.wrote(keyGroup, key, null)
+    }
     def packsKeys: Boolean = true // each entry is a state-store operation
     def watermark: Long = timers.getCurrentWatermarkInMs()
     def batchTime: Long = timers.getCurrentProcessingTimeInMs()

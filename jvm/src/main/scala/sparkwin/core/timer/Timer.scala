@@ -235,7 +235,17 @@ final class TimerQueue {
   /** Every timer, in firing order. */
   def iterator: Iterator[Timer] =
     if (count == 0) Iterator.empty
-    else instants.values.toArray.sortBy(_.time).iterator.flatMap(_.sorted)
+    // A key's own queue (Spark's runtimes encode one with every save of a key's state) holds
+    // one instant or a few: the generic copy and boxed sort of them was a twentieth of a
+    // real-time task's samples at 100k rows a second.
+    else if (instants.size == 1) instants.valuesIterator.next().sorted
+    else {
+      val all = new Array[Instant](instants.size)
+      var n = 0
+      instants.foreachValue { i => all(n) = i; n += 1 }
+      java.util.Arrays.sort(all, (a: Instant, b: Instant) => java.lang.Long.compare(a.time, b.time))
+      all.iterator.flatMap(_.sorted)
+    }
 
   def clear(): Unit = { instants = null; times = null; count = 0; lastAdded = null }
 

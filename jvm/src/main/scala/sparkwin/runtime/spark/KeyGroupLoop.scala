@@ -98,7 +98,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private val combined = spec.combined
   private val keySchema = plan.keys.schema
   private val keyBytes = new KeyBytes(keySchema)
-  private val backend = new SparkKeyBackend(plan.spec.aggregates)
+  private val backend = new SparkKeyBackend(plan.spec.aggregates, keepDecoded = spec.realTime)
   private val layout = new OutputLayout(plan, spec.java8Time)
   private val collector = new RowCollector(layout)
   private val driver = new Driver(plan.spec, plan.keys.of, plan.timestampColumn, backend, collector)
