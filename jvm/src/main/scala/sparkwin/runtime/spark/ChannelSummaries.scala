@@ -32,7 +32,12 @@ object ChannelSummaries {
 
     def see(channel: String, ts: Long): Unit = {
       val before = max.get(channel)
-      if (before == null || ts > before) { max.put(channel, ts); moved = true }
+      if (before == null || ts > before) {
+        max.put(channel, ts)
+        moved = true
+        if (PaneTrace.on && (before == null || ts / 1000 > before / 1000))
+          PaneTrace.mark("tap", s"$channel $ts")
+      }
     }
 
     /** `rows`, each followed by a summary for every key group when it moved a channel's largest
@@ -66,6 +71,8 @@ object ChannelSummaries {
         val times = new Array[Any](max.size)
         var i = 0
         max.forEach { (id, ts) => ids(i) = id; times(i) = ts.longValue; i += 1 }
+        if (PaneTrace.on)
+          PaneTrace.mark("summary", ids.indices.map(j => s"${ids(j)}=${times(j)}").mkString(" "))
         labels.iterator.map { label =>
           val values = new Array[Any](width + 2)
           values(width + 1) = new GenericRow(Array[Any](label, ids.toSeq, times.toSeq))

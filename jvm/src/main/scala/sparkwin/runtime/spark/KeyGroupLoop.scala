@@ -1,6 +1,7 @@
 package sparkwin.runtime.spark
 
 import scala.collection.mutable.ArrayBuffer
+import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
@@ -153,6 +154,11 @@ final class KeyGroupLoop(spec: LoopSpec) {
         ChannelSummaries.read(row.getStruct(summaryAt), delivered)
       else byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row
     }
+    if (PaneTrace.on && !delivered.isEmpty)
+      PaneTrace.mark(
+        "call",
+        s"${group.keyGroup} " + delivered.asScala.map { case (c, t) => s"$c=$t" }.mkString(" ")
+      )
     try run(byKey, delivered, firing, tick)
     catch { case e: CorruptStateException => throw e.in(describeGroup(group.keyGroup)) }
     finally { host = null; buckets = null }
