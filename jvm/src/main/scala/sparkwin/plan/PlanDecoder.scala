@@ -110,9 +110,9 @@ object PlanDecoder {
 
   /** The last guard of a plan from outside: an exception that no check of the decoder or the
     * rules raised on purpose becomes a [[PlanException]] (with its cause, so the fuzz suites
-    * still see it), never a server's crash.
+    * still see it), never a server's crash. The gateways wrap what they answer from outside in it.
     */
-  private[plan] def guarded[A](body: => A): A =
+  def guarded[A](body: => A): A =
     try body
     catch {
       case e: PlanException => throw e

@@ -1,8 +1,9 @@
-package sparkwin.plan
+package sparkwin.gateway
 
 import sparkwin.plan._
 import sparkwin.runtime.spark._
 import sparkwin.runtime.harness.Harness
+import sparkwin.runtime.spark.executor.BatchRunner
 import sparkwin.runtime.TimePolicy
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
@@ -12,7 +13,7 @@ import org.apache.spark.sql.{DataFrame, Dataset, Row, SparkSession}
 import sparkwin.BuildInfo
 import sparkwin.operator.Selection
 
-/** The one object Python reaches through Py4J (`jvm.sparkwin.plan.PythonEntryPoint`).
+/** The one object Python reaches through Py4J (`jvm.sparkwin.gateway.PythonEntryPoint`).
   *
   * Every method takes and returns Py4J-friendly values (strings, numbers, Java Datasets), so
   * the Python side stays a thin wrapper.
