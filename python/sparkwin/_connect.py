@@ -179,9 +179,7 @@ def _missingPlugin(exc: BaseException) -> bool:
     text = str(exc)
     # No plugin took the extension; or the conf names the plugin and it failed to load.
     return (
-        "No handler found for extension" in text
-        or PLUGIN_CLASS in text
-        or OLD_PLUGIN_CLASS in text
+        "No handler found for extension" in text or PLUGIN_CLASS in text or OLD_PLUGIN_CLASS in text
     )
 
 

@@ -26,8 +26,12 @@ class PackageLayersSuite extends munit.FunSuite {
   }
 
   test("comments and strings that only mention a package are not imports") {
-    val text = "package sparkwin.plan\n// see sparkwin.runtime.Driver\n/** [[sparkwin.gateway.X]]\n  * sparkwin.runtime */\n"
-    assertEquals(PackageLayers.edges(List(SourceFile("plan", text))), Map.empty[(String, String), List[String]])
+    val text =
+      "package sparkwin.plan\n// see sparkwin.runtime.Driver\n/** [[sparkwin.gateway.X]]\n  * sparkwin.runtime */\n"
+    assertEquals(
+      PackageLayers.edges(List(SourceFile("plan", text))),
+      Map.empty[(String, String), List[String]]
+    )
   }
 }
 
@@ -35,7 +39,10 @@ object PackageLayersSuite {
   final case class SourceFile(layer: String, text: String, name: String = "test.scala")
 
   private def describe(edges: Map[(String, String), List[String]]): String =
-    edges.toList.sortBy(_._1).map { case ((a, b), files) => s"$a -> $b (${files.take(3).mkString(", ")})" }.mkString("\n")
+    edges.toList
+      .sortBy(_._1)
+      .map { case ((a, b), files) => s"$a -> $b (${files.take(3).mkString(", ")})" }
+      .mkString("\n")
 
   object PackageLayers {
 
@@ -60,7 +67,8 @@ object PackageLayersSuite {
         parts.dropWhile(_ != "sparkwin") match {
           case "sparkwin" :: layer :: _ :: _ =>
             val s = scala.io.Source.fromFile(f, "UTF-8")
-            try List(SourceFile(layer, s.mkString, f.getPath)) finally s.close()
+            try List(SourceFile(layer, s.mkString, f.getPath))
+            finally s.close()
           case _ => Nil // sparkwin/ itself (BuildInfo): below every layer
         }
       }
@@ -75,7 +83,12 @@ object PackageLayersSuite {
       sources
         .flatMap { s =>
           val body = code(s.text).linesIterator.filterNot(_.trim.startsWith("package ")).mkString("\n")
-          Reference.findAllMatchIn(body).map(_.group(1)).filter(_ != s.layer).toSet.map((to: String) => ((s.layer, to), s.name))
+          Reference
+            .findAllMatchIn(body)
+            .map(_.group(1))
+            .filter(_ != s.layer)
+            .toSet
+            .map((to: String) => ((s.layer, to), s.name))
         }
         .groupBy(_._1)
         .map { case (edge, hits) => edge -> hits.map(_._2).distinct }

@@ -1,6 +1,5 @@
 package sparkwin.runtime.spark
 
-
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
 import org.apache.spark.sql.types._
