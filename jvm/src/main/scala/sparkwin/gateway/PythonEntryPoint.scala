@@ -4,7 +4,6 @@ import sparkwin.plan._
 import sparkwin.runtime.spark._
 import sparkwin.runtime.harness.Harness
 import sparkwin.runtime.spark.executor.BatchRunner
-import sparkwin.runtime.TimePolicy
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.NullNode
@@ -67,7 +66,7 @@ object PythonEntryPoint {
     node.set("pane", mapper.readTree(layout.paneSchema.json))
     node.set("errors", mapper.readTree(layout.errorsSchema.json))
     node.set("union", mapper.readTree(layout.unionSchema.json))
-    val time = TimePolicy.of(plan, realTime)
+    val time = plan.timeIn(realTime)
     node.put("timerDomains", time.domains.toString)
     node.put("clock", time.needsClock)
     node.put("mode", time.mode)

@@ -3,6 +3,7 @@ package sparkwin.runtime.local
 import sparkwin.core.Record
 import sparkwin.core.time.WatermarkStrategy
 import sparkwin.operator.{Emitter, OperatorSpec}
+import sparkwin.plan.TimePolicy
 import sparkwin.runtime.Driver
 
 /** The local runtime: a [[Driver]] over one [[LocalBackend]] that holds every key in memory, so
@@ -16,7 +17,8 @@ final class LocalRunner(
     strategy: Option[WatermarkStrategy],
     output: Emitter,
     startProcessingTime: Long = 0L,
-    timestampColumn: Int = -1
+    timestampColumn: Int = -1,
+    policy: TimePolicy = null
 ) extends Driver(
       spec,
       keyOf,
@@ -25,7 +27,8 @@ final class LocalRunner(
       output,
       channels,
       strategy,
-      startProcessingTime
+      startProcessingTime,
+      policy
     ) {
   private val local = backend.asInstanceOf[LocalBackend]
 

@@ -18,7 +18,6 @@ import org.apache.spark.sql.functions.{
 }
 import org.apache.spark.sql.types.{LongType, Metadata, StringType, StructType}
 
-import sparkwin.runtime.TimePolicy
 import sparkwin.runtime.spark.executor.BatchRunner
 import sparkwin.core.EventTime
 
@@ -155,7 +154,7 @@ object SparkRuntime {
       realTime: Boolean,
       checkpoint: Option[String]
   ): DataFrame = {
-    val policy = TimePolicy.of(plan, realTime)
+    val policy = plan.timeIn(realTime)
     var input = df.select(plainColumns(df): _*)
     // Spark's watermark advances from a throw-away copy of the event time; dropping the copy
     // before the operator keeps Spark from filtering late rows, which the engine routes. With

@@ -6,7 +6,7 @@ import org.apache.spark.sql.Row
 
 import sparkwin.operator.ClockMove
 import sparkwin.plan.Plan
-import sparkwin.runtime.Driver
+import sparkwin.runtime.{Driver, TimeMove}
 import sparkwin.runtime.local.LocalBackend
 import sparkwin.runtime.spark.{OutputLayout, RowCollector, RowRecord}
 
@@ -31,16 +31,21 @@ object BatchRunner {
     keysRun.incrementAndGet()
     val collector = new RowCollector(new OutputLayout(plan, java8))
     val backend = new LocalBackend(packable = false)
-    val driver = new Driver(plan.spec, _ => key, plan.timestampColumn, backend, collector)
+    val policy = plan.time
+    val driver = new Driver(plan.spec, _ => key, plan.timestampColumn, backend, collector, policy = policy)
     backend.setCurrentKey(key)
-    driver.moveClocks(ClockMove.Keep, startTime, ClockMove.Set)
+    driver.moveClocks(TimeMove.Clocks(ClockMove.Keep, startTime, ClockMove.Set))
     val timed = rows
       .map(r => new RowRecord(r))
       .flatMap(r => Option(driver.timestampOf(r)).map(ts => (ts.longValue, r)))
     timed.toArray.sortBy(_._1).foreach { case (ts, r) => driver.processElement(r, ts) } // a stable sort
-    driver.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance) // the end of input
-    val pending = driver.operator.lastProcessingTimer
-    if (pending != Long.MinValue) driver.moveClocks(ClockMove.Keep, pending, ClockMove.Advance)
+    driver.moveClocks(TimeMove.EndOfInput)
+    // Processing time stood still: the timers still pending fire once, at the last one's time.
+    if (policy.processingTimers) {
+      val pending = driver.operator.lastProcessingTimer
+      if (pending != Long.MinValue)
+        driver.moveClocks(TimeMove.Clocks(ClockMove.Keep, pending, ClockMove.Advance))
+    }
     val counters = OutputLayout.metricValues(driver.metrics)
     if (counters.exists(_ != 0)) collector.addMetrics(counters)
     collector.drain()

@@ -4,9 +4,8 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.types.DataType
 
 import sparkwin.core.Record
-import sparkwin.operator.ClockMove
 import sparkwin.plan.Plan
-import sparkwin.runtime.{BadRecords, Driver}
+import sparkwin.runtime.{BadRecords, Driver, TimeMove}
 import sparkwin.runtime.local.{LocalBackend, Position, ReplayDriver, WatermarkTimeline}
 import sparkwin.runtime.spark.{OutputLayout, RowCollector, RowRecord, Rows}
 
@@ -33,7 +32,7 @@ object ReplayKeys {
     val clock = new ReplayDriver.Clock
     val collector = new RowCollector(layout, () => clock.firedAt)
     val backend = new LocalBackend(packable = false)
-    val driver = new Driver(plan.spec, _ => key, plan.timestampColumn, backend, collector)
+    val driver = new Driver(plan.spec, _ => key, plan.timestampColumn, backend, collector, policy = plan.time)
     backend.setCurrentKey(key)
     val ts = plan.timestampColumn
     val valid = Array.newBuilder[(Position, Row, Long)]
@@ -53,7 +52,7 @@ object ReplayKeys {
       (p, new RowRecord(Row.fromSeq(r.toSeq.take(n))): Record, t)
     }
     ReplayDriver.run(driver, timeline, elements, lastArrival, clock)
-    if (endOfInput) driver.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
+    if (endOfInput) driver.moveClocks(TimeMove.EndOfInput)
     val counters = OutputLayout.metricValues(driver.metrics)
     if (counters.exists(_ != 0)) collector.addMetrics(counters)
     collector.drain()
