@@ -38,10 +38,10 @@ class Driver(
     startProcessingTime: Long = 0L,
     policy: TimePolicy = null
 ) {
-
-  /** The plan's policy, or (`policy` null) the spec's. */
-  val timePolicy: TimePolicy = if (policy != null) policy else TimePolicy.ofSpec(spec)
   require(channels > 0, s"a driver needs at least one channel, got $channels")
+
+  /** The plan's policy, or (`policy` null) the spec's: what the driver asks about time. */
+  val timePolicy: TimePolicy = if (policy != null) policy else TimePolicy.ofSpec(spec)
 
   val operator: Operator = WindowOperator(spec, backend, output)
   val valve = new StatusWatermarkValve(channels)

@@ -8,7 +8,8 @@ import sparkwin.runtime.Driver
 
 /** The local runtime: a [[Driver]] over one [[LocalBackend]] that holds every key in memory, so
   * the packed layouts may run. The harness, the engine benchmark and the conformance tests run on
-  * it; processing time only moves when the caller moves it.
+  * it; processing time only moves when the caller moves it. The harness passes its plan's
+  * `policy` (`Plan.time`); a runner built from a spec alone gets the spec's (see [[Driver]]).
   */
 final class LocalRunner(
     spec: OperatorSpec,
