@@ -100,8 +100,8 @@ ThisBuild / organization := "io.sparkwin"
 // (Spark 4: `transformWithState`) and src/main/scala-2.12 (Spark 3.5: `flatMapGroupsWithState`),
 // each an object `SparkShim` and its operator's host. The Spark Connect plugin (Spark 4's
 // RelationPlugin; Spark 3.5's jars have no Connect server) is left out of the 2.12 build by path,
-// so it stays where it is. A folder ends with '/'.
-val spark4Only = Seq("sparkwin/plan/connect/")
+// with its old name's alias beside it. A folder ends with '/'.
+val spark4Only = Seq("sparkwin/gateway/connect/")
 
 /** `sources` without the Spark-4-only ones when compiling for Scala 2.12. */
 def forSpark(sources: Seq[File], root: File, scalaBinary: String): Seq[File] =

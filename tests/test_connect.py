@@ -359,6 +359,15 @@ def test_configure_registers_the_plugin_with_a_connect_builder() -> None:
     assert classes == f"x.Plugin,{_connect.PLUGIN_CLASS}"
 
 
+def test_configure_names_the_gateway_plugin_and_a_failure_may_name_the_old_one() -> None:
+    """Servers configured with the plugin's name up to 0.4.0 still load it (an alias in the jar,
+    PluginNamesSuite); a failure to load either name reads as a missing plugin."""
+    assert _connect.PLUGIN_CLASS == "sparkwin.gateway.connect.SparkwinRelationPlugin"
+    for name in (_connect.PLUGIN_CLASS, _connect.OLD_PLUGIN_CLASS):
+        assert _connect._missingPlugin(RuntimeError(f"ClassNotFoundException: {name}"))
+    assert not _connect._missingPlugin(RuntimeError("some other failure"))
+
+
 def test_the_wire_format_is_protobufs() -> None:
     """The hand-written encoding against protobuf's own encoder, with the message type built at
     run time from the .proto's fields (no generated code here either)."""

@@ -3,7 +3,7 @@
 A classic DataFrame reaches the JVM through Py4J (``sparkwin._py4j``). A Spark Connect
 DataFrame has no JVM handle; instead, sparkwin's operations travel to the server as an
 extension relation (``sparkwin._connect_plan``) that the jar's plugin,
-``sparkwin.plan.connect.SparkwinRelationPlugin``, turns into the logical plan the classic entry
+``sparkwin.gateway.connect.SparkwinRelationPlugin``, turns into the logical plan the classic entry
 point builds. Everything above the transport (the builder, the plan, the splitting of the union into
 outputs) is shared: ``_runtime.union`` and ``_runtime.describe`` hand Connect objects to this
 module.
@@ -29,7 +29,10 @@ from sparkwin._jar import checkJarVersion, jarHint
 from sparkwin._support import requireFeature
 from sparkwin.errors import ConnectUnsupportedError, JarNotFoundError, translated
 
-PLUGIN_CLASS = "sparkwin.plan.connect.SparkwinRelationPlugin"
+PLUGIN_CLASS = "sparkwin.gateway.connect.SparkwinRelationPlugin"
+# Its name up to 0.4.0, before the gateways left the plan package: servers configured with it
+# still load it (a deprecated alias in the jar), so a failure to load may name either.
+OLD_PLUGIN_CLASS = "sparkwin.plan.connect.SparkwinRelationPlugin"
 RELATION_CLASSES_CONF = "spark.connect.extensions.relation.classes"
 
 _checked: set[str] = set()
@@ -175,7 +178,9 @@ def check(spark: Any) -> None:
 def _missingPlugin(exc: BaseException) -> bool:
     text = str(exc)
     # No plugin took the extension; or the conf names the plugin and it failed to load.
-    return "No handler found for extension" in text or PLUGIN_CLASS in text
+    return (
+        "No handler found for extension" in text or PLUGIN_CLASS in text or OLD_PLUGIN_CLASS in text
+    )
 
 
 def jarVersion(spark: Any) -> str:

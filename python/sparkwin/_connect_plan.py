@@ -2,7 +2,7 @@
 ``spark.connect.Relation`` with ``extension`` set to a packed ``SparkwinRelation``.
 
 The message's one definition is contract.json's ``connect`` section (type URL, field numbers
-and types, operations), which the server's plugin (``sparkwin.plan.connect.RelationMessage``)
+and types, operations), which the server's plugin (``sparkwin.gateway.connect.RelationMessage``)
 reads too; it is written here in protobuf's wire format by hand rather than generated. This
 module imports PySpark's Connect client, which needs ``pyspark[connect]``; ``sparkwin._connect``
 imports it only for Connect sessions.

@@ -19,7 +19,7 @@ from sparkwin._support import lineFor
 from sparkwin.errors import JarNotFoundError, VersionMismatchError
 from sparkwin.errors import translated as translated  # the Py4J bridge's callers use it here
 
-ENTRY_CLASS = "sparkwin.plan.PythonEntryPoint"
+ENTRY_CLASS = "sparkwin.gateway.PythonEntryPoint"
 _checked: set[int] = set()
 
 
@@ -37,7 +37,7 @@ def activeSession(spark: SparkSession | None) -> SparkSession:
 
 
 def entryPoint(spark: SparkSession | None = None) -> Any:
-    """The JVM object `sparkwin.plan.PythonEntryPoint`, after checking jar and version."""
+    """The JVM object `sparkwin.gateway.PythonEntryPoint`, after checking jar and version."""
     spark = activeSession(spark)
     jvm = spark._jvm
     assert jvm is not None
@@ -54,11 +54,11 @@ def entryPoint(spark: SparkSession | None = None) -> Any:
                 f"({jarHint(spark.version)})."
             )
         checkJarVersion(
-            str(jvm.sparkwin.plan.PythonEntryPoint.version()),
+            str(jvm.sparkwin.gateway.PythonEntryPoint.version()),
             "on the JVM",
             "reinstall sparkwin and restart the SparkSession so both come from the same build",
         )
-        scala = str(jvm.sparkwin.plan.PythonEntryPoint.scalaVersion())
+        scala = str(jvm.sparkwin.gateway.PythonEntryPoint.scalaVersion())
         if scala != line.scala:
             raise VersionMismatchError(
                 f"the sparkwin jar on the JVM is built for Scala {scala}, but Spark "
@@ -66,4 +66,4 @@ def entryPoint(spark: SparkSession | None = None) -> Any:
                 f"sparkwin.session() or configure(builder), or pass --jars {jarHint(spark.version)}"
             )
         _checked.add(key)
-    return jvm.sparkwin.plan.PythonEntryPoint
+    return jvm.sparkwin.gateway.PythonEntryPoint

@@ -7,6 +7,7 @@ import sparkwin.core._
 import sparkwin.operator._
 import sparkwin.operator.store._
 import sparkwin.core.evictor.Evictor
+import sparkwin.runtime.TimeMove
 import sparkwin.runtime.local.LocalRunner
 import sparkwin.core.time.WatermarkStrategy
 import sparkwin.core.trigger.{DefaultTrigger, Trigger}
@@ -86,8 +87,10 @@ object TestSupport {
     def add(key: String, value: Long, ts: Long, channel: Int = 0): Harness = {
       runner.processElement(rec(key, value, ts), ts, channel); this
     }
-    def watermark(wm: Long, channel: Int = 0): Harness = { runner.processWatermark(wm, channel); this }
-    def procTime(t: Long): Harness = { runner.setProcessingTime(t); this }
+    def watermark(wm: Long, channel: Int = 0): Harness = {
+      runner.moveClocks(TimeMove.Watermark(wm, channel)); this
+    }
+    def procTime(t: Long): Harness = { runner.moveClocks(TimeMove.ProcessingTime(t)); this }
     def take(): List[Out] = out.take()
     def short(): List[(Any, Long, Long, Any)] = take().map(_.short)
     def lateValues: List[Long] = out.late.map(_._1.get(1).asInstanceOf[Long]).toList

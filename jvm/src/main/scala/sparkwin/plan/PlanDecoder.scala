@@ -51,6 +51,15 @@ final case class Plan(
     */
   def inheritsWatermark: Boolean =
     hasTimestamp && inputSchema.fields(timestampColumn).metadata.contains(Contract.eventTimeMetadata)
+
+  /** Every decision about time for this plan in micro-batch mode, decided once and asked by every
+    * runtime (stream, batch, replay, the harness) and by `describe()`.
+    */
+  lazy val time: TimePolicy = TimePolicy.decide(this, realTime = false)
+  private lazy val realTimePolicy: TimePolicy = TimePolicy.decide(this, realTime = true)
+
+  /** [[time]] for a stream run in Spark's real-time mode (`realTime`) or micro-batch mode. */
+  def timeIn(realTime: Boolean): TimePolicy = if (realTime) realTimePolicy else time
 }
 
 /** Thrown for a plan the JVM cannot accept: off the contract, or breaking a rule of
@@ -110,9 +119,9 @@ object PlanDecoder {
 
   /** The last guard of a plan from outside: an exception that no check of the decoder or the
     * rules raised on purpose becomes a [[PlanException]] (with its cause, so the fuzz suites
-    * still see it), never a server's crash.
+    * still see it), never a server's crash. The gateways wrap what they answer from outside in it.
     */
-  private[plan] def guarded[A](body: => A): A =
+  def guarded[A](body: => A): A =
     try body
     catch {
       case e: PlanException => throw e

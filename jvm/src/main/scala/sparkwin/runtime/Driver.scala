@@ -5,21 +5,27 @@ import sparkwin.core.agg.Accumulator
 import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
 import sparkwin.operator.{ClockMove, ElementFate, Emitter, Operator, OperatorSpec, WindowOperator}
 import sparkwin.operator.store.KeyedBackend
+import sparkwin.plan.TimePolicy
 
 /** The one loop that feeds an operator: every runtime (Spark streaming, batch, replay, the local
   * runner and the harness) drives its operator through a driver.
   *
   * Elements come in as records: the driver finds the key, reads the timestamp and turns a record
   * the engine cannot take (a null timestamp, a bad dynamic gap) into an error row instead of
-  * failing. Watermarks come in per input channel and meet in a valve
-  * ([[StatusWatermarkValve]]), or are generated per channel from the pipeline's strategy,
-  * periodically as processing time passes and per element for punctuated strategies. Processing
-  * time moves when the runtime moves it, firing periodic emissions and processing-time timers in
-  * time order.
+  * failing. Time moves through one door, [[moveClocks]] (a [[TimeMove]]): watermarks come in per
+  * input channel and meet in a valve ([[StatusWatermarkValve]]), or are generated per channel
+  * from the pipeline's strategy, periodically as processing time passes and per element for
+  * punctuated strategies. Processing time moves when the runtime moves it, firing periodic
+  * emissions and processing-time timers in time order. A channel's idle or active status
+  * ([[markIdle]], [[markActive]]) is not a clock: it is the valve's input, as Flink's watermark
+  * status is an element of its own beside watermarks; the valve decides whether event time then
+  * moves, and such a move enters the operator as every other.
   *
   * @param keyOf the pipeline's key of a record (`plan.Keys`: one constant for windowAll)
   * @param timestampColumn the event-time column, for [[processRecord]] (negative: none, and an
   *   element's time is the processing time it arrives at)
+  * @param policy the plan's decisions about time ([[sparkwin.plan.Plan.time]]); null for an
+  *   operator run from a spec alone, which gets the spec's ([[TimePolicy.ofSpec]])
   */
 class Driver(
     val spec: OperatorSpec,
@@ -29,9 +35,13 @@ class Driver(
     output: Emitter,
     channels: Int = 1,
     strategy: Option[WatermarkStrategy] = None,
-    startProcessingTime: Long = 0L
+    startProcessingTime: Long = 0L,
+    policy: TimePolicy = null
 ) {
   require(channels > 0, s"a driver needs at least one channel, got $channels")
+
+  /** The plan's policy, or (`policy` null) the spec's: what the driver asks about time. */
+  val timePolicy: TimePolicy = if (policy != null) policy else TimePolicy.ofSpec(spec)
 
   val operator: Operator = WindowOperator(spec, backend, output)
   val valve = new StatusWatermarkValve(channels)
@@ -93,37 +103,37 @@ class Driver(
   protected def select(key: Any): Unit = ()
 
   // ---------------------------------------------------------------------------------------
-  // Watermarks
+  // Time
 
-  /** A watermark arrives on `channel`; the valve decides what the operator sees. */
-  final def processWatermark(watermark: Long, channel: Int = 0): Unit =
-    valve.inputWatermark(watermark, channel).foreach(advance)
+  /** The one door for time: every move of every runtime ([[TimeMove]]), each turned into moves
+    * of the operator's own door ([[Operator.moveClocks]]).
+    */
+  final def moveClocks(move: TimeMove): Unit = move match {
+    case TimeMove.Watermark(watermark, channel) => valve.inputWatermark(watermark, channel).foreach(advance)
+    case TimeMove.ProcessingTime(to) => passProcessingTime(to)
+    case TimeMove.EnterKey(now, watermark) => enterKey(now, watermark)
+    case TimeMove.EndOfInput => operator.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
+    case TimeMove.Clocks(watermark, processingTime, how) =>
+      operator.moveClocks(watermark, processingTime, how)
+  }
 
+  /** Channel `channel` went idle; the valve may then release a watermark (DESIGN.md, the valve). */
   final def markIdle(channel: Int): Unit = valve.markIdle(channel).foreach(advance)
 
+  /** Channel `channel` is active again: the valve waits for it; no clock moves. */
   final def markActive(channel: Int): Unit = valve.markActive(channel)
 
-  /** The operator's clocks move directly, not through a channel (a watermark timeline, the end
-    * of a bounded input: `Long.MaxValue`, an element's processing time): the operator's one door
-    * ([[Operator.moveClocks]]).
+  /** Periodic watermark emissions (at the ticks where they can change something, see
+    * [[PeriodicTicks]]) and processing-time timers happen in time order on the way to `to`; a tick
+    * and a timer at the same instant: the tick first.
     */
-  final def moveClocks(watermark: Long, processingTime: Long, move: ClockMove): Unit =
-    operator.moveClocks(watermark, processingTime, move)
-
-  // ---------------------------------------------------------------------------------------
-  // Processing time
-
-  /** Moves processing time to `time`: periodic watermark emissions (at the ticks where they can
-    * change something, see [[PeriodicTicks]]) and processing-time timers happen in time order
-    * along the way; a tick and a timer at the same instant: the tick first.
-    */
-  final def setProcessingTime(time: Long): Unit = {
+  private def passProcessingTime(to: Long): Unit = {
     var done = false
     while (!done) {
       // None at Long.MaxValue: "no timer"; one due then still fires with the final advance.
-      val next = operator.nextProcessingTimer
-      val timerAt = if (next <= time && next != Long.MaxValue) Some(next) else None
-      val tick = ticks.map(_.next(timerAt.getOrElse(time))).getOrElse(Long.MaxValue)
+      val next = if (timePolicy.processingTimers) operator.nextProcessingTimer else Long.MaxValue
+      val timerAt = if (next <= to && next != Long.MaxValue) Some(next) else None
+      val tick = ticks.map(_.next(timerAt.getOrElse(to))).getOrElse(Long.MaxValue)
       if (tick != Long.MaxValue) {
         operator.moveClocks(ClockMove.Keep, tick, ClockMove.Set)
         generators.foreach(_.onPeriodicEmit(tick))
@@ -131,21 +141,21 @@ class Driver(
       } else if (timerAt.isDefined) operator.moveClocks(ClockMove.Keep, timerAt.get, ClockMove.Advance)
       else done = true
     }
-    operator.moveClocks(ClockMove.Keep, time, ClockMove.Advance)
+    operator.moveClocks(ClockMove.Keep, to, ClockMove.Advance)
   }
 
-  /** The current key (loaded by a micro-batch runtime) meets this batch's clocks, as `policy`
+  /** The current key (loaded by a micro-batch runtime) meets this batch's clocks, as the policy
     * says: due timers fire before its new elements, as when a watermark precedes the elements
     * that follow it (once per key and micro-batch). When the batch splits (channels, chained
     * pipelines) the key starts from `watermark`, the one its rows meet, without firing what it
     * already fired; the runtime moves it on after the rows.
     */
-  final def enterKey(processingTime: Long, watermark: Long, policy: TimePolicy): Unit = {
-    if (policy.splitsBatch) operator.moveClocks(watermark, processingTime, ClockMove.Restore)
-    else operator.moveClocks(ClockMove.Keep, processingTime, ClockMove.Set)
-    if (policy.processingTimers) operator.moveClocks(ClockMove.Keep, processingTime, ClockMove.Advance)
+  private def enterKey(now: Long, watermark: Long): Unit = {
+    if (timePolicy.splitsBatch) operator.moveClocks(watermark, now, ClockMove.Restore)
+    else operator.moveClocks(ClockMove.Keep, now, ClockMove.Set)
+    if (timePolicy.processingTimers) operator.moveClocks(ClockMove.Keep, now, ClockMove.Advance)
     // A watermark of Long.MinValue (none yet) is ClockMove.Keep: nothing moves.
-    if (!policy.splitsBatch) operator.moveClocks(watermark, ClockMove.Keep, ClockMove.Advance)
+    if (!timePolicy.splitsBatch) operator.moveClocks(watermark, ClockMove.Keep, ClockMove.Advance)
   }
 
   // ---------------------------------------------------------------------------------------

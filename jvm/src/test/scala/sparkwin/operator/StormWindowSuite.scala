@@ -6,6 +6,7 @@ import sparkwin.operator.store._
 
 import sparkwin.TestSupport._
 import sparkwin.core.window.{StormSize, StormWindow, StormWindows}
+import sparkwin.runtime.TimeMove
 
 /** Storm's windowing: the documentation's example and the vectors of Storm's own tests. */
 class StormWindowSuite extends munit.FunSuite {
@@ -144,12 +145,12 @@ class StormWindowSuite extends munit.FunSuite {
     for (slide <- Seq[StormSize](Duration(10), Count(2))) {
       val h = storm(Duration(20), slide, 0)
       h.add("k", 1, 5).add("k", 2, 17).add("k", 3, 33)
-      h.runner.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
+      h.runner.moveClocks(TimeMove.EndOfInput)
       assert(h.take().nonEmpty, s"slide $slide")
     }
     val t = storm(Duration(20), Duration(10), 0)
     t.add("k", 1, 5).add("k", 2, 17).add("k", 3, 33)
-    t.runner.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
+    t.runner.moveClocks(TimeMove.EndOfInput)
     assertEquals[Any, Any](
       windows(t).map(w => (w._2, w._3)),
       List((10L, Seq(1L)), (20L, Seq(1L, 2L)), (30L, Seq(2L)), (40L, Seq(3L)), (50L, Seq(3L)))

@@ -4,6 +4,7 @@ import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.ObjectMapper
 
+import sparkwin.gateway.PythonEntryPoint
 import sparkwin.operator.{Operator, WindowOperator}
 import sparkwin.runtime.harness.Harness
 import sparkwin.runtime.spark.SparkKeyBackend

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.{ArrayNode, JsonNodeFactory, ObjectNo
 import org.scalacheck.Gen
 
 import sparkwin.Fuzz
+import sparkwin.gateway.PythonEntryPoint
 
 /** Plans from clients sparkwin does not trust (a shared Spark Connect server takes any client's):
   * the stored scenarios' plans, mutated along the JSON's grammar (fields removed, added, of the

@@ -6,8 +6,7 @@ import org.apache.spark.sql.functions.lit
 import org.apache.spark.sql.streaming.{GroupState, GroupStateTimeout, OutputMode}
 import org.apache.spark.sql.types.{MetadataBuilder, StructType, TimestampType}
 
-import sparkwin.plan.{Plan, UnsupportedSparkException}
-import sparkwin.runtime.{SparkTimers, TimePolicy}
+import sparkwin.plan.{Plan, SparkTimers, UnsupportedSparkException}
 
 /** The Spark 3.5 side of the streaming runtime (this jar's shim, as spark-rapids and Iceberg keep
   * one per Spark version): key groups go through `flatMapGroupsWithState`, each group's entries
@@ -32,7 +31,7 @@ object SparkShim {
   // Processing time comes from sparkwin's clock, never from ProcessingTimeTimeout, which runs a
   // micro-batch every trigger interval for as long as the query runs.
   private def timeout(plan: Plan): GroupStateTimeout =
-    if (TimePolicy.of(plan).sparkTimers == SparkTimers.OnWatermark) GroupStateTimeout.EventTimeTimeout
+    if (plan.time.sparkTimers == SparkTimers.OnWatermark) GroupStateTimeout.EventTimeTimeout
     else GroupStateTimeout.NoTimeout
 
   /** The key groups' stateful operator over `rows`, grouped by `group` (an Int column). */
@@ -48,7 +47,7 @@ object SparkShim {
         "real-time mode (trigger={'realTime': ...}) needs Spark 4.1 or newer; Spark 3.5 runs " +
           "sparkwin in micro-batch mode"
       )
-    if (TimePolicy.of(plan).inheritsWatermark)
+    if (plan.time.inheritsWatermark)
       throw new UnsupportedSparkException(
         "a pipeline over another pipeline's results on a stream (chained windows) needs Spark 4.0 " +
           "or newer: Spark 3.5 refuses a stateful operator after flatMapGroupsWithState (its " +

@@ -4,7 +4,7 @@ import org.apache.spark.TaskContext
 import org.apache.spark.sql.{Encoders, Row}
 import org.apache.spark.sql.streaming._
 
-import sparkwin.runtime.SparkTimers
+import sparkwin.plan.SparkTimers
 
 /** Spark 4's host of the key-group loop: a `transformWithState` processor whose grouping key is
   * the key group. Its one state variable, `sparkwin`, maps bytes to bytes: the group's entries

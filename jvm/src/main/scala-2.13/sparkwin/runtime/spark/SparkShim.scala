@@ -4,8 +4,7 @@ import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
 import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
 import org.apache.spark.sql.types.StructType
 
-import sparkwin.plan.Plan
-import sparkwin.runtime.{SparkTimers, TimePolicy}
+import sparkwin.plan.{Plan, SparkTimers}
 
 /** The Spark 4 side of the streaming runtime (this jar's shim, as spark-rapids and Iceberg keep
   * one per Spark version): key groups go through `transformWithState`, hosted by
@@ -27,7 +26,7 @@ object SparkShim {
       plan: Plan,
       output: StructType
   ): DataFrame = {
-    val timeMode = TimePolicy.of(plan, spec.realTime).sparkTimers match {
+    val timeMode = plan.timeIn(spec.realTime).sparkTimers match {
       case SparkTimers.OnWatermark => TimeMode.EventTime()
       case SparkTimers.OnProcessingTime => TimeMode.ProcessingTime()
       case SparkTimers.NoTimers => TimeMode.None()

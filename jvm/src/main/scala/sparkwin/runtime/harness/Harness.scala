@@ -8,8 +8,9 @@ import org.apache.spark.sql.types._
 
 import sparkwin.core.{ArrayRecord, Element, Record}
 import sparkwin.core.window.{GlobalWindow, StormWindow, TimeWindow, Window}
-import sparkwin.operator.{ClockMove, Emitter, PaneInfo}
+import sparkwin.operator.{Emitter, PaneInfo}
 import sparkwin.plan.PlanDecoder
+import sparkwin.runtime.TimeMove
 import sparkwin.runtime.local.LocalRunner
 
 /** The test harness behind `sparkwin.testing.WindowHarness`: the engine Spark runs, driven by
@@ -30,7 +31,8 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
     channels,
     if (generateWatermarks) plan.watermark else None,
     out,
-    timestampColumn = plan.timestampColumn
+    timestampColumn = plan.timestampColumn,
+    policy = plan.time
   )
 
   /** Processes one element; `row` is a JSON object of column values. Returns what became of
@@ -39,13 +41,16 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
   def processElement(row: String, channel: Int): String =
     runner.processRecord(new ArrayRecord(Harness.fromJson(mapper.readTree(row), schema)), channel).name
 
-  def processWatermark(watermark: Long, channel: Int): Unit = runner.processWatermark(watermark, channel)
+  // Flink's test harness's names (Python's WindowHarness keeps them); each is one move of the
+  // runner's one door for time, but a channel's idleness, which is the valve's (Driver).
+  def processWatermark(watermark: Long, channel: Int): Unit =
+    runner.moveClocks(TimeMove.Watermark(watermark, channel))
   def markIdle(channel: Int): Unit = runner.markIdle(channel)
   def markActive(channel: Int): Unit = runner.markActive(channel)
-  def setProcessingTime(time: Long): Unit = runner.setProcessingTime(time)
+  def setProcessingTime(time: Long): Unit = runner.moveClocks(TimeMove.ProcessingTime(time))
 
   /** The input ended: the watermark jumps to +infinity and every event-time window fires. */
-  def endOfInput(): Unit = runner.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
+  def endOfInput(): Unit = runner.moveClocks(TimeMove.EndOfInput)
 
   /** The inputs' watermark (the valve's), as the caller gave it. */
   def currentWatermark(): Long = runner.inputWatermark

@@ -3,11 +3,13 @@ package sparkwin.runtime.local
 import sparkwin.core.Record
 import sparkwin.core.time.WatermarkStrategy
 import sparkwin.operator.{Emitter, OperatorSpec}
+import sparkwin.plan.TimePolicy
 import sparkwin.runtime.Driver
 
 /** The local runtime: a [[Driver]] over one [[LocalBackend]] that holds every key in memory, so
   * the packed layouts may run. The harness, the engine benchmark and the conformance tests run on
-  * it; processing time only moves when the caller moves it.
+  * it; processing time only moves when the caller moves it. The harness passes its plan's
+  * `policy` (`Plan.time`); a runner built from a spec alone gets the spec's (see [[Driver]]).
   */
 final class LocalRunner(
     spec: OperatorSpec,
@@ -16,7 +18,8 @@ final class LocalRunner(
     strategy: Option[WatermarkStrategy],
     output: Emitter,
     startProcessingTime: Long = 0L,
-    timestampColumn: Int = -1
+    timestampColumn: Int = -1,
+    policy: TimePolicy = null
 ) extends Driver(
       spec,
       keyOf,
@@ -25,7 +28,8 @@ final class LocalRunner(
       output,
       channels,
       strategy,
-      startProcessingTime
+      startProcessingTime,
+      policy
     ) {
   private val local = backend.asInstanceOf[LocalBackend]
 

@@ -2,8 +2,9 @@ package sparkwin.runtime.local
 
 import scala.collection.mutable.ArrayBuffer
 
-import sparkwin.operator.ClockMove
+import sparkwin.runtime.TimeMove
 import sparkwin.core.{ArrayRecord, Record}
+import sparkwin.operator.ClockMove
 import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
 
 /** Where something happens in a replayed stream. At one arrival time, periodic watermark ticks
@@ -200,15 +201,16 @@ object ReplayDriver {
       clock: Clock
   ): Unit = {
     var next = 0 // the next timeline entry not yet applied
+    val processing = driver.timePolicy.processingTimers
     def timerAt(time: Long): Option[Long] = if (time == Long.MaxValue) None else Some(time)
 
     def applyUpTo(count: Int): Unit =
       if (count > next) {
         val i = count - 1
         next = count
-        driver.moveClocks(ClockMove.Keep, timeline.positions(i).time, ClockMove.Set)
+        driver.moveClocks(TimeMove.Clocks(ClockMove.Keep, timeline.positions(i).time, ClockMove.Set))
         clock.firedAt = timeline.positions(i).time
-        driver.moveClocks(timeline.watermarks(i), ClockMove.Keep, ClockMove.Advance)
+        driver.moveClocks(TimeMove.Clocks(timeline.watermarks(i), ClockMove.Keep, ClockMove.Advance))
       }
 
     // Everything that happens before `limit`: timeline entries, firing event-time timers where
@@ -220,7 +222,8 @@ object ReplayDriver {
         val event = timerAt(driver.operator.nextEventTimer)
           .map(t => timeline.firstReaching(t, next))
           .filter(i => i >= 0 && i < before)
-        val proc = timerAt(driver.operator.nextProcessingTimer)
+        // Processing-time timers only where the plan's policy says its timers use that clock.
+        val proc = timerAt(if (processing) driver.operator.nextProcessingTimer else Long.MaxValue)
           .filter(p => p <= timerLimit && Position.timer(p) < limit)
         (event, proc) match {
           case (Some(i), Some(p)) if timeline.positions(i) < Position.timer(p) => applyUpTo(i + 1)
@@ -228,7 +231,7 @@ object ReplayDriver {
           case (_, Some(p)) =>
             applyUpTo(timeline.countBefore(Position.timer(p)))
             clock.firedAt = p
-            driver.moveClocks(ClockMove.Keep, p, ClockMove.Advance)
+            driver.moveClocks(TimeMove.Clocks(ClockMove.Keep, p, ClockMove.Advance))
           case (None, None) =>
             applyUpTo(before)
             going = false
@@ -238,7 +241,7 @@ object ReplayDriver {
 
     for ((pos, record, ts) <- elements) {
       drain(pos, pos.time)
-      driver.moveClocks(ClockMove.Keep, pos.time, ClockMove.Set)
+      driver.moveClocks(TimeMove.Clocks(ClockMove.Keep, pos.time, ClockMove.Set))
       clock.firedAt = pos.time
       driver.processElement(record, ts)
     }

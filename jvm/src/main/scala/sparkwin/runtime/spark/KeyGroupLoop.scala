@@ -11,7 +11,7 @@ import sparkwin.core.time.ChannelWatermarks
 import sparkwin.operator.ClockMove
 import sparkwin.operator.store.Bytes
 import sparkwin.plan._
-import sparkwin.runtime.{Driver, TimePolicy}
+import sparkwin.runtime.{Driver, TimeMove}
 
 /** What a key group's stateful operator offers the loop during one call: the group's stored
   * entries (its record, and each key's state, under their bytes), the group's one event-time
@@ -102,7 +102,8 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private val backend = new SparkKeyBackend(plan.spec.aggregates, keepDecoded = spec.realTime)
   private val layout = new OutputLayout(plan, spec.java8Time)
   private val collector = new RowCollector(layout)
-  private val driver = new Driver(plan.spec, plan.keys.of, plan.timestampColumn, backend, collector)
+  private val driver =
+    new Driver(plan.spec, plan.keys.of, plan.timestampColumn, backend, collector, policy = policy)
   private val keyWidth = keySchema.size // key columns; a pre-aggregated row leads with them
   private val payloadWidth = if (combined) keyWidth + 4 else plan.inputSchema.size
   private val keyOf: Row => Row = keyExtractor()
@@ -309,10 +310,11 @@ final class KeyGroupLoop(spec: LoopSpec) {
   ): Unit = {
     val loaded = if (holdsNoState(before)) null else if (buckets != null) buckets.get(id) else host.get(id)
     backend.load(key, loaded)
-    driver.enterKey(clocks.now, clocks.before, policy)
+    driver.moveClocks(TimeMove.EnterKey(clocks.now, clocks.before))
     if (combined) rows.foreach(partial(key, _))
     else rows.foreach(element)
-    if (policy.splitsBatch) driver.moveClocks(clocks.after, ClockMove.Keep, ClockMove.Advance)
+    if (policy.splitsBatch)
+      driver.moveClocks(TimeMove.Clocks(clocks.after, ClockMove.Keep, ClockMove.Advance))
     if (buckets != null) backend.save(bytes => buckets.put(id, bytes), () => buckets.remove(id))
     else backend.save(bytes => host.put(id, bytes), () => host.remove(id))
     if (loaded == null && !backend.isEmpty) liveKeys += 1

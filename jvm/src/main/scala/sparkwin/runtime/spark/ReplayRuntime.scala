@@ -1,15 +1,14 @@
 package sparkwin.runtime.spark
 
-import sparkwin.operator.ClockMove
 import sparkwin.plan._
 import sparkwin.runtime.spark._
+import sparkwin.runtime.spark.executor.ReplayKeys
 
 import org.apache.spark.sql.{DataFrame, Encoders, Row}
 import org.apache.spark.sql.functions.{broadcast, col, monotonically_increasing_id, unix_millis}
 import org.apache.spark.sql.types._
 import org.apache.spark.storage.StorageLevel
 
-import sparkwin.runtime.{BadRecords, Driver}
 import sparkwin.core.RecordError
 import sparkwin.runtime.local._
 import sparkwin.core.time.WatermarkStrategy
@@ -176,7 +175,7 @@ object ReplayRuntime {
       .groupBy(plan.keys.groupingColumns: _*)
       .as[Row, Row](Encoders.row(plan.keys.schema), Encoders.row(prepared.schema))
       .flatMapGroups { (key: Row, rows: Iterator[Row]) =>
-        replayKey(
+        ReplayKeys.run(
           PlanDecoder.cached(planJson),
           java8,
           firedAtType,
@@ -188,46 +187,5 @@ object ReplayRuntime {
         )
       }(Encoders.row(layout.unionSchema))
     new ReplayHandle(union, timeline, passMillis, channelValues, prepared)
-  }
-
-  private def replayKey(
-      plan: Plan,
-      java8: Boolean,
-      firedAtType: DataType,
-      timeline: WatermarkTimeline,
-      lastArrival: Long,
-      endOfInput: Boolean,
-      key: Row,
-      rows: Iterator[Row]
-  ): Iterator[Row] = {
-    val n = plan.inputSchema.length
-    val layout = new OutputLayout(plan, java8, Some(firedAtType))
-    val clock = new ReplayDriver.Clock
-    val collector = new RowCollector(layout, () => clock.firedAt)
-    val backend = new LocalBackend(packable = false)
-    val driver = new Driver(plan.spec, _ => key, plan.timestampColumn, backend, collector)
-    backend.setCurrentKey(key)
-    val ts = plan.timestampColumn
-    val valid = Array.newBuilder[(Position, org.apache.spark.sql.Row, Long)]
-    rows.foreach { r =>
-      val input = new RowRecord(Row.fromSeq(r.toSeq.take(n)))
-      val why =
-        BadRecords.reason(input, ts, arrivalMissing = r.isNullAt(n), channelMissing = r.isNullAt(n + 1))
-      if (why != null) collector.emitError(input, why)
-      else
-        valid += ((
-          Position.element(r.getLong(n), r.getInt(n + 1), r.getLong(n + 2)),
-          r,
-          Rows.millis(r.get(ts))
-        ))
-    }
-    val elements = valid.result().sortBy(_._1).iterator.map { case (p, r, t) =>
-      (p, new RowRecord(Row.fromSeq(r.toSeq.take(n))): sparkwin.core.Record, t)
-    }
-    ReplayDriver.run(driver, timeline, elements, lastArrival, clock)
-    if (endOfInput) driver.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
-    val m = OutputLayout.metricValues(driver.metrics)
-    if (m.exists(_ != 0)) collector.addMetrics(m)
-    collector.drain()
   }
 }

@@ -1,6 +1,5 @@
 package sparkwin.runtime.spark
 
-import sparkwin.operator.ClockMove
 import sparkwin.plan._
 import sparkwin.runtime.spark._
 
@@ -19,7 +18,7 @@ import org.apache.spark.sql.functions.{
 }
 import org.apache.spark.sql.types.{LongType, Metadata, StringType, StructType}
 
-import sparkwin.runtime.{Driver, TimePolicy}
+import sparkwin.runtime.spark.executor.BatchRunner
 import sparkwin.core.EventTime
 
 /** Runs a plan on a DataFrame: for streams, the key groups' input (map-side combining, channel
@@ -155,7 +154,7 @@ object SparkRuntime {
       realTime: Boolean,
       checkpoint: Option[String]
   ): DataFrame = {
-    val policy = TimePolicy.of(plan, realTime)
+    val policy = plan.timeIn(realTime)
     var input = df.select(plainColumns(df): _*)
     // Spark's watermark advances from a throw-away copy of the event time; dropping the copy
     // before the operator keeps Spark from filtering late rows, which the engine routes. With
@@ -301,37 +300,5 @@ object SparkRuntime {
     grouped(df.select(plainColumns(df): _*), plan).flatMapGroups { (key: Row, rows: Iterator[Row]) =>
       BatchRunner.run(PlanDecoder.cached(planJson), java8, startTime, key, rows)
     }(Encoders.row(layout.unionSchema))
-  }
-}
-
-/** One key of a bounded input through the engine: every element in event-time order (arrival
-  * order among equal timestamps), then the end of input; processing time stands still at the
-  * job's start, and pending processing-time timers fire once at the end.
-  */
-object BatchRunner {
-  private val keysRun = new java.util.concurrent.atomic.AtomicLong()
-
-  /** How many keys this JVM's tasks ran through the engine on bounded input: each pass over a
-    * bounded pipeline adds its keys once (a test counts engine passes with it; local mode runs
-    * every task in the driver's JVM).
-    */
-  def keysRunSoFar: Long = keysRun.get
-
-  def run(plan: Plan, java8: Boolean, startTime: Long, key: Row, rows: Iterator[Row]): Iterator[Row] = {
-    keysRun.incrementAndGet()
-    val collector = new RowCollector(new OutputLayout(plan, java8))
-    val backend = new sparkwin.runtime.local.LocalBackend(packable = false)
-    val driver = new Driver(plan.spec, _ => key, plan.timestampColumn, backend, collector)
-    backend.setCurrentKey(key)
-    driver.moveClocks(ClockMove.Keep, startTime, ClockMove.Set)
-    val timed =
-      rows.map(r => new RowRecord(r)).flatMap(r => Option(driver.timestampOf(r)).map(ts => (ts.longValue, r)))
-    timed.toArray.sortBy(_._1).foreach { case (ts, r) => driver.processElement(r, ts) } // stable sort
-    driver.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance) // the end of input
-    val pending = driver.operator.lastProcessingTimer
-    if (pending != Long.MinValue) driver.moveClocks(ClockMove.Keep, pending, ClockMove.Advance)
-    val m = OutputLayout.metricValues(driver.metrics)
-    if (m.exists(_ != 0)) collector.addMetrics(m)
-    collector.drain()
   }
 }

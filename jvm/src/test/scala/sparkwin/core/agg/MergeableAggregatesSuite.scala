@@ -9,6 +9,7 @@ import sparkwin.core.ArrayRecord
 import sparkwin.core.window.{SessionWindows, SlidingWindows, TumblingWindows}
 import sparkwin.operator.Selection
 import sparkwin.operator.store.ValueCodec
+import sparkwin.runtime.TimeMove
 import sparkwin.runtime.local.LocalRunner
 
 /** The statistical aggregates (variance family, countIf, minBy/maxBy, minByAll/maxByAll, approxCountDistinct,
@@ -319,7 +320,7 @@ class MergeableAggregatesSuite extends munit.FunSuite {
     val out = new Collect
     val runner = new LocalRunner(spec, r => r.get(0), 1, None, out)
     rows.foreach(r => runner.processElement(r, r.get(2).asInstanceOf[Long], 0))
-    runner.processWatermark(100000L, 0)
+    runner.moveClocks(TimeMove.Watermark(100000L, 0))
     out.take().map(o => ((o.key, o.start, o.end), o.values.toSeq)).toMap
   }
 

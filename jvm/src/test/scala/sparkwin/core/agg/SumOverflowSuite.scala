@@ -6,6 +6,7 @@ import sparkwin.TestSupport._
 import sparkwin.core.ArrayRecord
 import sparkwin.core.window.TumblingWindows
 import sparkwin.operator.{AccumulationMode, OperatorSpec, WindowFunction}
+import sparkwin.runtime.TimeMove
 import sparkwin.runtime.local.LocalRunner
 
 /** Integral sums are exact or flagged: an accumulator, a packed row and any split into
@@ -118,7 +119,7 @@ class SumOverflowSuite extends munit.FunSuite {
     val runner = new LocalRunner(spec, r => r.get(0), 1, None, out)
     Seq(("a", Long.MaxValue, 10L), ("a", Long.MaxValue, 20L), ("b", 5L, 30L), ("a", 1L, 1500L))
       .foreach { case (k, v, ts) => runner.processElement(rec(k, v, ts), ts, 0) }
-    runner.processWatermark(5000, 0)
+    runner.moveClocks(TimeMove.Watermark(5000, 0))
     out
   }
 

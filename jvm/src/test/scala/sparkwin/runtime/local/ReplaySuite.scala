@@ -11,6 +11,7 @@ import sparkwin.operator.store._
 import sparkwin.core.time.WatermarkStrategy
 import sparkwin.core.trigger._
 import sparkwin.core.window._
+import sparkwin.runtime.TimeMove
 
 object ReplaySuite {
 
@@ -98,7 +99,7 @@ class ReplaySuite extends munit.FunSuite {
     val rec = new Recorder(() => runner.currentProcessingTime)
     runner = new LocalRunner(s, r => r.get(0), channels, Some(w), rec)
     for (e <- in.sortBy(_.position)) {
-      runner.setProcessingTime(e.arrival)
+      runner.moveClocks(TimeMove.ProcessingTime(e.arrival))
       runner.processElement(e.record, e.ts, e.channel)
     }
     rec.out.toSeq

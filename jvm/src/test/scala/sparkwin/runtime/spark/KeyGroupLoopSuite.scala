@@ -5,8 +5,6 @@ import java.io.File
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.Row
 
-import sparkwin.plan.OutputLayout
-
 /** The key-group loop that both Spark lines host, run over Spark 3.5's one value per group
   * ([[GroupTable]]) with a host that plays the operator: the group's entries, its one event-time
   * timer, Spark's clocks.

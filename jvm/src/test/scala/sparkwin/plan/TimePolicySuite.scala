@@ -1,4 +1,4 @@
-package sparkwin.runtime
+package sparkwin.plan
 
 import org.apache.spark.sql.types._
 
@@ -6,7 +6,6 @@ import sparkwin.TestSupport
 import sparkwin.core.time.WatermarkStrategy
 import sparkwin.core.trigger._
 import sparkwin.core.window._
-import sparkwin.plan.Plan
 
 /** The one decision about time a plan gets: which clocks its timers need, how a live stream
   * wakes for each, and when a key is due.

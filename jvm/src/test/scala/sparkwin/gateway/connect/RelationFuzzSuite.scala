@@ -1,4 +1,4 @@
-package sparkwin.plan.connect
+package sparkwin.gateway.connect
 
 import java.io.ByteArrayOutputStream
 
@@ -7,7 +7,8 @@ import org.scalacheck.Gen
 import org.sparkproject.connect.protobuf.{Any => ProtoAny, ByteString, CodedOutputStream}
 
 import sparkwin.Fuzz
-import sparkwin.plan.{PlanException, PythonEntryPoint}
+import sparkwin.gateway.PythonEntryPoint
+import sparkwin.plan.PlanException
 
 /** The Connect relation from clients sparkwin does not trust: valid messages (each operation,
   * an input relation, a plan) mutated as bytes are unpacked, their input parsed and their plan's

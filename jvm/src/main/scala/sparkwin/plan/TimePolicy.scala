@@ -1,7 +1,7 @@
-package sparkwin.runtime
+package sparkwin.plan
 
-import sparkwin.plan.{Plan, PlanException}
 import sparkwin.core.time.WatermarkStrategy
+import sparkwin.operator.OperatorSpec
 
 /** Which clocks the engine's timers run on for a pipeline (its assigner and its triggers). */
 sealed trait TimerDomains extends Serializable
@@ -33,7 +33,10 @@ object SparkTimers {
 /** Everything about time a runtime needs for one plan, decided once from it (DESIGN.md, "One
   * owner of time"): the clocks of the engine's timers, where event time comes from, whether a
   * key's rows meet the previous batch's watermark, which bad-record checks apply, and how a live
-  * stream wakes. Every runtime asks it; none decides again.
+  * stream wakes. Every runtime asks it; none decides again. It is built once per plan, with the
+  * plan ([[Plan.time]], [[Plan.timeIn]]), and speaks no Spark API: the Spark line's shim turns
+  * [[sparkTimers]] into Spark's own time mode. It lives with the plan so that the plan, the
+  * runtimes and the gateways all reach it without importing a runtime.
   *
   * On a live stream there are two ways to be woken, one per clock:
   *   - event time: Spark's event-time timers, one per key group at its earliest engine
@@ -160,12 +163,15 @@ final case class TimePolicy(
 
 object TimePolicy {
 
-  /** The policy of `plan`, run in micro-batch mode or, with `realTime`, in Spark's real-time
-    * mode (`trigger(realTime=...)`).
+  /** The policy of `plan` run in micro-batch mode or, with `realTime`, in Spark's real-time mode
+    * (`trigger(realTime=...)`): the plan's own, built once ([[Plan.timeIn]]).
     */
-  def of(plan: Plan, realTime: Boolean = false): TimePolicy = {
+  def of(plan: Plan, realTime: Boolean = false): TimePolicy = plan.timeIn(realTime)
+
+  /** The one place a policy is decided from a plan; [[Plan]] calls it once per mode. */
+  private[plan] def decide(plan: Plan, realTime: Boolean): TimePolicy = {
     val policy = TimePolicy(
-      domains(plan),
+      domains(plan.spec),
       channels = plan.channelColumn.isDefined,
       idleness = plan.watermark.exists(_.idleTimeout.isDefined),
       inheritsWatermark = plan.channelColumn.isEmpty && plan.inheritsWatermark,
@@ -175,6 +181,12 @@ object TimePolicy {
     if (realTime) refuseInRealTime(plan, policy)
     policy
   }
+
+  /** The policy of an operator run by the engine alone from a spec built by hand (tests and
+    * benchmarks without a plan): its timers' clocks, and none of a live stream's concerns.
+    */
+  def ofSpec(spec: OperatorSpec): TimePolicy =
+    TimePolicy(domains(spec), channels = false, idleness = false, inheritsWatermark = false)
 
   /** What real-time mode cannot run, refused before a query starts, naming the fix. */
   private def refuseInRealTime(plan: Plan, policy: TimePolicy): Unit = {
@@ -199,9 +211,9 @@ object TimePolicy {
     * windows fire, every trigger's of the tree. Each declares its own (`WindowAssigner.ownClocks`,
     * `Trigger.ownClocks`); no class is asked.
     */
-  def domains(plan: Plan): TimerDomains = {
-    val assigner = plan.spec.assigner
-    val trigger = plan.spec.trigger
+  def domains(spec: OperatorSpec): TimerDomains = {
+    val assigner = spec.assigner
+    val trigger = spec.trigger
     val clocks = assigner.ownClocks
     TimerDomains.of(
       event = clocks.event || (assigner.runsTrigger && trigger.usesEventTime),

@@ -1,4 +1,4 @@
-package sparkwin.plan
+package sparkwin.runtime.spark
 
 import scala.collection.mutable.ArrayBuffer
 

@@ -1,4 +1,4 @@
-package sparkwin.plan.connect
+package sparkwin.gateway.connect
 
 import java.io.ByteArrayOutputStream
 

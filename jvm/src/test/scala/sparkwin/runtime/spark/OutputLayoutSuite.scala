@@ -1,7 +1,6 @@
-package sparkwin.plan
+package sparkwin.runtime.spark
 
 import sparkwin.plan._
-import sparkwin.runtime.spark._
 
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.types._

@@ -1,12 +1,11 @@
-package sparkwin.plan
-
-import sparkwin.runtime.spark.Rows
+package sparkwin.runtime.spark
 
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.catalyst.expressions.GenericRow
 import org.apache.spark.sql.types._
 
 import sparkwin.core.Record
+import sparkwin.plan.{Contract, Plan}
 import sparkwin.operator.{OperatorMetrics, PaneInfo}
 import sparkwin.core.window.{GlobalWindow, StormWindow, TimeWindow, Window}
 

@@ -1,9 +1,9 @@
-package sparkwin.plan
+package sparkwin.gateway
 
 import sparkwin.plan._
 import sparkwin.runtime.spark._
 import sparkwin.runtime.harness.Harness
-import sparkwin.runtime.TimePolicy
+import sparkwin.runtime.spark.executor.BatchRunner
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.NullNode
@@ -12,7 +12,7 @@ import org.apache.spark.sql.{DataFrame, Dataset, Row, SparkSession}
 import sparkwin.BuildInfo
 import sparkwin.operator.Selection
 
-/** The one object Python reaches through Py4J (`jvm.sparkwin.plan.PythonEntryPoint`).
+/** The one object Python reaches through Py4J (`jvm.sparkwin.gateway.PythonEntryPoint`).
   *
   * Every method takes and returns Py4J-friendly values (strings, numbers, Java Datasets), so
   * the Python side stays a thin wrapper.
@@ -66,7 +66,7 @@ object PythonEntryPoint {
     node.set("pane", mapper.readTree(layout.paneSchema.json))
     node.set("errors", mapper.readTree(layout.errorsSchema.json))
     node.set("union", mapper.readTree(layout.unionSchema.json))
-    val time = TimePolicy.of(plan, realTime)
+    val time = plan.timeIn(realTime)
     node.put("timerDomains", time.domains.toString)
     node.put("clock", time.needsClock)
     node.put("mode", time.mode)

@@ -1,4 +1,4 @@
-package sparkwin.plan.connect
+package sparkwin.gateway.connect
 
 import java.util.Optional
 
@@ -9,12 +9,13 @@ import org.apache.spark.sql.classic.{Dataset, SparkSession}
 import org.apache.spark.sql.connect.planner.SparkConnectPlanner
 import org.apache.spark.sql.connect.plugin.RelationPlugin
 
-import sparkwin.plan.{PlanException, PythonEntryPoint}
+import sparkwin.gateway.PythonEntryPoint
+import sparkwin.plan.PlanException
 
 /** sparkwin on Spark Connect: the server-side half of the Connect transport.
   *
   * Register it on the server with
-  * `spark.connect.extensions.relation.classes=sparkwin.plan.connect.SparkwinRelationPlugin` (and
+  * `spark.connect.extensions.relation.classes=sparkwin.gateway.connect.SparkwinRelationPlugin` (and
   * the jar in `spark.jars`); `sparkwin.configure(builder)` sets both. A Python client sends a
   * [[RelationMessage]] packed in a `spark.connect.Relation`'s `extension`; the plugin answers
   * with the logical plan the classic (Py4J) transport builds through [[PythonEntryPoint]], so
