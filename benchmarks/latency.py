@@ -64,6 +64,7 @@ from pyspark.sql import functions as F  # noqa: E402, N812
 from pyspark.sql.streaming import StreamingQuery  # noqa: E402
 
 import sparkwin as sw  # noqa: E402
+from benchmarks import pane_path  # noqa: E402
 from benchmarks.latency_stats import (  # noqa: E402
     Pane,
     check,
@@ -89,7 +90,8 @@ SYSTEMS = [
 ]
 WORKLOADS = ["tumbling", "sliding"]
 # Which watermark each system closes windows with (latency_stats.closingTimes).
-WATERMARK = {s: "valve" if s == "flink" else "global" for s in SYSTEMS}
+# sparkwin in real-time mode keeps a channel per source partition: the valve's, as Flink.
+WATERMARK = {s: "valve" if s in ("flink", "sparkwin-rt") else "global" for s in SYSTEMS}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -387,6 +389,8 @@ def runOne(
             process.terminate()
             process.wait(timeout=30)
     else:
+        if args.trace_panes:
+            Path(args.trace_panes).write_text("")  # this run's points only
         checkpoint = tempfile.mkdtemp(prefix=f"sparkwin-latency-{system}-")
         query = startSpark(
             system,
@@ -454,14 +458,23 @@ def runOne(
         for end, latency in points:
             worst[end] = max(latency, worst.get(end, latency))
         result["trace"] = {"windows": sorted(worst.items()), "batches": batches}
+    if args.trace_panes and system == "sparkwin-rt":
+        result["path"] = pane_path.summarize(
+            args.trace_panes,
+            truth,
+            list(chosen.values()),
+            BOUND_MS,
+            (start + int(args.warmup * 1000), start + int((args.warmup + args.seconds) * 1000)),
+        )
     # A producer that could not keep the rate says nothing about the system.
     result["held"] = result["held"] and truth["achieved"] >= 0.95 * rate and not missing
     return result
 
 
-def session(jfr: str | None = None) -> SparkSession:
+def session(jfr: str | None = None, tracePanes: str | None = None) -> SparkSession:
     """The Spark session every Spark system runs in; with `jfr`, its JVM records a Java Flight
-    Recorder profile there (written when the session stops)."""
+    Recorder profile there (written when the session stops); with `tracePanes`, sparkwin writes
+    the points of its panes' paths there (`PaneTrace`, benchmarks/pane_path.py)."""
     conf = {
         "spark.jars": ",".join(connectorJars()),
         "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
@@ -475,6 +488,9 @@ def session(jfr: str | None = None) -> SparkSession:
             # benchmarks/jfr_split.py needs their bottom to tell the stages apart.
             "-XX:FlightRecorderOptions=stackdepth=256"
         )
+    if tracePanes:
+        options = conf.get("spark.driver.extraJavaOptions", "")
+        conf["spark.driver.extraJavaOptions"] = f"{options} -Dsparkwin.trace={tracePanes}".strip()
     spark = sw.session("sparkwin-latency", master="local[8]", **conf)
     spark.sparkContext.setLogLevel("OFF")
     return spark
@@ -525,6 +541,12 @@ def main() -> None:
         action="store_true",
         help="keep each window's worst latency and each batch's span in the JSON",
     )
+    p.add_argument(
+        "--trace-panes",
+        metavar="FILE",
+        help="sparkwin-rt: write the points of each pane's path (tap, summary, group call) to "
+        "FILE and give each step's p50 and p99 (benchmarks/pane_path.py)",
+    )
     p.add_argument("--markdown", nargs="+", metavar="JSON", help="only print these runs' table")
     args = p.parse_args()
     if args.markdown:
@@ -548,7 +570,7 @@ def main() -> None:
         # Real-time mode with sparkwin today fires at batch ends: wait out more than a batch.
         args.quiet = 8.0 if not any(s.endswith("-rt") for s in systems) else 12.0
     classpath = os.environ.get("SPARKWIN_FLINK_CLASSPATH") or engineClasspath("flinkBench")
-    spark = session(args.jfr)
+    spark = session(args.jfr, args.trace_panes)
     results = []
     try:
         with KafkaBroker() as broker:

@@ -35,7 +35,7 @@ object ChannelSummaries {
       if (before == null || ts > before) {
         max.put(channel, ts)
         moved = true
-        if (PaneTrace.on && (before == null || ts / 1000 > before / 1000))
+        if (PaneTrace.on && (before == null || ts / 100 > before / 100))
           PaneTrace.mark("tap", s"$channel $ts")
       }
     }
