@@ -198,7 +198,7 @@ class WakeupIndexSuite extends munit.FunSuite {
     def summary(max: Long) = Row(null, null, null, null, Row(0, Seq("0"), Seq(max)))
     (0 until 400).foreach(i => assertEquals(call(Row(s"u$i", 1L, (i % 20).toLong, "0", null)), Nil))
     assert(indexed(store))
-    val before = new java.util.HashMap(store.entries)
+    val before = new java.util.HashMap[KeyId, Array[Byte]](store.entries)
     val firstWindow = (0 until 400).filter(_ % 20 < 10).map(i => (s"u$i", 0L, 1L)).toList.sorted
     assertEquals(call(summary(12L)).sorted, firstWindow)
     // The batch runs again from the state before the summary: the loop kept what it wrote.
