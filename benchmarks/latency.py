@@ -1,15 +1,18 @@
 """End-to-end latency of windows from Kafka to Kafka: sparkwin, Spark's own windows and a Flink
 job, each reading a topic a producer writes at a fixed rate, on a local broker.
 
-    python benchmarks/latency.py [--quick] [--rates 1000,10000,100000] [--seconds 60]
+    python benchmarks/latency.py [--quick] [--rates 1000,10000,100000] [--keys 16,100000]
+                                 [--seconds 60]
                                  [--systems sparkwin-mb,sparkwin-mb-1s,sparkwin-rt,
                                             spark-mb,spark-mb-1s,spark-rt,flink]
                                  [--workloads tumbling,sliding] [--json PATH]
 
 A run is one system, one workload (`tumbling` 1 s or `sliding` 10 s every 1 s; count and sum of
-an amount per key) and one rate. It gets topics of its own: the input (4 partitions) and the
-output (1 partition, stamped with the broker's LogAppendTime). The system starts on the input,
-then LatencyProducer (sbt project `flinkBench`, one JVM thread, 16 keys) writes `rate` events a
+an amount per key), one rate and one number of keys (`--keys`, default 16; events cycle through
+them, so at 10k events a second and a million keys a key gets an event every 100 s). It gets
+topics of its own: the input (4 partitions) and the output (1 partition, stamped with the
+broker's LogAppendTime). The system starts on the input, then LatencyProducer (sbt project
+`flinkBench`, one JVM thread) writes `rate` events a
 second for `seconds` seconds, each event's time its making time less 0-199 ms of disorder; the
 systems use a bound of 200 ms, so none is late. Once the output has been quiet for a while the
 system stops and the output topic is read back.
@@ -77,7 +80,7 @@ from benchmarks.run import engineClasspath, machine  # noqa: E402
 
 BOUND_MS = 200
 PARTITIONS = 4
-KEYS = 16
+KEYS = 16  # the default key count
 SHUFFLE_PARTITIONS = 4
 SYSTEMS = [
     "sparkwin-mb",
@@ -173,9 +176,10 @@ def readPanes(
             F.max_by("at", final).alias("at"),
             F.min("offset").alias("offset"),
         )
+    # Streamed a partition at a time: at a million keys a run has about a million panes.
     panes = [
         Pane(r.key, r.start, r.end, r["count"], r.total, r.at)
-        for r in rows.orderBy("offset").collect()
+        for r in rows.orderBy("offset").toLocalIterator()
     ]
     return panes, count
 
@@ -322,9 +326,10 @@ def startFlink(
 
 
 def produce(
-    classpath: str, servers: str, topic: str, rate: int, seconds: float, truthPath: str
+    classpath: str, servers: str, topic: str, rate: int, seconds: float, keys: int, truthPath: str
 ) -> dict:
-    """LatencyProducer's run: `rate` events a second for `seconds`; its truth file, read."""
+    """LatencyProducer's run: `rate` events a second for `seconds` over `keys` keys; its truth
+    file, read."""
     subprocess.run(
         [
             "java",
@@ -338,7 +343,7 @@ def produce(
             str(PARTITIONS),
             str(rate),
             str(seconds),
-            str(KEYS),
+            str(keys),
             str(BOUND_MS),
             truthPath,
         ],
@@ -374,10 +379,11 @@ def runOne(
     system: str,
     workload: str,
     rate: int,
+    keys: int,
     args: argparse.Namespace,
 ) -> dict[str, Any]:
     servers = broker.bootstrapServers
-    run = f"{system}-{workload}-{rate}-{uuid.uuid4().hex[:6]}"
+    run = f"{system}-{workload}-{rate}-{keys}-{uuid.uuid4().hex[:6]}"
     inTopic, outTopic = createTopics(spark, servers, run)
     stop: Callable[[], None]
     batchMs: list[float] = []
@@ -425,6 +431,7 @@ def runOne(
                 inTopic,
                 rate,
                 args.warmup + args.seconds + args.cooldown,
+                keys,
                 f"{tmp}/truth.json",
             )
         drained = awaitQuiet(spark, servers, outTopic, args.quiet, args.drain)
@@ -444,6 +451,7 @@ def runOne(
         "system": system,
         "workload": workload,
         "rate": rate,
+        "keys": keys,
         "achieved": round(truth["achieved"]),
         "producerBehindMs": round(1000 * truth["maxBehind"] / rate, 1),
         "outputRows": outputRows,
@@ -496,6 +504,17 @@ def session(jfr: str | None = None, tracePanes: str | None = None) -> SparkSessi
     return spark
 
 
+def keyCounts(text: str) -> list[int]:
+    """`--keys`: comma-separated positive key counts, e.g. `16,100000,1000000`."""
+    try:
+        counts = [int(k) for k in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"key counts are whole numbers, got {text!r}") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"key counts are at least 1, got {text!r}")
+    return counts
+
+
 def main() -> None:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -504,6 +523,12 @@ def main() -> None:
     p.add_argument("--rates", help="events a second, comma-separated (default 1000,10000,100000)")
     p.add_argument(
         "--seconds", type=float, help="seconds each run is measured, after the warm-up (default 60)"
+    )
+    p.add_argument(
+        "--keys",
+        default=str(KEYS),
+        type=keyCounts,
+        help=f"key counts, comma-separated (default {KEYS})",
     )
     p.add_argument("--systems", default=",".join(SYSTEMS))
     p.add_argument("--workloads", help="tumbling,sliding (default both)")
@@ -576,26 +601,29 @@ def main() -> None:
         with KafkaBroker() as broker:
             for workload in workloads:
                 for rate in rates:
-                    for system in systems:
-                        try:
-                            r = runOne(spark, broker, classpath, system, workload, rate, args)
-                        except Exception as e:  # noqa: BLE001
-                            # Wrong results, or a run that broke: a row with its error, no
-                            # latency; the other systems still run and print.
-                            r = {"system": system, "workload": workload, "rate": rate}
-                            r |= {"error": f"{type(e).__name__}: {e}"}
-                            r |= {"p50": None, "p99": None, "max": None}
-                            r |= {"growth": None, "held": False, "achieved": None}
-                        results.append(r)
-                        print(json.dumps(r), flush=True)
-                        if args.json:
-                            write(args.json, args, results)
+                    for keys in args.keys:
+                        for system in systems:
+                            try:
+                                r = runOne(
+                                    spark, broker, classpath, system, workload, rate, keys, args
+                                )
+                            except Exception as e:  # noqa: BLE001
+                                # Wrong results, or a run that broke: a row with its error, no
+                                # latency; the other systems still run and print.
+                                r = {"system": system, "workload": workload, "rate": rate}
+                                r |= {"keys": keys, "error": f"{type(e).__name__}: {e}"}
+                                r |= {"p50": None, "p99": None, "max": None}
+                                r |= {"growth": None, "held": False, "achieved": None}
+                            results.append(r)
+                            print(json.dumps(r), flush=True)
+                            if args.json:
+                                write(args.json, args, results)
     finally:
         spark.stop()
     print("\n" + table(results))
     failed = [r for r in results if "error" in r]
     for r in failed:
-        print(f"{r['system']} {r['workload']} {r['rate']}: {r['error']}")
+        print(f"{r['system']} {r['workload']} {r['rate']} {r.get('keys', KEYS)}: {r['error']}")
     if failed:
         sys.exit(1)
 
@@ -607,14 +635,15 @@ def markdown(results: list[dict]) -> str:
         return "-" if v is None else f"{v / 1000:.2f}"
 
     lines = [
-        "| workload | rate (achieved) | system | p50 s | p99 s | max s | growth s | held |",
-        "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |",
+        "| workload | rate (achieved) | keys | system | p50 s | p99 s | max s | growth s | held |",
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |",
     ]
     for r in results:
         achieved = f"{r['achieved'] / 1000:.1f}k" if r.get("achieved") else "-"
         held = "error" if "error" in r else "yes" if r["held"] else "no"
         lines.append(
-            f"| {r['workload']} | {r['rate'] // 1000}k ({achieved}) | {r['system']} | "
+            f"| {r['workload']} | {r['rate'] // 1000}k ({achieved}) | {r.get('keys', KEYS)} | "
+            f"{r['system']} | "
             f"{sec(r['p50'])} | {sec(r['p99'])} | {sec(r['max'])} | {sec(r['growth'])} | {held} |"
         )
     return "\n".join(lines)

@@ -21,7 +21,7 @@ both are read off its truth file.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ from typing import Any
 Window = tuple[str, int, int]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pane:
     """One output row: a window's count and sum, and when it reached the output (epoch ms)."""
 
@@ -47,22 +47,50 @@ class ResultMismatchError(AssertionError):
 
 def expectedWindows(truth: dict[str, Any], workload: str) -> dict[Window, tuple[int, int]]:
     """Every window the producer's events fill, with its count and sum: `tumbling` 1 s or
-    `sliding` 10 s every 1 s, from the truth file's per key and second buckets."""
-    buckets: dict[tuple[str, int], tuple[int, int]] = {
-        (f"k{k}", second): (count, total) for k, second, count, total in truth["buckets"]
-    }
-    if workload == "tumbling":
-        return {(key, s * 1000, s * 1000 + 1000): value for (key, s), value in buckets.items()}
-    if workload != "sliding":
-        raise ValueError(f"workload must be tumbling or sliding, got {workload!r}")
-    windows: dict[Window, list[int]] = defaultdict(lambda: [0, 0])
-    for (key, s), (count, total) in buckets.items():
-        # The 10 s windows every 1 s that hold second s: those starting s - 9 ... s.
-        for start in range(s - 9, s + 1):
-            w = windows[(key, start * 1000, start * 1000 + 10_000)]
-            w[0] += count
-            w[1] += total
-    return {w: (c, t) for w, (c, t) in windows.items()}
+    `sliding` 10 s every 1 s, from the truth file's per key and second buckets (all at once:
+    `check` asks a [[Truth]] window by window)."""
+    t = Truth(truth, workload)
+    return {w: value for w in t.windows() if (value := t.get(w)) is not None}
+
+
+# A window's seconds: tumbling 1 s, sliding 10 s (every 1 s).
+SPAN = {"tumbling": 1, "sliding": 10}
+
+
+class Truth:
+    """The producer's events as (key, second) -> (count, sum), and every window they fill found
+    from those buckets on demand: with a million keys, the sliding windows alone would be ten
+    million entries held at once."""
+
+    def __init__(self, truth: dict[str, Any], workload: str) -> None:
+        if workload not in SPAN:
+            raise ValueError(f"workload must be tumbling or sliding, got {workload!r}")
+        self.span = SPAN[workload]
+        self.buckets: dict[tuple[str, int], tuple[int, int]] = {
+            (f"k{k}", second): (count, total) for k, second, count, total in truth["buckets"]
+        }
+
+    def get(self, window: Window) -> tuple[int, int] | None:
+        """The window's count and sum, or None when no event falls in it (or it is no window)."""
+        key, start, end = window
+        if start % 1000 or end - start != 1000 * self.span:
+            return None
+        count = total = 0
+        found = False
+        for second in range(start // 1000, start // 1000 + self.span):
+            b = self.buckets.get((key, second))
+            if b is not None:
+                found = True
+                count += b[0]
+                total += b[1]
+        return (count, total) if found else None
+
+    def windows(self) -> Iterator[Window]:
+        """Every window the events fill, once: a window comes from its earliest second."""
+        for key, second in self.buckets:
+            for start in range(second - self.span + 1, second + 1):
+                if not any((key, s) in self.buckets for s in range(start, second)):
+                    yield (key, start * 1000, (start + self.span) * 1000)
 
 
 def closingTimes(truth: dict[str, Any], watermark: str) -> dict[int, int]:
@@ -97,7 +125,7 @@ def check(
     (Spark's update mode, rows reduced to the first with the final values) a window may come
     before the watermark passes its end. Raises ResultMismatchError naming the first differences.
     """
-    expected = expectedWindows(truth, workload)
+    expected = Truth(truth, workload)
     bound = truth["bound"]
     closedEverywhere = min(truth["maxTs"]) - bound  # the valve's maximum: every system passed it
     closedSomewhere = max(truth["maxTs"]) - bound
@@ -117,11 +145,12 @@ def check(
         if (rows[0].count, rows[0].total) != want:
             problems.append(f"{window}: {(rows[0].count, rows[0].total)}, want {want}")
     missing = sorted(
-        (w for w in expected if w[2] <= closedEverywhere and w not in byWindow), key=lambda w: w[2]
+        (w for w in expected.windows() if w[2] <= closedEverywhere and w not in byWindow),
+        key=lambda w: w[2],
     )
     if missing:
         firstMissing = missing[0][2]
-        emittedAfter = [w for w in byWindow if w[2] > firstMissing and w in expected]
+        emittedAfter = [w for w in byWindow if w[2] > firstMissing and expected.get(w) is not None]
         if emittedAfter and not updates:
             problems += [f"{w}: missing" for w in missing]
     if problems:
@@ -178,14 +207,20 @@ def fmt(v: Any) -> str:
 
 
 def table(results: list[dict]) -> str:
-    """The runs as a plain table, a failed run as a row without latencies (its error follows)."""
+    """The runs as a plain table, a failed run as a row without latencies (its error follows);
+    with a column of key counts when a run says its own."""
+    withKeys = any("keys" in r for r in results)
     lines = [
-        f"{'workload':<9} {'rate':>7} {'system':<15} {'achieved':>8} {'p50 ms':>7} "
-        f"{'p99 ms':>7} {'max ms':>7} {'growth':>7} held"
+        f"{'workload':<9} {'rate':>7} "
+        + (f"{'keys':>8} " if withKeys else "")
+        + f"{'system':<15} {'achieved':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} "
+        f"{'growth':>7} held"
     ]
     for r in results:
         lines.append(
-            f"{r['workload']:<9} {r['rate']:>7} {r['system']:<15} {fmt(r['achieved']):>8} "
+            f"{r['workload']:<9} {r['rate']:>7} "
+            + (f"{r.get('keys', '-'):>8} " if withKeys else "")
+            + f"{r['system']:<15} {fmt(r['achieved']):>8} "
             f"{fmt(r['p50']):>7} {fmt(r['p99']):>7} {fmt(r['max']):>7} {fmt(r['growth']):>7} "
             f"{'error' if 'error' in r else 'yes' if r['held'] else 'NO'}"
         )

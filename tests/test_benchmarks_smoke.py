@@ -331,3 +331,34 @@ def test_latency_table_prints_a_failed_run_as_a_row_beside_the_others() -> None:
         "2",
         "yes",
     ]
+
+
+def test_latency_takes_a_list_of_key_counts() -> None:
+    import argparse
+
+    from benchmarks.latency import keyCounts, markdown
+
+    assert keyCounts("16,100000,1000000") == [16, 100_000, 1_000_000]
+    for bad in ["", "16,", "0", "-5", "many"]:
+        with pytest.raises(argparse.ArgumentTypeError):
+            keyCounts(bad)
+    row = {"workload": "tumbling", "rate": 10000, "keys": 100000, "system": "flink"}
+    row |= {"achieved": 9990.0, "p50": 150.0, "p99": 280.0, "max": 300.0, "growth": 1.0}
+    row |= {"held": True}
+    assert "| 10k (10.0k) | 100000 | flink |" in markdown([row])
+
+
+def test_latency_check_finds_every_window_of_many_keys_without_listing_them() -> None:
+    from benchmarks.latency_stats import Pane, Truth, check
+
+    keys = 5000
+    # Key k has one event in second 10 + k % 3: a window of its own, all in partition 0's closing.
+    truth = {"bound": 200, "maxTs": [20_000], "closing": [[20_000, [1]]]}
+    truth["buckets"] = [[k, 10 + k % 3, 1, k] for k in range(keys)]
+    panes = [Pane(f"k{k}", (10 + k % 3) * 1000, (11 + k % 3) * 1000, 1, k, 0) for k in range(keys)]
+    assert check(panes, truth, "tumbling")[1] == 0
+    behind = [p for p in panes if p.key != "k2"]  # k2's window is among the latest
+    assert check(behind, truth, "tumbling")[1] == 1
+    sliding = Truth(truth, "sliding")
+    assert sum(1 for _ in sliding.windows()) == 10 * keys  # each window once
+    assert sliding.get(("k4", 5_000, 15_000)) == (1, 4)  # k4's event is in second 11

@@ -295,6 +295,50 @@ def test_key_groups_setting_is_checked(spark, tmp_path: Path, value: str) -> Non
         spark.conf.set("spark.sparkwin.keyGroups", "2")
 
 
+def test_many_keys_a_group_index_their_wake_ups_by_time_and_fire_after_a_restart(
+    spark, tmp_path: Path
+) -> None:
+    # 1200 keys in the session's 2 key groups: each group's wake-ups outgrow the record's table
+    # (256 keys) and move to pages of an index by time, entries of their own (WakeupIndex).
+    source, checkpoint = tmp_path / "source", tmp_path / "checkpoint"
+    paths = {t: str(tmp_path / t) for t in ("main", "late", "errors")}
+    keys = 1200
+
+    def run() -> None:
+        df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(source))
+        q = tumbling(df).writeStream(str(checkpoint), paths)
+        try:
+            q.processAllAvailable()
+        finally:
+            q.stop()
+
+    # Key i's window is one of [0, 10 s), [10 s, 20 s), [20 s, 30 s): three buckets of wake-ups.
+    writeBatches(source, [[row(f"u{i}", i, 1000 + (i % 3) * 10_000) for i in range(keys)]])
+    run()
+    state = (
+        spark.read.format("statestore")
+        .option("path", str(checkpoint))
+        .option("stateVarName", "sparkwin")
+        .load()
+        .select(F.col("user_map_key.value").alias("k"), F.col("user_map_value.value").alias("v"))
+        .collect()
+    )
+    records = [bytes(r["v"]) for r in state if len(r["k"]) == 0]
+    assert len(records) == 2 and all(r[0] & 0x20 for r in records)  # wake-ups by time
+    assert sum(1 for r in state if len(r["k"]) == 14) >= 2 * 3  # pages: a bucket's, a group's
+    writeBatches(source, [[row("z", 0, 100_000)]], start=1)  # past every window, after a restart
+    run()
+    fired = (
+        spark.read.parquet(paths["main"])
+        .where("user != 'z'")
+        .select("user", F.unix_millis("window_start").alias("start"), "sum_amount")
+        .collect()
+    )
+    assert sorted(tuple(r) for r in fired) == sorted(
+        (f"u{i}", (i % 3) * 10_000, i) for i in range(keys)
+    )
+
+
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
 
 

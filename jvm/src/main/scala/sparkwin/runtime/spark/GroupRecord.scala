@@ -57,8 +57,10 @@ object KeyId {
   * channel watermarks' length and bytes; layout 3 (processing-time timers, no channels) both
   * times per key and nothing after. When the group's keys lie in buckets ([[KeyBuckets]]) the
   * version byte has [[GroupRecord.BucketsFlag]] added and the bucket count (int) follows the
-  * count of keys with state; `buckets` 0 is a key an entry. A record of another version or
-  * length is refused with a message, never misread.
+  * count of keys with state; `buckets` 0 is a key an entry. When the group's wake-ups are
+  * indexed by time ([[WakeupIndex]]) the version byte has [[GroupRecord.IndexedFlag]] added and
+  * the index's directory stands where the table would ([[WakeupIndex.writeTo]]). A record of
+  * another version or length is refused with a message, never misread.
   */
 final case class GroupRecord(
     keyGroups: Int,
@@ -67,7 +69,8 @@ final case class GroupRecord(
     wakeups: Seq[Wakeup],
     channels: Option[Array[Byte]] = None,
     processing: Boolean = false,
-    buckets: Int = 0
+    buckets: Int = 0,
+    index: Option[WakeupIndex] = None
 ) {
 
   /** Both times per key: with channels, or with processing-time timers. */
@@ -86,6 +89,12 @@ object GroupRecord {
     */
   val BucketsFlag: Byte = 0x10
 
+  /** Set in the version byte when the group's wake-ups are indexed by time ([[WakeupIndex]]): the
+    * index's directory follows the header instead of the wake-up table. An older sparkwin refuses
+    * such a record (its layout byte), never misreads it.
+    */
+  val IndexedFlag: Byte = 0x20
+
   /** A record read in place: its header, its wake-up table indexed over the bytes
     * ([[WakeupTable]]) and its channel watermarks' bytes.
     */
@@ -96,7 +105,8 @@ object GroupRecord {
       val table: WakeupTable,
       val channels: Option[Array[Byte]],
       val processing: Boolean,
-      val buckets: Int
+      val buckets: Int,
+      val index: WakeupIndex = null // null: the wake-ups are the table
   )
 
   def encode(r: GroupRecord): Array[Byte] =
@@ -107,7 +117,8 @@ object GroupRecord {
       WakeupTable.of(r.wakeups, r.twoTimes),
       r.channels,
       r.processing,
-      r.buckets
+      r.buckets,
+      r.index.orNull
     )
 
   /** A record's bytes: the one writer of every layout. */
@@ -118,25 +129,36 @@ object GroupRecord {
       table: WakeupTable,
       channels: Option[Array[Byte]],
       processing: Boolean,
-      buckets: Int = 0
+      buckets: Int = 0,
+      index: WakeupIndex = null
   ): Array[Byte] = {
     val twoTimes = channels.isDefined || processing
     val bucketed = buckets > 0
-    val size = 1 + 4 + 8 + 8 + (if (bucketed) 4 else 0) + table.encodedSize(twoTimes) +
-      channels.fold(0)(4 + _.length)
+    val wakeupsSize = if (index != null) index.encodedSize else table.encodedSize(twoTimes)
+    val size = 1 + 4 + 8 + 8 + (if (bucketed) 4 else 0) + wakeupsSize + channels.fold(0)(4 + _.length)
     val out = ByteBuffer.allocate(size)
     val layout = if (channels.isDefined) ChannelsVersion else if (processing) TwoClocksVersion else Version
-    out.put(if (bucketed) (layout | BucketsFlag).toByte else layout)
+    val flags = (if (bucketed) BucketsFlag else 0) | (if (index != null) IndexedFlag else 0)
+    out.put((layout | flags).toByte)
     out.putInt(keyGroups).putLong(timer).putLong(liveKeys)
     if (bucketed) out.putInt(buckets)
-    table.writeTo(out, twoTimes)
+    if (index != null) index.writeTo(out) else table.writeTo(out, twoTimes)
     channels.foreach(c => out.putInt(c.length).put(c))
     out.array()
   }
 
   def decode(bytes: Array[Byte]): GroupRecord = {
     val r = read(bytes)
-    GroupRecord(r.keyGroups, r.timer, r.liveKeys, r.table.entries, r.channels, r.processing, r.buckets)
+    GroupRecord(
+      r.keyGroups,
+      r.timer,
+      r.liveKeys,
+      r.table.entries,
+      r.channels,
+      r.processing,
+      r.buckets,
+      Option(r.index)
+    )
   }
 
   /** The record in `bytes`, its table indexed, not decoded. */
@@ -151,11 +173,12 @@ object GroupRecord {
     try {
       val tag = in.get()
       val bucketed = (tag & BucketsFlag) != 0
-      val version = (tag & ~BucketsFlag).toByte
+      val indexed = (tag & IndexedFlag) != 0
+      val version = (tag & ~(BucketsFlag | IndexedFlag)).toByte
       if (version < Version || version > TwoClocksVersion)
         throw corrupt(
           s"layout $tag, this sparkwin reads layouts $Version to $TwoClocksVersion, with or " +
-            s"without keys in buckets (+$BucketsFlag)"
+            s"without keys in buckets (+$BucketsFlag) and wake-ups by time (+$IndexedFlag)"
         )
       val channels = version == ChannelsVersion
       val keyGroups = in.getInt()
@@ -163,7 +186,10 @@ object GroupRecord {
       val liveKeys = in.getLong()
       val buckets = if (bucketed) in.getInt() else 0
       if (bucketed && buckets < 1) throw corrupt(s"$buckets key buckets")
-      val table = WakeupTable.read(bytes, in, twoTimes = version != Version, corrupt)
+      val index = if (indexed) WakeupIndex.read(in, corrupt) else null
+      val table =
+        if (indexed) WakeupTable.empty(version != Version)
+        else WakeupTable.read(bytes, in, twoTimes = version != Version, corrupt)
       val valve =
         if (!channels) None
         else {
@@ -174,7 +200,7 @@ object GroupRecord {
           Some(b)
         }
       if (in.hasRemaining) throw corrupt(s"${in.remaining} bytes after the wake-ups")
-      new Stored(keyGroups, timer, liveKeys, table, valve, version == TwoClocksVersion, buckets)
+      new Stored(keyGroups, timer, liveKeys, table, valve, version == TwoClocksVersion, buckets, index)
     } catch {
       case _: java.nio.BufferUnderflowException => throw corrupt("it ends early")
     }

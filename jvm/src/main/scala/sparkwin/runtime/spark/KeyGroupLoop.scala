@@ -116,6 +116,10 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private var liveKeys: Long = _
   private var wakeups: WakeupTable = _
   private var buckets: KeyBuckets = _ // null: the group's keys are entries of their own
+  // Non-null: the group's wake-ups are indexed by time instead of the table ([[WakeupIndex]]),
+  // and `taken` holds what this call took out of it for the keys it wakes.
+  private var index: WakeupIndex = _
+  private var taken: java.util.LinkedHashMap[KeyId, Wakeup] = _
   // The group record as the last call left it (null: none). In real-time mode a call is one row
   // of the same few groups, and a call whose group still holds these bytes skips reading them
   // (the record, its table and the channel watermarks were a fifth of the loop's time at 10k rows
@@ -162,7 +166,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
       )
     try run(byKey, delivered, firing, tick)
     catch { case e: CorruptStateException => throw e.in(describeGroup(group.keyGroup)) }
-    finally { host = null; buckets = null }
+    finally { host = null; buckets = null; index = null; taken = null }
   }
 
   /** A key group as errors name it: its label (Spark's grouping key, [[KeyGroupLabels]]), of how
@@ -210,6 +214,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     val bucketCount = stored.fold(1)(_.buckets)
     buckets = if (host.packsKeys && bucketCount > 0) new KeyBuckets(host, bucketCount, liveKeys) else null
     wakeups = stored.fold(WakeupTable.empty(policy.processingTimers))(_.table)
+    index = stored.map(_.index).orNull
     val now = processingTime(tick)
     // The group keeps its own channel watermarks, moved by summary rows (channel=, real-time mode).
     val watermarks =
@@ -231,16 +236,23 @@ final class KeyGroupLoop(spec: LoopSpec) {
     byKey.forEach((k, rows) => withRows += ((k, keyBytes.encode(k), rows)))
     // Most calls of a group with many keys wake none of them: the table is scanned only when
     // its earliest wake-up is due, and a due key with rows wakes with them.
-    val (earliestAt, earliestProcessingAt) = wakeups.earliest()
+    val (earliestAt, earliestProcessingAt) = if (index != null) index.earliest() else wakeups.earliest()
     val due =
       if (!policy.isDue(earliestAt, earliestProcessingAt, clocks.after, now))
         ArrayBuffer.empty[Wakeup]
       else {
         val ids = new java.util.HashSet[KeyId](withRows.size * 2)
         withRows.foreach(w => ids.add(new KeyId(w._2)))
-        wakeups
-          .due((at, processingAt) => policy.isDue(at, processingAt, clocks.after, now))
-          .filterNot(w => ids.contains(new KeyId(w.key)))
+        val isDue = (at: Long, processingAt: Long) => policy.isDue(at, processingAt, clocks.after, now)
+        val found =
+          if (index == null) wakeups.due(isDue)
+          else {
+            taken = index.takeDue(host, isDue)
+            val all = new ArrayBuffer[Wakeup](taken.size)
+            taken.values.forEach(w => all += w)
+            all
+          }
+        found.filterNot(w => ids.contains(new KeyId(w.key)))
       }
     withRows.foreach { case (k, id, rows) => processKey(k, id, rows, clocks, wakeups.get(id)) }
     due.foreach(w => processKey(keyBytes.decode(w.key), w.key, ArrayBuffer.empty, clocks, w))
@@ -310,6 +322,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
   ): Unit = {
     val loaded = if (holdsNoState(before)) null else if (buckets != null) buckets.get(id) else host.get(id)
     backend.load(key, loaded)
+    val held = if (index != null) wakeup() else null // the index keeps no key's current wake-up
     driver.moveClocks(TimeMove.EnterKey(clocks.now, clocks.before))
     if (combined) rows.foreach(partial(key, _))
     else rows.foreach(element)
@@ -320,7 +333,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
     val next = wakeup()
-    if (next == null) { if (before != null) wakeups.remove(id) }
+    if (index != null)
+      index.moved(host, id, held, next, if (taken == null) null else taken.get(new KeyId(id)))
+    else if (next == null) { if (before != null) wakeups.remove(id) }
     else if (before == null || before.at != next.at || before.processingAt != next.processingAt)
       wakeups.put(id, next)
   }
@@ -331,7 +346,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
     * wake-up there, or null). A key of its own for nearly every event made these misses a fifth
     * of the state updates.
     */
-  private def holdsNoState(before: Wakeup): Boolean = before == null && liveKeys == wakeups.size
+  private def holdsNoState(before: Wakeup): Boolean =
+    if (index != null) liveKeys == 0 // the index lists no key for sure: only an empty group tells
+    else before == null && liveKeys == wakeups.size
 
   private def element(row: Row): Unit = {
     val record = new RowRecord(row, payloadWidth)
@@ -377,7 +394,10 @@ final class KeyGroupLoop(spec: LoopSpec) {
       firing: Boolean,
       tick: Long
   ): Unit = {
-    val (earliestEvent, earliestProcessing) = wakeups.earliest()
+    // A group whose table grew past a few hundred keys (or an older sparkwin's) moves to the index.
+    if (index == null && host.packsKeys && wakeups.size > WakeupIndex.From)
+      index = WakeupIndex.of(host, wakeups.entries)
+    val (earliestEvent, earliestProcessing) = if (index != null) index.earliest() else wakeups.earliest()
     val current = stored.map(_.timer).getOrElse(Long.MinValue)
     val wake = policy.processingWake(
       earliestProcessing,
@@ -388,6 +408,10 @@ final class KeyGroupLoop(spec: LoopSpec) {
     host.timer(current, wanted, firing)
     spec.wakes.foreach(_.report(wake, tick != Long.MinValue))
     val bucketCount = if (buckets == null) 0 else { buckets.flush(); buckets.count }
+    if (index != null) index.flush(host)
+    val noWakeups = if (index != null) index.isEmpty else wakeups.size == 0
+    val wakeupsChanged =
+      if (index != null) index.changed || stored.forall(_.index == null) else wakeups.changed
     val channelBytes = watermarks.map { cw =>
       stored.flatMap(_.channels) match {
         case Some(bytes) if !cw.isChanged => bytes // a row's call: only a summary moves them
@@ -399,10 +423,10 @@ final class KeyGroupLoop(spec: LoopSpec) {
           bytes.toByteArray
       }
     }
-    if (liveKeys == 0 && wanted == Long.MinValue && wakeups.size == 0 && channelBytes.isEmpty) {
+    if (liveKeys == 0 && wanted == Long.MinValue && noWakeups && channelBytes.isEmpty) {
       if (stored.isDefined) host.remove(GroupRecordKey)
     } else if (
-      stored.isEmpty || wakeups.changed || wanted != current || liveKeys != stored.get.liveKeys ||
+      stored.isEmpty || wakeupsChanged || wanted != current || liveKeys != stored.get.liveKeys ||
       bucketCount != stored.get.buckets || !sameBytes(stored.flatMap(_.channels), channelBytes)
     ) {
       val bytes = GroupRecord.write(
@@ -412,7 +436,8 @@ final class KeyGroupLoop(spec: LoopSpec) {
         wakeups,
         channelBytes,
         policy.processingTimers,
-        bucketCount
+        bucketCount,
+        index
       )
       host.put(GroupRecordKey, bytes)
       kept = KeptRecord(bytes, settled(wanted, channelBytes, bucketCount), watermarks.orNull)
@@ -432,8 +457,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
       channelBytes: Option[Array[Byte]],
       bucketCount: Int
   ): GroupRecord.Stored =
-    if (!wakeups.settle()) null
-    else
+    if (index == null && !wakeups.settle()) null
+    else {
+      if (index != null) index.settle()
       new GroupRecord.Stored(
         spec.keyGroups,
         timer,
@@ -441,8 +467,10 @@ final class KeyGroupLoop(spec: LoopSpec) {
         wakeups,
         channelBytes,
         policy.processingTimers,
-        bucketCount
+        bucketCount,
+        index
       )
+    }
 
   private def sameBytes(a: Option[Array[Byte]], b: Option[Array[Byte]]): Boolean = (a, b) match {
     case (Some(x), Some(y)) => java.util.Arrays.equals(x, y)

@@ -43,8 +43,18 @@ class LayoutFuzzSuite extends munit.FunSuite {
       GroupRecord(128, 109999L, 3L, wakeups.take(3).map(_.copy(processingAt = Long.MaxValue))),
       GroupRecord(1, Long.MinValue, 0L, Nil),
       GroupRecord(64, 5L, 5L, wakeups, channels = Some(channels(1))),
-      GroupRecord(64, 5L, 5L, wakeups, processing = true, buckets = 3)
+      GroupRecord(64, 5L, 5L, wakeups, processing = true, buckets = 3),
+      GroupRecord(64, 5L, 5L, Nil, processing = true, buckets = 3, index = Some(indexOf(wakeups)._1)),
+      GroupRecord(8, 5L, 5L, Nil, channels = Some(channels(0)), index = Some(indexOf(wakeups)._1))
     ).map(GroupRecord.encode)
+  }
+
+  /** An index of these wake-ups (over 2 s: two buckets a clock) and the store with its pages. */
+  private def indexOf(wakeups: Seq[Wakeup], spread: Long = 100): (WakeupIndex, Store) = {
+    val store = new Store
+    val index = WakeupIndex.of(store, wakeups.map(w => w.copy(at = w.at * spread)))
+    index.flush(store)
+    (index, store)
   }
 
   test("fuzz GroupRecord: a mutated record reads, or is refused as corrupt") {
@@ -79,6 +89,23 @@ class LayoutFuzzSuite extends munit.FunSuite {
       one.put(KeyBuckets.entryKey(0), b)
       val read = new KeyBuckets(one, 1, 40L)
       (0 until 40).foreach(i => read.get(key(i)))
+    }
+  }
+
+  test("fuzz WakeupIndex pages: a mutated page reads, or is refused as corrupt") {
+    val wakeups = (1 to 40).map(i => Wakeup(key(i), 500L + i, Long.MaxValue))
+    val (index, store) = indexOf(wakeups, spread = 1)
+    val record = GroupRecord.write(1, 0L, 0L, WakeupTable.empty(false), None, false, 0, index)
+    val pageKeys = store.entries.keySet.toArray.map(_.asInstanceOf[KeyId].bytes).filter(_.length == 14)
+    assertEquals(pageKeys.length, 2) // 40 wake-ups in one bucket: two pages
+    val valid = pageKeys.toSeq.map(store.get)
+    Fuzz.bytes("WakeupIndex page", Fuzz.cases(3000), Fuzz.mutatedBytes(valid), bound)(typed) { b =>
+      val one = new Store
+      pageKeys.foreach(k => one.put(k, b))
+      val read = GroupRecord.read(record).index
+      read.takeDue(one, (_, _) => true)
+      read.add(one, WakeupIndex.Event, key(3), 1200L)
+      read.flush(one)
     }
   }
 

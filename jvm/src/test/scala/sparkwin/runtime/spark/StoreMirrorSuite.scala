@@ -5,7 +5,6 @@ import java.io.File
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.Row
 
-
 /** A task's mirror of its state store: reads it answers are what the task last wrote or read,
   * per key group; and a real-time loop over a host that reads through it gives the same panes
   * while the store is read once per entry, not once per row.
