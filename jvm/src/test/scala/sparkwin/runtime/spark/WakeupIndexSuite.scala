@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.databind.node.ObjectNode
 import org.apache.spark.sql.Row
 
-
 /** A big key group's wake-ups indexed by time ([[WakeupIndex]]), through the loop over a host
   * that keeps each entry on its own as Spark 4's map state does: what a call costs does not grow
   * with the group's keys, windows fire once and in time order across buckets, on both clocks, a
