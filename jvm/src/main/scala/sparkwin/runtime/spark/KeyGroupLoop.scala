@@ -143,7 +143,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
     }
 
   /** One call for a group: its rows of this micro-batch (none when its timer fires), and whether
-    * the call is its timer's. Returns the output rows; the host has every change when it ends.
+    * the call is its timer's. Returns the output rows; the host has every change when it ends,
+    * except in a real-time data row's call, which leaves them to its group's next summary or timer
+    * call ([[WriteBehind]]).
     */
   def call(group: GroupHost, rows: Iterator[Row], firing: Boolean): Iterator[Row] = {
     host = if (writeBehind == null) group else writeBehind.over(group)
