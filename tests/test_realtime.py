@@ -209,6 +209,39 @@ def test_real_time_fires_windows_inside_a_batch_with_micro_batch_results(
     print(f"real-time run: {time.monotonic() - started:.1f} s, {report}")
 
 
+def test_real_time_short_batches_keep_a_windows_rows_across_the_commit(
+    kafkaBroker, tmp_path
+) -> None:
+    """Batches of 5 s (realtime_batches_run.py): a window's rows arrive in one batch without
+    closing it, and the rows that close it in a later batch. A data row's call leaves its state
+    unwritten until its group's next summary, and the map side's last summary of a partition
+    writes it before Spark commits: the pane counts every row of the first batch."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(TESTS / "realtime_batches_run.py"),
+            kafkaBroker.bootstrapServers,
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
+    traceback = done.stderr[done.stderr.rfind("Traceback") :] if "Traceback" in done.stderr else ""
+    assert done.returncode == 0, (traceback or done.stderr)[:6000]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    # The rows' batch ended (and a second one) before the closing rows were written.
+    assert len(report["batchesBeforeClose"]) >= len(report["batchesBeforeRows"]) + 2, report
+    assert report["panesBeforeClose"] == [], report
+    got = {p["user"]: {"count": p["count"], "sum": p["sum_amount"]} for p in report["panes"]}
+    assert got == report["expected"], report
+
+
 def test_for_each_row_hands_each_output_its_own_rows() -> None:
     """The real-time foreach: a union row goes to its output's function as that output's row
     (a result, a late row with the input's columns, an error with its reason)."""

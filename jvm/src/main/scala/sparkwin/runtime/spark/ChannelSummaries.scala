@@ -42,10 +42,13 @@ object ChannelSummaries {
 
     /** `rows`, each followed by a summary for every key group when it moved a channel's largest
       * time and the last summary is at least `everyMs` old (processing time), and a last summary
-      * at the end if anything moved since: a real-time batch's partition ends only with the
-      * batch, and its groups must learn of the watermark while it runs. A row reaches its group
-      * before the summary it caused, as in a micro-batch, where rows meet the watermark the
-      * batch before left.
+      * at the end: a real-time batch's partition ends only with the batch, and its groups must
+      * learn of the watermark while it runs. A row reaches its group before the summary it
+      * caused, as in a micro-batch, where rows meet the watermark the batch before left.
+      *
+      * The last one goes to every group even when nothing moved (then naming no channel): it is
+      * each group's flush point before Spark commits the store ([[WriteBehind]]), so a group's
+      * last call of a batch always carries a summary.
       */
     def interleaved(rows: Iterator[Row], labels: Array[Int], width: Int, everyMs: Long): Iterator[Row] = {
       var last = Long.MinValue
@@ -57,8 +60,14 @@ object ChannelSummaries {
       }
       rows.flatMap { row =>
         if (due()) Iterator.single(row) ++ summaryRows(labels, width) else Iterator.single(row)
-      } ++ (if (moved) summaryRows(labels, width) else Iterator.empty)
+      } ++ (if (moved) summaryRows(labels, width) else markerRows(labels, width))
     }
+
+    /** A summary for every key group naming no channel: it moves no watermark and marks no
+      * channel active, and only ends the partition's rows to each group.
+      */
+    def markerRows(labels: Array[Int], width: Int): Iterator[Row] =
+      labels.iterator.map(label => summaryRow(label, width, Seq.empty, Seq.empty))
 
     def isEmpty: Boolean = max.isEmpty
 
@@ -73,12 +82,14 @@ object ChannelSummaries {
         max.forEach { (id, ts) => ids(i) = id; times(i) = ts.longValue; i += 1 }
         if (PaneTrace.on)
           PaneTrace.mark("summary", ids.indices.map(j => s"${ids(j)}=${times(j)}").mkString(" "))
-        labels.iterator.map { label =>
-          val values = new Array[Any](width + 2)
-          values(width + 1) = new GenericRow(Array[Any](label, ids.toSeq, times.toSeq))
-          new GenericRow(values)
-        }
+        labels.iterator.map(label => summaryRow(label, width, ids.toSeq, times.toSeq))
       }
+  }
+
+  private def summaryRow(label: Int, width: Int, ids: Seq[Any], times: Seq[Any]): Row = {
+    val values = new Array[Any](width + 2)
+    values(width + 1) = new GenericRow(Array[Any](label, ids, times))
+    new GenericRow(values)
   }
 
   /** The channels' largest times in a summary row's summary struct. */

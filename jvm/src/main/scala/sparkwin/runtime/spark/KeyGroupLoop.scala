@@ -126,6 +126,12 @@ final class KeyGroupLoop(spec: LoopSpec) {
   // a second). What is read is a function of the bytes, so another group with the same bytes may
   // use it too. Set only when a call ends well.
   private var kept: KeptRecord = _
+  // Real-time mode with summaries: a data row's call leaves its writes unwritten until the
+  // group's next summary or timer call ([[WriteBehind]]); null elsewhere (every call writes).
+  private val writeBehind: WriteBehind = if (spec.realTime && policy.ownWatermark) new WriteBehind else null
+
+  /** The task's unwritten changes (null: every call writes them; for tests). */
+  def deferred: WriteBehind = writeBehind
 
   /** The pipeline's key of an input row ([[Keys]]); a pre-aggregated row from [[Combiner]]
     * leads with it.
@@ -143,10 +149,13 @@ final class KeyGroupLoop(spec: LoopSpec) {
     }
 
   /** One call for a group: its rows of this micro-batch (none when its timer fires), and whether
-    * the call is its timer's. Returns the output rows; the host has every change when it ends.
+    * the call is its timer's. Returns the output rows; the host has every change when it ends,
+    * except in a real-time data row's call, which leaves them to its group's next summary or timer
+    * call ([[WriteBehind]]).
     */
   def call(group: GroupHost, rows: Iterator[Row], firing: Boolean): Iterator[Row] = {
-    host = group
+    host = if (writeBehind == null) group else writeBehind.over(group)
+    var summarised = false // a summary row is a flush point ([[WriteBehind]])
     // A key's rows in arrival order; keys in the order they first appear.
     val byKey = new java.util.LinkedHashMap[Row, ArrayBuffer[Row]]()
     val delivered = new java.util.TreeMap[String, java.lang.Long]()
@@ -155,17 +164,21 @@ final class KeyGroupLoop(spec: LoopSpec) {
     var tick = Long.MinValue // a clock tick's time, when this call is one (SparkRuntime.withTicks)
     rows.foreach { row =>
       if (tickAt >= 0 && !row.isNullAt(tickAt)) tick = math.max(tick, row.getLong(tickAt))
-      else if (policy.ownWatermark && !row.isNullAt(summaryAt))
+      else if (policy.ownWatermark && !row.isNullAt(summaryAt)) {
         ChannelSummaries.read(row.getStruct(summaryAt), delivered)
-      else byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row
+        summarised = true
+      } else byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row
     }
     if (PaneTrace.on && !delivered.isEmpty)
       PaneTrace.mark(
         "call",
         s"${group.keyGroup} " + delivered.asScala.map { case (c, t) => s"$c=$t" }.mkString(" ")
       )
-    try run(byKey, delivered, firing, tick)
-    catch { case e: CorruptStateException => throw e.in(describeGroup(group.keyGroup)) }
+    try {
+      val out = run(byKey, delivered, firing, tick)
+      if (writeBehind != null && (summarised || firing)) writeBehind.flush(group)
+      out
+    } catch { case e: CorruptStateException => throw e.in(describeGroup(group.keyGroup)) }
     finally { host = null; buckets = null; index = null; taken = null }
   }
 

@@ -5,11 +5,9 @@ package sparkwin.runtime.spark
   * call of its group, and each call reads the group's record and its key's bucket back from
   * RocksDB through Spark's map-state encoding, entries the same task wrote a row earlier.
   *
-  * It is a read cache only, so exactly-once is the store's as before: every put and remove still
-  * goes to the state store in the call that makes it, and Spark commits the store at the batch's
-  * end with nothing held back here (Spark 4.3 commits a partition's store before it calls the
-  * processor's `close()`, so nothing written after the last row could be flushed in time). It
-  * is right because a task's store has one writer, the task itself: a partition's store is
+  * It is a read cache only: every put and remove it sees goes to the state store at once, and
+  * what the loop holds back is [[WriteBehind]]'s, which answers a group's reads before this
+  * does. It is right because a task's store has one writer, the task itself: a partition's store is
   * opened by one task at a version, and a retried task (or the next batch) builds a new
   * processor, so a new, empty mirror. Values are never changed once handed over (every writer
   * encodes into a new array), so the mirror keeps the arrays themselves.

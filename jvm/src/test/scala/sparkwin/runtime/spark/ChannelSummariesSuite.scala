@@ -3,12 +3,15 @@ package sparkwin.runtime.spark
 import org.apache.spark.sql.Row
 
 /** The map side's summaries in real-time mode: sent right after the row that moved a channel's
-  * largest time (at most every interval), and once more at the partition's end if anything moved.
+  * largest time (at most every interval), and once more at the partition's end: what moved, or
+  * a marker naming no channel (every group's flush point, [[WriteBehind]]).
   */
 class ChannelSummariesSuite extends munit.FunSuite {
   private val labels = Array(7, 9)
 
-  /** The tapped stream as "r<ts>" for data rows and "s<group>:<max>" for summaries. */
+  /** The tapped stream as "r<ts>" for data rows, "s<group>:<max>" for summaries and "m<group>"
+    * for a summary naming no channel.
+    */
   private def run(times: Seq[Long], everyMs: Long): List[String] = {
     val tap = new ChannelSummaries.Tap
     val rows = times.iterator.map { t => tap.see("0", t); Row(t) }
@@ -16,7 +19,8 @@ class ChannelSummariesSuite extends munit.FunSuite {
       if (!row.isNullAt(0)) s"r${row.getLong(0)}"
       else {
         val s = row.getStruct(2)
-        s"s${s.getInt(0)}:${s.getSeq[Long](2).head}"
+        if (s.getSeq[Long](2).isEmpty) s"m${s.getInt(0)}"
+        else s"s${s.getInt(0)}:${s.getSeq[Long](2).head}"
       }
     }
   }
@@ -24,7 +28,7 @@ class ChannelSummariesSuite extends munit.FunSuite {
   test("every row that moves the largest time is followed by a summary for every key group") {
     assertEquals(
       run(Seq(5L, 3L, 8L), everyMs = 0),
-      List("r5", "s7:5", "s9:5", "r3", "r8", "s7:8", "s9:8")
+      List("r5", "s7:5", "s9:5", "r3", "r8", "s7:8", "s9:8", "m7", "m9")
     )
   }
 
@@ -34,6 +38,12 @@ class ChannelSummariesSuite extends munit.FunSuite {
       run(Seq(5L, 8L, 9L), everyMs = 3600000),
       List("r5", "s7:5", "s9:5", "r8", "r9", "s7:9", "s9:9")
     )
-    assertEquals(run(Seq.empty, everyMs = 0), Nil)
+  }
+
+  test("a partition's end reaches every group even when nothing moved, or with no row at all") {
+    // Without it, a group's deferred writes would have no call left to flush them in before
+    // Spark commits the store.
+    assertEquals(run(Seq.empty, everyMs = 0), List("m7", "m9"))
+    assertEquals(run(Seq(5L, 5L), everyMs = 0), List("r5", "s7:5", "s9:5", "r5", "m7", "m9"))
   }
 }

@@ -195,6 +195,9 @@ class WakeupIndexSuite extends munit.FunSuite {
     }
     def summary(max: Long) = Row(null, null, null, null, Row(0, Seq("0"), Seq(max)))
     (0 until 400).foreach(i => assertEquals(call(Row(s"u$i", 1L, (i % 20).toLong, "0", null)), Nil))
+    // Real-time data calls hold their writes until a summary ([[WriteBehind]]): one that closes
+    // nothing writes them out.
+    assertEquals(call(summary(0L)), Nil)
     assert(indexed(store))
     val before = new java.util.HashMap[KeyId, Array[Byte]](store.entries)
     val firstWindow = (0 until 400).filter(_ % 20 < 10).map(i => (s"u$i", 0L, 1L)).toList.sorted
