@@ -388,6 +388,7 @@ def runOne(
     stop: Callable[[], None]
     batchMs: list[float] = []
     batches: list[tuple[int, str, int]] = []
+    stateOps: dict[str, float] = {}
     if system == "flink":
         process = startFlink(classpath, servers, inTopic, outTopic, workload, args.interval_ms)
 
@@ -419,6 +420,7 @@ def runOne(
             ]
             if took:
                 batchMs[:] = [took[len(took) // 2], took[-1]]
+            stateOps.update(stateOperatorMedians(query.recentProgress))
             query.stop()
             shutil.rmtree(checkpoint, ignore_errors=True)
 
@@ -457,6 +459,7 @@ def runOne(
         "outputRows": outputRows,
         "missing": missing,
         "batchMs": batchMs,
+        "stateOps": stateOps,
         "drainSeconds": round(drained, 1),
         "intervalMs": args.interval_ms,
         **summary(points),
@@ -477,6 +480,29 @@ def runOne(
     # A producer that could not keep the rate says nothing about the system.
     result["held"] = result["held"] and truth["achieved"] >= 0.95 * rate and not missing
     return result
+
+
+def stateOperatorMedians(progress: list[dict]) -> dict[str, float]:
+    """Where a micro-batch's time goes, median over the batches that had data: the batch's
+    `addBatch` and the stateful operator's rows updated and removed, update, removal and commit
+    times (Spark's progress; summed over the operator's tasks)."""
+    fields = (
+        "numRowsUpdated",
+        "numRowsRemoved",
+        "allUpdatesTimeMs",
+        "allRemovalsTimeMs",
+        "commitTimeMs",
+    )
+    rows: dict[str, list[float]] = {f: [] for f in (*fields, "addBatchMs", "numInputRows")}
+    for p in progress:
+        if not p.get("numInputRows"):
+            continue
+        rows["numInputRows"].append(p["numInputRows"])
+        rows["addBatchMs"].append(p["durationMs"].get("addBatch", 0))
+        for op in p.get("stateOperators", [])[:1]:
+            for f in fields:
+                rows[f].append(op.get(f, 0))
+    return {f: sorted(v)[len(v) // 2] for f, v in rows.items() if v}
 
 
 def session(jfr: str | None = None, tracePanes: str | None = None) -> SparkSession:

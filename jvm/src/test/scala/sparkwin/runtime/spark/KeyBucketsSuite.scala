@@ -75,6 +75,43 @@ class KeyBucketsSuite extends munit.FunSuite {
     (10L to 15L).foreach(seed => churn(seed, keySpace = 60, calls = 200, opsPerCall = 9))
   }
 
+  test("a key read, then written or removed as the same array, as the loop does, reads back as a plain map") {
+    // The write after a read reuses the read's place; a read of another key, a write of another
+    // (which may split a bucket) or a flush in between must make it look again.
+    (20L to 25L).foreach { seed =>
+      val random = new Random(seed)
+      val store = new Store
+      val model = scala.collection.mutable.HashMap.empty[Int, String]
+      val arrays = (0 until 2000).map(key) // one array a key, kept across calls, as the loop's ids
+      var count = 1
+      (1 to 30).foreach { call =>
+        val b = new KeyBuckets(store, count, model.size.toLong)
+        (1 to 300).foreach { op =>
+          val k = random.nextInt(arrays.size)
+          assertEquals(text(b.get(arrays(k))), model.get(k).orNull, s"seed $seed, call $call, key $k")
+          random.nextInt(4) match {
+            case 0 => // another key read in between
+              val other = random.nextInt(arrays.size)
+              assertEquals(text(b.get(arrays(other))), model.get(other).orNull)
+            case 1 => // another key written in between: a new one may split this key's bucket
+              val other = random.nextInt(arrays.size)
+              b.put(arrays(other), value(other, -op)); model(other) = text(value(other, -op))
+            case _ =>
+          }
+          // Written once, or twice in a row (a write's place must not outlive it).
+          (1 to 1 + random.nextInt(2)).foreach { again =>
+            if (random.nextInt(3) == 0) { b.remove(arrays(k)); model.remove(k) }
+            else { b.put(arrays(k), value(k, op * 3 + again)); model(k) = text(value(k, op * 3 + again)) }
+          }
+        }
+        b.flush()
+        count = b.count
+      }
+      val last = new KeyBuckets(store, count, model.size.toLong)
+      arrays.indices.foreach(k => assertEquals(text(last.get(key(k))), model.get(k).orNull, s"seed $seed, key $k"))
+    }
+  }
+
   test("a call touching every key of a big group reads and writes a bucket once, not each key") {
     val store = new Store
     val first = new KeyBuckets(store, 1, 0L)
