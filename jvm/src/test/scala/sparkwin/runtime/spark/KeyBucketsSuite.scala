@@ -108,7 +108,9 @@ class KeyBucketsSuite extends munit.FunSuite {
         count = b.count
       }
       val last = new KeyBuckets(store, count, model.size.toLong)
-      arrays.indices.foreach(k => assertEquals(text(last.get(key(k))), model.get(k).orNull, s"seed $seed, key $k"))
+      arrays.indices.foreach(k =>
+        assertEquals(text(last.get(key(k))), model.get(k).orNull, s"seed $seed, key $k")
+      )
     }
   }
 
