@@ -505,7 +505,9 @@ def stateOperatorMedians(progress: list[dict]) -> dict[str, float]:
     return {f: sorted(v)[len(v) // 2] for f, v in rows.items() if v}
 
 
-def session(jfr: str | None = None, tracePanes: str | None = None) -> SparkSession:
+def session(
+    jfr: str | None = None, tracePanes: str | None = None, intervalMs: int | None = None
+) -> SparkSession:
     """The Spark session every Spark system runs in; with `jfr`, its JVM records a Java Flight
     Recorder profile there (written when the session stops); with `tracePanes`, sparkwin writes
     the points of its panes' paths there (`PaneTrace`, benchmarks/pane_path.py)."""
@@ -522,6 +524,10 @@ def session(jfr: str | None = None, tracePanes: str | None = None) -> SparkSessi
             # benchmarks/jfr_split.py needs their bottom to tell the stages apart.
             "-XX:FlightRecorderOptions=stackdepth=256"
         )
+    if intervalMs is not None:
+        # Real-time mode's pipelined shuffle holds a part-filled buffer up to 50 ms before it
+        # sends it (Spark's default); tuned like the summary interval, as Flink's buffer timeout.
+        conf["spark.shuffle.streaming.networkBufferMaxWaitTimeMs"] = str(intervalMs)
     if tracePanes:
         options = conf.get("spark.driver.extraJavaOptions", "")
         conf["spark.driver.extraJavaOptions"] = f"{options} -Dsparkwin.trace={tracePanes}".strip()
@@ -580,7 +586,9 @@ def main() -> None:
         type=int,
         help="tune both alike: sparkwin's real-time summary interval "
         "(spark.sparkwin.realTime.summaryIntervalMs, default 100) and the Flink job's periodic "
-        "watermark interval (default 200)",
+        "watermark interval (default 200); Spark's streaming shuffle's buffer wait "
+        "(spark.shuffle.streaming.networkBufferMaxWaitTimeMs, default 50) and Flink's buffer "
+        "timeout (default 100)",
     )
     p.add_argument("--settle", type=float, default=3.0, help="seconds between start and producing")
     p.add_argument("--quiet", type=float, help="output quiet this long ends a run (default 8)")
@@ -621,7 +629,7 @@ def main() -> None:
         # Real-time mode with sparkwin today fires at batch ends: wait out more than a batch.
         args.quiet = 8.0 if not any(s.endswith("-rt") for s in systems) else 12.0
     classpath = os.environ.get("SPARKWIN_FLINK_CLASSPATH") or engineClasspath("flinkBench")
-    spark = session(args.jfr, args.trace_panes)
+    spark = session(args.jfr, args.trace_panes, args.interval_ms)
     results = []
     try:
         with KafkaBroker() as broker:

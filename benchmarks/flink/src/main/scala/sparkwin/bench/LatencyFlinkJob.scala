@@ -87,9 +87,13 @@ object LatencyFlinkJob {
     val parallelism = parallelismArg.toInt
     val env = new StreamExecutionEnvironment(new Configuration())
     env.setParallelism(parallelism)
-    // The periodic watermark's interval (Flink's default 200 ms), when given: latency.py's
-    // --interval-ms tunes it alike with sparkwin's summary interval.
-    args.drop(6).headOption.foreach(ms => env.getConfig.setAutoWatermarkInterval(ms.toLong))
+    // latency.py's --interval-ms tunes both systems alike: the periodic watermark's interval
+    // (Flink's default 200 ms) as sparkwin's summary interval, and how long a network buffer
+    // may wait before it is sent (Flink's default 100 ms) as Spark's streaming shuffle's.
+    args.drop(6).headOption.map(_.toLong).foreach { ms =>
+      env.getConfig.setAutoWatermarkInterval(ms)
+      env.setBufferTimeout(ms)
+    }
     val source = KafkaSource
       .builder[Event]()
       .setBootstrapServers(bootstrap)
