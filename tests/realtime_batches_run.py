@@ -18,7 +18,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from kafka_broker import connectorJars, createTopic, readTopic
+from kafka_broker import createTopic, readTopic
+from realtime_run import readRecords, realTimeSession, writeRecords
 
 import sparkwin as sw
 
@@ -27,18 +28,7 @@ BATCH = "5 seconds"
 
 
 def main(servers: str, work: Path) -> None:
-    spark = sw.session(
-        appName="sparkwin-realtime-batches",
-        master="local[8]",
-        **{
-            "spark.sql.shuffle.partitions": "2",
-            "spark.sql.session.timeZone": "UTC",
-            "spark.sparkwin.keyGroups": "2",
-            "spark.ui.enabled": "false",
-            "spark.jars": ",".join(connectorJars()),
-        },
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = realTimeSession("sparkwin-realtime-batches")
     run = uuid.uuid4().hex[:8]
     source, out = f"rtb-in-{run}", f"rtb-out-{run}"
     createTopic(spark, servers, source, partitions=2)
@@ -55,18 +45,10 @@ def main(servers: str, work: Path) -> None:
     )
 
     def produce(records: list[tuple[int, str, dict[str, Any]]]) -> None:
-        rows = [(p, key, json.dumps(value)) for p, key, value in records]
-        df = spark.createDataFrame(rows, "partition int, key string, value string").coalesce(1)
-        df.write.format("kafka").option("kafka.bootstrap.servers", servers).option(
-            "topic", source
-        ).save()
+        writeRecords(spark, servers, source, records)
 
     def panes() -> list[dict[str, Any]]:
-        rows = spark.read.format("kafka").option("kafka.bootstrap.servers", servers)
-        rows = rows.option("subscribe", out).option("startingOffsets", "earliest").load()
-        return [
-            json.loads(r.value) for r in rows.selectExpr("CAST(value AS STRING) AS value").collect()
-        ]
+        return readRecords(spark, servers, out)
 
     def batchesDone() -> list[int]:
         if query.exception() is not None:

@@ -24,6 +24,44 @@ SCHEMA = "user string, amount long, ts long"
 BATCH_SECONDS = 300  # one real-time batch covers the whole run (stopped inside it), however slow
 
 
+def realTimeSession(appName: str) -> Any:
+    """A session with a task slot for every Kafka and shuffle partition of these scripts (2 + 2)."""
+    spark = sw.session(
+        appName=appName,
+        master="local[8]",
+        **{
+            "spark.sql.shuffle.partitions": "2",
+            "spark.sql.session.timeZone": "UTC",
+            "spark.sparkwin.keyGroups": "2",
+            "spark.ui.enabled": "false",
+            "spark.jars": ",".join(connectorJars()),
+        },
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def writeRecords(
+    spark: Any, servers: str, topic: str, records: list[tuple[int, str, dict[str, Any]]]
+) -> None:
+    """(partition, key, value as JSON) records into `topic`. kafka_broker.produce closes Spark's
+    cached producers after writing, which would close the running queries' sinks' producers too
+    (one JVM): this writes without that."""
+    rows = [(p, key, json.dumps(value)) for p, key, value in records]
+    df = spark.createDataFrame(rows, "partition int, key string, value string").coalesce(1)
+    df.write.format("kafka").option("kafka.bootstrap.servers", servers).option(
+        "topic", topic
+    ).save()
+
+
+def readRecords(spark: Any, servers: str, topic: str) -> list[dict[str, Any]]:
+    """Every record of `topic`, its value read as JSON."""
+    rows = spark.read.format("kafka").option("kafka.bootstrap.servers", servers)
+    rows = rows.option("subscribe", topic).option("startingOffsets", "earliest").load()
+    values = rows.selectExpr("CAST(value AS STRING) AS value").collect()
+    return [json.loads(r.value) for r in values]
+
+
 def processingTimeWindows(spark: Any, servers: str, run: str, work: Path, send: Any) -> dict:
     """Processing-time windows in real-time mode: Spark's processing-time timers and the rows of a
     key group fire a window once a row reaches the group after the window's end, while the batch
@@ -49,11 +87,7 @@ def processingTimeWindows(spark: Any, servers: str, run: str, work: Path, send: 
         return [(p, f"u{p}", {"user": f"u{p}", "amount": 1, "ts": 0}) for p in (0, 1)] * n
 
     def fired() -> list[dict[str, Any]]:
-        rows = spark.read.format("kafka").option("kafka.bootstrap.servers", servers)
-        rows = rows.option("subscribe", out).option("startingOffsets", "earliest").load()
-        return [
-            json.loads(r.value) for r in rows.selectExpr("CAST(value AS STRING) AS value").collect()
-        ]
+        return readRecords(spark, servers, out)
 
     send(wave(3), source)
     time.sleep(2.5)
@@ -119,18 +153,7 @@ def log(text: str) -> None:
 
 
 def main(servers: str, work: Path) -> None:
-    spark = sw.session(
-        appName="sparkwin-realtime",
-        master="local[8]",
-        **{
-            "spark.sql.shuffle.partitions": "2",
-            "spark.sql.session.timeZone": "UTC",
-            "spark.sparkwin.keyGroups": "2",
-            "spark.ui.enabled": "false",
-            "spark.jars": ",".join(connectorJars()),
-        },
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = realTimeSession("sparkwin-realtime")
     run = uuid.uuid4().hex[:8]
     source = f"rt-in-{run}"
     createTopic(spark, servers, source, partitions=2)
@@ -151,13 +174,7 @@ def main(servers: str, work: Path) -> None:
         )
 
     def produce(records: list[tuple[int, str, dict[str, Any]]], topic: str = source) -> None:
-        # kafka_broker.produce closes Spark's cached producers after writing, which would close
-        # the running queries' sinks' producers too (one JVM): write without that.
-        rows = [(p, key, json.dumps(value)) for p, key, value in records]
-        df = spark.createDataFrame(rows, "partition int, key string, value string").coalesce(1)
-        df.write.format("kafka").option("kafka.bootstrap.servers", servers).option(
-            "topic", topic
-        ).save()
+        writeRecords(spark, servers, topic, records)
 
     queries = {}
     started = {}
@@ -176,12 +193,7 @@ def main(servers: str, work: Path) -> None:
     log(f"queries started: real-time {started['microBatch'] - rtStart:.1f} s, both {both:.1f} s")
 
     def records(mode: str, tag: str) -> list[dict[str, Any]]:
-        rows = spark.read.format("kafka").option("kafka.bootstrap.servers", servers)
-        rows = rows.option("subscribe", topics[mode][tag]).option("startingOffsets", "earliest")
-        return [
-            json.loads(r.value)
-            for r in rows.load().selectExpr("CAST(value AS STRING) AS value").collect()
-        ]
+        return readRecords(spark, servers, topics[mode][tag])
 
     def waitFor(mode: str, tag: str, count: int, timeout: float = 90.0) -> float:
         deadline = time.monotonic() + timeout

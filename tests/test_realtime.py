@@ -13,6 +13,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kafka_broker import createTopic, readTopic
@@ -157,6 +158,25 @@ def _explained(pipeline, realTime: bool) -> str:
     return text.getvalue()
 
 
+def _runInItsOwnJvm(script: str, servers: str, work: Path, timeout: float) -> dict[str, Any]:
+    """Runs a real-time script beside this file in a JVM of its own (real-time mode needs more
+    task slots than the shared session's local[2]); returns the JSON of its last line."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, str(TESTS / script), servers, str(work)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+    traceback = done.stderr[done.stderr.rfind("Traceback") :] if "Traceback" in done.stderr else ""
+    assert done.returncode == 0, (traceback or done.stderr)[:6000]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def test_real_time_fires_windows_inside_a_batch_with_micro_batch_results(
     kafkaBroker, tmp_path
 ) -> None:
@@ -164,26 +184,8 @@ def test_real_time_fires_windows_inside_a_batch_with_micro_batch_results(
     query's first windows reach Kafka inside its first (300 s) batch, and both modes write the
     same panes, late rows and errors; then processing-time windows in real-time mode, and a
     pipeline planned for micro-batches refused in it (realtime_run.py)."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-    }
     started = time.monotonic()
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(TESTS / "realtime_run.py"),
-            kafkaBroker.bootstrapServers,
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    traceback = done.stderr[done.stderr.rfind("Traceback") :] if "Traceback" in done.stderr else ""
-    assert done.returncode == 0, (traceback or done.stderr)[:6000]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = _runInItsOwnJvm("realtime_run.py", kafkaBroker.bootstrapServers, tmp_path, 300)
     outputs = report["outputs"]
     assert outputs["realTime"] == outputs["microBatch"]
     assert len(outputs["realTime"]["main"]) == 8
@@ -216,25 +218,7 @@ def test_real_time_short_batches_keep_a_windows_rows_across_the_commit(
     closing it, and the rows that close it in a later batch. A data row's call leaves its state
     unwritten until its group's next summary, and the map side's last summary of a partition
     writes it before Spark commits: the pane counts every row of the first batch."""
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
-    }
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(TESTS / "realtime_batches_run.py"),
-            kafkaBroker.bootstrapServers,
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-    )
-    traceback = done.stderr[done.stderr.rfind("Traceback") :] if "Traceback" in done.stderr else ""
-    assert done.returncode == 0, (traceback or done.stderr)[:6000]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = _runInItsOwnJvm("realtime_batches_run.py", kafkaBroker.bootstrapServers, tmp_path, 180)
     # The rows' batch ended (and a second one) before the closing rows were written.
     assert len(report["batchesBeforeClose"]) >= len(report["batchesBeforeRows"]) + 2, report
     assert report["panesBeforeClose"] == [], report
