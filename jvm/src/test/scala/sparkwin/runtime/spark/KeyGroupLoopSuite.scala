@@ -1,7 +1,5 @@
 package sparkwin.runtime.spark
 
-import java.io.File
-
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.Row
 
@@ -11,14 +9,7 @@ import org.apache.spark.sql.Row
   */
 class KeyGroupLoopSuite extends munit.FunSuite {
 
-  // tumbling.json's first scenario: 10 ms tumbling windows, sum(amount) per user, bound 0.
-  private val planJson: String = {
-    val dir = sparkwin.TestSupport.scenarioDirectory
-    val mapper = new ObjectMapper()
-    mapper.writeValueAsString(
-      mapper.readTree(new File(dir, "tumbling.json")).get("scenarios").get(0).get("plan")
-    )
-  }
+  private val planJson: String = LoopFixtures.tumblingPlanJson
 
   /** One call's host: the group's stored value, Spark's watermark and batch time. */
   private final class Host(
@@ -55,13 +46,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
   }
 
   /** (user, window start, sum) of the call's window results. */
-  private def results(out: Iterator[Row]): List[(String, Long, Long)] =
-    out
-      .filter(_.getInt(0) == OutputLayout.ResultKind)
-      .map(_.getStruct(1))
-      .map(r => (r.getString(0), r.getTimestamp(1).getTime, r.getLong(4)))
-      .toList
-      .sorted
+  private def results(out: Iterator[Row]): List[(String, Long, Long)] = LoopFixtures.windowResults(out).sorted
 
   test("rows wait in the group's value; its one timer fires every key's window, then it empties") {
     val l = loop()

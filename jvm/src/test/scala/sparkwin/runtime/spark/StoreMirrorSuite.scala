@@ -1,8 +1,5 @@
 package sparkwin.runtime.spark
 
-import java.io.File
-
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.Row
 
 /** A task's mirror of its state store: reads it answers are what the task last wrote or read,
@@ -45,12 +42,7 @@ class StoreMirrorSuite extends munit.FunSuite {
     assertEquals(reads, 1)
   }
 
-  // tumbling.json's first scenario: 10 ms tumbling windows, sum(amount) per user, bound 0.
-  private val planJson: String = {
-    val mapper = new ObjectMapper()
-    val file = new File(sparkwin.TestSupport.scenarioDirectory, "tumbling.json")
-    mapper.writeValueAsString(mapper.readTree(file).get("scenarios").get(0).get("plan"))
-  }
+  private val planJson: String = LoopFixtures.tumblingPlanJson
 
   /** Spark 4's host in real-time mode, over a map for the store: reads go through `mirror`
     * (none: straight to the store), writes to both.

@@ -1,7 +1,5 @@
 package sparkwin.runtime.spark
 
-import java.io.File
-
 import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.databind.node.ObjectNode
 import org.apache.spark.sql.Row
@@ -13,17 +11,7 @@ import org.apache.spark.sql.Row
   */
 class WakeupIndexSuite extends munit.FunSuite {
 
-  // tumbling.json's first scenario: 10 ms tumbling windows, sum(amount) per user, bound 0.
-  private val planJson: String = {
-    val mapper = new ObjectMapper()
-    mapper.writeValueAsString(
-      mapper
-        .readTree(new File(sparkwin.TestSupport.scenarioDirectory, "tumbling.json"))
-        .get("scenarios")
-        .get(0)
-        .get("plan")
-    )
-  }
+  private val planJson: String = LoopFixtures.tumblingPlanJson
 
   private def withPlan(change: (ObjectMapper, ObjectNode) => Unit): String = {
     val mapper = new ObjectMapper()
@@ -62,12 +50,7 @@ class WakeupIndexSuite extends munit.FunSuite {
     new KeyGroupLoop(LoopSpec(plan, java8Time = false, combined = false, 1, None, tickColumn = -1))
 
   /** (user, window start, sum) of the call's window results, in the order they came. */
-  private def results(out: Iterator[Row]): List[(String, Long, Long)] =
-    out
-      .filter(_.getInt(0) == OutputLayout.ResultKind)
-      .map(_.getStruct(1))
-      .map(r => (r.getString(0), r.getTimestamp(1).getTime, r.getLong(4)))
-      .toList
+  private def results(out: Iterator[Row]): List[(String, Long, Long)] = LoopFixtures.windowResults(out)
 
   private def indexed(store: Store): Boolean = (store.record(0) & GroupRecord.IndexedFlag) != 0
 

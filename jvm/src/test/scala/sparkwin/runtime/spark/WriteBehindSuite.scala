@@ -1,8 +1,5 @@
 package sparkwin.runtime.spark
 
-import java.io.File
-
-import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.Row
 
 /** Real-time mode's write-behind ([[WriteBehind]]): a data row's call writes nothing to the
@@ -11,17 +8,7 @@ import org.apache.spark.sql.Row
   */
 class WriteBehindSuite extends munit.FunSuite {
 
-  // tumbling.json's first scenario: 10 ms tumbling windows, sum(amount) per user, bound 0.
-  private val planJson: String = {
-    val mapper = new ObjectMapper()
-    mapper.writeValueAsString(
-      mapper
-        .readTree(new File(sparkwin.TestSupport.scenarioDirectory, "tumbling.json"))
-        .get("scenarios")
-        .get(0)
-        .get("plan")
-    )
-  }
+  private val planJson: String = LoopFixtures.tumblingPlanJson
 
   /** A task's state store, every group's entries under (label, key), counting what reaches it. */
   private final class Store {
@@ -70,11 +57,7 @@ class WriteBehindSuite extends munit.FunSuite {
   private def marker(group: Int) = Row(null, null, null, null, Row(group, Seq.empty[String], Seq.empty[Long]))
 
   private def results(out: List[Row]): List[(String, Long, Long)] =
-    out
-      .filter(_.getInt(0) == OutputLayout.ResultKind)
-      .map(_.getStruct(1))
-      .map(r => (r.getString(0), r.getTimestamp(1).getTime, r.getLong(4)))
-      .sorted
+    LoopFixtures.windowResults(out.iterator).sorted
 
   test("a data row's call writes nothing; the group's next summary writes what it changed") {
     val task = new Task
