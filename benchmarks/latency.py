@@ -3,7 +3,8 @@ job, each reading a topic a producer writes at a fixed rate, on a local broker.
 
     python benchmarks/latency.py [--quick] [--rates 1000,10000,100000] [--keys 16,100000]
                                  [--seconds 60]
-                                 [--systems sparkwin-mb,sparkwin-mb-1s,sparkwin-rt,
+                                 [--systems sparkwin-mb,sparkwin-mb-1s,sparkwin-valve-1s,
+                                            sparkwin-rt,
                                             spark-mb,spark-mb-1s,spark-rt,flink]
                                  [--workloads tumbling,sliding] [--json PATH]
 
@@ -32,7 +33,9 @@ of the first fifth and the producer kept the rate.
 Systems (Spark: one session, local[8], 4 shuffle partitions; real-time mode needs a task slot
 per Kafka partition and per shuffle partition at once):
 - `sparkwin-mb`, `sparkwin-mb-1s`: the pipeline's toDF() in micro-batch mode to Kafka, append,
-  no trigger interval or a 1 s one; `sparkwin-rt` in real-time mode (update, `--rt-batch`);
+  no trigger interval or a 1 s one; `sparkwin-valve-1s` the same with a watermark per Kafka
+  partition (`channel="partition"`, the valve's minimum, as Flink's): a window fires in the batch
+  its closing event arrives in; `sparkwin-rt` in real-time mode (update, `--rt-batch`);
 - `spark-mb`, `spark-mb-1s`: `groupBy(key, window(...))` with `withWatermark`, append;
   `spark-rt`: the same in real-time mode, which allows only update mode: a row per change of a
   window, so its latency is that of the first row holding the window's final count and sum,
@@ -85,6 +88,7 @@ SHUFFLE_PARTITIONS = 4
 SYSTEMS = [
     "sparkwin-mb",
     "sparkwin-mb-1s",
+    "sparkwin-valve-1s",
     "sparkwin-rt",
     "spark-mb",
     "spark-mb-1s",
@@ -94,7 +98,9 @@ SYSTEMS = [
 WORKLOADS = ["tumbling", "sliding"]
 # Which watermark each system closes windows with (latency_stats.closingTimes).
 # sparkwin in real-time mode keeps a channel per source partition: the valve's, as Flink.
-WATERMARK = {s: "valve" if s in ("flink", "sparkwin-rt") else "global" for s in SYSTEMS}
+# sparkwin-valve-1s asks for the same in micro-batch mode (channel="partition").
+VALVE = ("flink", "sparkwin-rt", "sparkwin-valve-1s")
+WATERMARK = {s: "valve" if s in VALVE else "global" for s in SYSTEMS}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -127,7 +133,7 @@ def createTopics(spark: SparkSession, servers: str, run: str) -> tuple[str, str]
 
 
 def events(spark: SparkSession, servers: str, topic: str) -> DataFrame:
-    """The producer's events as a stream: key, amount, ts (epoch ms)."""
+    """The producer's events as a stream: key, amount, ts (epoch ms), and the Kafka partition."""
     raw = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", servers)
@@ -137,7 +143,10 @@ def events(spark: SparkSession, servers: str, topic: str) -> DataFrame:
     )
     f = F.split(F.col("value").cast("string"), ",")
     return raw.select(
-        f[0].alias("key"), f[1].cast("long").alias("amount"), f[2].cast("long").alias("ts")
+        f[0].alias("key"),
+        f[1].cast("long").alias("amount"),
+        f[2].cast("long").alias("ts"),
+        "partition",
     )
 
 
@@ -199,7 +208,12 @@ def toKafka(df: DataFrame, servers: str, topic: str, checkpoint: str) -> Any:
     )
 
 
-def sparkwinPanes(ev: DataFrame, workload: str, realTime: bool = False) -> DataFrame:
+def sparkwinPanes(
+    ev: DataFrame, workload: str, realTime: bool = False, valve: bool = False
+) -> DataFrame:
+    """With `valve`, a watermark per Kafka partition and their minimum (Flink's; real-time mode
+    keeps one per source partition by itself): in micro-batch mode a window then fires in the
+    batch that brings its closing event, not the batch after, as Spark's watermark does."""
     windows = (
         sw.TumblingEventTimeWindows.of(1000)
         if workload == "tumbling"
@@ -207,7 +221,10 @@ def sparkwinPanes(ev: DataFrame, workload: str, realTime: bool = False) -> DataF
     )
     pipeline = (
         sw.stream(
-            ev, timestamp="ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS)
+            ev if valve else ev.drop("partition"),
+            timestamp="ts",
+            watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS),
+            **({"channel": "partition", "channels": range(PARTITIONS)} if valve else {}),
         )
         .keyBy("key")
         .window(windows)
@@ -279,7 +296,9 @@ def startSpark(
             spark.conf.unset("spark.sparkwin.realTime.summaryIntervalMs")
         return startSparkwinRealTime(ev, workload, servers, outTopic, checkpoint, rtBatch)
     panes = (
-        sparkwinPanes(ev, workload) if system.startswith("sparkwin") else sparkPanes(ev, workload)
+        sparkwinPanes(ev, workload, valve=system in VALVE)
+        if system.startswith("sparkwin")
+        else sparkPanes(ev, workload)
     )
     writer = toKafka(panes, servers, outTopic, checkpoint)
     if system.endswith("-rt"):

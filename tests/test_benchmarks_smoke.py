@@ -362,3 +362,18 @@ def test_latency_check_finds_every_window_of_many_keys_without_listing_them() ->
     sliding = Truth(truth, "sliding")
     assert sum(1 for _ in sliding.windows()) == 10 * keys  # each window once
     assert sliding.get(("k4", 5_000, 15_000)) == (1, 4)  # k4's event is in second 11
+
+
+def test_latency_valve_system_runs_the_same_windows_per_partition_watermark(spark) -> None:
+    """sparkwin-valve-1s's pipeline (channel="partition" over the input's partitions) gives the
+    same panes as sparkwin-mb's on data no watermark makes late, and is measured from the valve's
+    closing event."""
+    from benchmarks.latency import PARTITIONS, WATERMARK, sparkwinPanes
+
+    rows = [(f"k{i % 3}", i, 100 * i, i % PARTITIONS) for i in range(40)]
+    ev = spark.createDataFrame(rows, "key string, amount long, ts long, partition int")
+    plain = sorted(r.value for r in sparkwinPanes(ev, "tumbling").collect())
+    valve = sorted(r.value for r in sparkwinPanes(ev, "tumbling", valve=True).collect())
+    assert valve == plain and len(plain) == 12  # 4 one-second windows x 3 keys
+    assert "k0,0,1000,4,18" in plain
+    assert WATERMARK["sparkwin-valve-1s"] == "valve" and WATERMARK["sparkwin-mb-1s"] == "global"

@@ -25,26 +25,32 @@ object ChannelSummaries {
     )
   )
 
-  /** Watches a partition's rows go by and remembers each channel's largest event time. */
-  final class Tap {
+  /** Watches a partition's rows go by and remembers each channel's largest event time; with
+    * `closings` (real-time mode, [[Closings]]) also whether the last move closed a window.
+    */
+  final class Tap(closings: Closings = null) {
     private val max = new java.util.TreeMap[String, java.lang.Long]()
     private var moved = false // since the last summary
+    private var urgent = false // a move since the last summary closed a window
 
     def see(channel: String, ts: Long): Unit = {
       val before = max.get(channel)
       if (before == null || ts > before) {
         max.put(channel, ts)
         moved = true
+        if (closings != null && closings.moved(before, ts)) urgent = true
         if (PaneTrace.on && (before == null || ts / 100 > before / 100))
           PaneTrace.mark("tap", s"$channel $ts")
       }
     }
 
     /** `rows`, each followed by a summary for every key group when it moved a channel's largest
-      * time and the last summary is at least `everyMs` old (processing time), and a last summary
-      * at the end: a real-time batch's partition ends only with the batch, and its groups must
-      * learn of the watermark while it runs. A row reaches its group before the summary it
-      * caused, as in a micro-batch, where rows meet the watermark the batch before left.
+      * time and the last summary is at least `everyMs` old (processing time) or the move closed
+      * a window (then at once: the interval bounds how stale a watermark gets, not how long a
+      * closed window waits), and a last summary at the end: a real-time batch's partition ends
+      * only with the batch, and its groups must learn of the watermark while it runs. A row
+      * reaches its group before the summary it caused, as in a micro-batch, where rows meet the
+      * watermark the batch before left.
       *
       * The last one goes to every group even when nothing moved (then naming no channel): it is
       * each group's flush point before Spark commits the store ([[WriteBehind]]), so a group's
@@ -54,7 +60,7 @@ object ChannelSummaries {
       var last = Long.MinValue
       def due(): Boolean = moved && {
         val now = System.currentTimeMillis()
-        val go = everyMs <= 0 || last == Long.MinValue || now - last >= everyMs
+        val go = urgent || everyMs <= 0 || last == Long.MinValue || now - last >= everyMs
         if (go) last = now
         go
       }
@@ -76,6 +82,7 @@ object ChannelSummaries {
       if (max.isEmpty) Iterator.empty
       else {
         moved = false
+        urgent = false
         val ids = new Array[Any](max.size)
         val times = new Array[Any](max.size)
         var i = 0

@@ -174,12 +174,24 @@ final class KeyGroupLoop(spec: LoopSpec) {
         "call",
         s"${group.keyGroup} " + delivered.asScala.map { case (c, t) => s"$c=$t" }.mkString(" ")
       )
+    val startedAt = if (PaneTrace.on) System.nanoTime() else 0L
     try {
       val out = run(byKey, delivered, firing, tick)
       if (writeBehind != null && (summarised || firing)) writeBehind.flush(group)
-      out
+      // Only calls that can close windows: a line per data row's call would slow what it traces.
+      if (PaneTrace.on && (summarised || firing) && out.nonEmpty) traceDone(group.keyGroup, out, startedAt)
+      else out
     } catch { case e: CorruptStateException => throw e.in(describeGroup(group.keyGroup)) }
     finally { host = null; buckets = null; index = null; taken = null }
+  }
+
+  /** With `--trace-panes`: when a summary's or timer's call that put out rows ended, how many
+    * rows and how long it took (microseconds), so a trace tells a call's own work from the sink's.
+    */
+  private def traceDone(keyGroup: Int, out: Iterator[Row], startedAt: Long): Iterator[Row] = {
+    val rows = out.toList
+    PaneTrace.mark("done", s"$keyGroup ${rows.size} ${(System.nanoTime() - startedAt) / 1000}")
+    rows.iterator
   }
 
   /** A key group as errors name it: its label (Spark's grouping key, [[KeyGroupLabels]]), of how

@@ -5,7 +5,8 @@ import java.time.Instant
 
 /** Timestamps along a pane's path in real-time mode, for `benchmarks/latency.py --trace-panes`:
   * when the map side saw a row move its channel into a new tenth of a second of event time (`tap`), when it sent a summary
-  * (`summary`), and when a key group's call took one (`call`). Off unless the JVM runs with
+  * (`summary`), when a key group's call took one (`call`), and when such a call with output ended
+  * (`done`: its rows and microseconds). Off unless the JVM runs with
   * `-Dsparkwin.trace=<file>`; then each point is a line `point epochMicros fields...` appended to
   * that file (one JVM: local mode). Off, a point costs one read of a final field.
   */

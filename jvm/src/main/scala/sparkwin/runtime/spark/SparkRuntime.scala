@@ -259,7 +259,8 @@ object SparkRuntime {
               .as(ChannelColumn) :+ lit(null).cast(SummarySchema).as(SummaryColumn): _*
           )
           .mapPartitions { rows =>
-            val tap = new Tap
+            // In real-time mode a summary that closes a window leaves at once.
+            val tap = new Tap(realTimeEvery.flatMap(_ => Closings.of(PlanDecoder.cached(planJson))).orNull)
             val tapped = rows.map { row =>
               if (!row.isNullAt(width) && !row.isNullAt(tsColumn)) {
                 val t = Rows.millis(row.get(tsColumn))

@@ -12,8 +12,8 @@ class ChannelSummariesSuite extends munit.FunSuite {
   /** The tapped stream as "r<ts>" for data rows, "s<group>:<max>" for summaries and "m<group>"
     * for a summary naming no channel.
     */
-  private def run(times: Seq[Long], everyMs: Long): List[String] = {
-    val tap = new ChannelSummaries.Tap
+  private def run(times: Seq[Long], everyMs: Long, closings: Closings = null): List[String] = {
+    val tap = new ChannelSummaries.Tap(closings)
     val rows = times.iterator.map { t => tap.see("0", t); Row(t) }
     tap.interleaved(rows, labels, width = 1, everyMs).toList.map { row =>
       if (!row.isNullAt(0)) s"r${row.getLong(0)}"
@@ -45,5 +45,14 @@ class ChannelSummariesSuite extends munit.FunSuite {
     // Spark commits the store.
     assertEquals(run(Seq.empty, everyMs = 0), List("m7", "m9"))
     assertEquals(run(Seq(5L, 5L), everyMs = 0), List("r5", "s7:5", "s9:5", "r5", "m7", "m9"))
+  }
+
+  test("a move that closes a window is summarised at once, whatever the interval") {
+    // Tumbling 10 ms, delay 1: 11 closes [0, 10), 21 closes [10, 20); 15 closes nothing new.
+    val closings = new Closings(sparkwin.core.window.WindowGrid(10, 10, 0), 1)
+    assertEquals(
+      run(Seq(5L, 11L, 15L, 21L), everyMs = 3600000, closings),
+      List("r5", "s7:5", "s9:5", "r11", "s7:11", "s9:11", "r15", "r21", "s7:21", "s9:21", "m7", "m9")
+    )
   }
 }
