@@ -51,11 +51,10 @@ object Closings {
   /** The closings of a plan's windows, when its assigner and watermark make them known ahead. */
   def of(plan: Plan): Option[Closings] =
     for {
-      grid <- AlignedWindows.grid(plan.spec.assigner) if isEventTime(plan)
+      grid <- AlignedWindows.unapply(plan.spec.assigner).collect { case (size, slide, offset, true) =>
+        WindowGrid(size, slide, offset)
+      }
       strategy <- plan.watermark
       delay <- strategy.sparkDelayMillis
     } yield new Closings(grid, delay)
-
-  private def isEventTime(plan: Plan): Boolean =
-    AlignedWindows.unapply(plan.spec.assigner).exists(_._4)
 }
