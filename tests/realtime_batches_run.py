@@ -18,12 +18,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from kafka_broker import createTopic, readTopic
-from realtime_run import readRecords, realTimeSession, writeRecords
+from realtime_run import perUserSeconds, readRecords, realTimeSession, sourceAndSink, writeRecords
 
 import sparkwin as sw
 
-SCHEMA = "user string, amount long, ts long"
 BATCH = "5 seconds"
 
 
@@ -31,15 +29,8 @@ def main(servers: str, work: Path) -> None:
     spark = realTimeSession("sparkwin-realtime-batches")
     run = uuid.uuid4().hex[:8]
     source, out = f"rtb-in-{run}", f"rtb-out-{run}"
-    createTopic(spark, servers, source, partitions=2)
-    createTopic(spark, servers, out, partitions=1)
-    stream = readTopic(spark, servers, source, SCHEMA)
-    pipeline = (
-        sw.stream(stream, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(2000))
-        .keyBy("user")
-        .window(sw.TumblingEventTimeWindows.of(1000))
-        .aggregate(sw.agg.count(), sw.agg.sum("amount"))
-    )
+    stream = sourceAndSink(spark, servers, source, out)
+    pipeline = perUserSeconds(stream).aggregate(sw.agg.count(), sw.agg.sum("amount"))
     query = pipeline.writeStream(
         str(work / "chk"), {"main": sw.toKafka(out, servers)}, trigger={"realTime": BATCH}
     )

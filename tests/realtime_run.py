@@ -62,15 +62,29 @@ def readRecords(spark: Any, servers: str, topic: str) -> list[dict[str, Any]]:
     return [json.loads(r.value) for r in values]
 
 
+def sourceAndSink(spark: Any, servers: str, source: str, out: str) -> Any:
+    """Creates a run's input topic (2 partitions) and output topic (1), and streams the input."""
+    createTopic(spark, servers, source, partitions=2)
+    createTopic(spark, servers, out, partitions=1)
+    return readTopic(spark, servers, source, SCHEMA)
+
+
+def perUserSeconds(stream: Any) -> Any:
+    """Each user's tumbling 1 s event-time windows over `stream`, 2 s of disorder allowed."""
+    return (
+        sw.stream(stream, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(2000))
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(1000))
+    )
+
+
 def processingTimeWindows(spark: Any, servers: str, run: str, work: Path, send: Any) -> dict:
     """Processing-time windows in real-time mode: Spark's processing-time timers and the rows of a
     key group fire a window once a row reaches the group after the window's end, while the batch
     runs. Rows come in three waves 2.5 s apart (windows of 2 s): the third wave fires every window
     of the first two."""
     source, out = f"rt-pt-{run}", f"rt-pt-out-{run}"
-    createTopic(spark, servers, source, partitions=2)
-    createTopic(spark, servers, out, partitions=1)
-    stream = readTopic(spark, servers, source, SCHEMA)
+    stream = sourceAndSink(spark, servers, source, out)
     pipeline = (
         sw.stream(stream, "ts")
         .keyBy("user")
@@ -111,16 +125,7 @@ def microBatchPlanInRealTime(spark: Any, servers: str, run: str, work: Path, sen
     windows would wait for the batch's end, so the query fails at its first rows, naming
     ``toDF(realTime=True)``."""
     source, out = f"rt-mb-{run}", f"rt-mb-out-{run}"
-    createTopic(spark, servers, source, partitions=2)
-    createTopic(spark, servers, out, partitions=1)
-    stream = readTopic(spark, servers, source, SCHEMA)
-    df = (
-        sw.stream(stream, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(2000))
-        .keyBy("user")
-        .window(sw.TumblingEventTimeWindows.of(1000))
-        .aggregate(sw.agg.count())
-        .toDF()
-    )
+    df = perUserSeconds(sourceAndSink(spark, servers, source, out)).aggregate(sw.agg.count()).toDF()
     query = (
         df.selectExpr("to_json(struct(*)) AS value")
         .writeStream.format("kafka")
@@ -164,11 +169,8 @@ def main(servers: str, work: Path) -> None:
             createTopic(spark, servers, topic, partitions=1)
 
     def pipeline() -> Any:
-        stream = readTopic(spark, servers, source, SCHEMA)
         return (
-            sw.stream(stream, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(2000))
-            .keyBy("user")
-            .window(sw.TumblingEventTimeWindows.of(1000))
+            perUserSeconds(readTopic(spark, servers, source, SCHEMA))
             .sideOutputLateData("late")
             .aggregate(sw.agg.count(), sw.agg.sum("amount"))
         )
