@@ -24,6 +24,9 @@ object SparkShim {
     */
   private val WatermarkTag = "__sw_watermark"
 
+  /** Output timestamps follow the session's java8API here (Spark 4's shim sends `Instant`s). */
+  val InstantOutput = false
+
   /** How Spark wakes a key group, in Spark's terms, for TimePolicy.sparkTimeMode's name. */
   def timers(timeMode: String): String =
     if (timeMode == "EventTime") "GroupStateTimeout.EventTimeTimeout" else "GroupStateTimeout.NoTimeout"

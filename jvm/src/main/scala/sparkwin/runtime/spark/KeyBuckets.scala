@@ -41,6 +41,26 @@ final class KeyBuckets(host: GroupHost, initialCount: Int, initialKeys: Long) {
     if (lastAt < 0) null else lastBucket.value(lastAt)
   }
 
+  /** `key`'s state as it lies: the object [[putState]] left (a bucket kept across calls), or
+    * its bytes; null: none.
+    */
+  def getState(key: Array[Byte]): AnyRef = {
+    locate(key)
+    if (lastAt < 0) null else lastBucket.state(lastAt)
+  }
+
+  /** Puts `key`'s state as an object, encoded with its bucket ([[GroupHost.keep]]): a key that
+    * gets row after row between two writes of its bucket is encoded once, not per row.
+    */
+  def putState(key: Array[Byte], state: Encodable): Unit = {
+    val b = located(key)
+    if (lastAt >= 0) { b.setState(lastAt, state); b.changed = true }
+    else {
+      put(key, Array.emptyByteArray)
+      putState(key, state)
+    }
+  }
+
   /** Finds `key`'s bucket and place (-1: absent) into `lastBucket` and `lastAt`, unless the last
     * `get` was of this very array.
     */
@@ -92,8 +112,9 @@ final class KeyBuckets(host: GroupHost, initialCount: Int, initialKeys: Long) {
     while (buckets > math.max(1L, 4 * needed)) merge()
     used.forEach { (index, b) =>
       if (b.changed) {
-        if (b.size > 0) host.put(entryKey(index), b.encode())
-        else if (b.stored) host.remove(entryKey(index))
+        if (b.size > 0) { host.keep(entryKey(index), b); b.stored = true }
+        else if (b.stored) { host.remove(entryKey(index)); b.stored = false }
+        b.changed = false
       }
     }
     used.clear()
@@ -136,7 +157,11 @@ final class KeyBuckets(host: GroupHost, initialCount: Int, initialKeys: Long) {
     val boxed = Integer.valueOf(index)
     var b = used.get(boxed)
     if (b == null) {
-      b = Bucket.read(host.get(entryKey(index)), index)
+      val entry = entryKey(index)
+      b = host.kept(entry) match {
+        case kept: Bucket => kept // as the call before left it, still unwritten
+        case _ => Bucket.read(host.get(entry), index)
+      }
       used.put(boxed, b)
     }
     b
@@ -169,13 +194,14 @@ object KeyBuckets {
     if (a < count) a else h & (low - 1)
   }
 
-  /** One bucket's keys and their state, as a call uses them; `stored` when the state store has
-    * an entry for it. Its entry, big-endian: per key, the bytes' length and the bytes, then the
+  /** One bucket's keys and their state, as a call uses them; `stored` when the state store (or
+    * the writes the host holds) has an entry for it. A host that holds writes keeps the object
+    * itself until it writes ([[GroupHost.keep]]), so the group's next call goes on with it. Its entry, big-endian: per key, the bytes' length and the bytes, then the
     * state's length and the state. Entry `i`'s key is `keyBytes(i)` from `keyAt(i)` for
     * `keyLength(i)` bytes, its state likewise: a stored bucket's point into the bytes read, so
     * the keys a call does not touch are never copied (nor hashed, unless the bucket splits).
     */
-  private final class Bucket(val stored: Boolean) {
+  private final class Bucket(var stored: Boolean) extends Encodable {
     private var n = 0
     private var keyBytes = new Array[Array[Byte]](4)
     private var keyAt = new Array[Int](4)
@@ -183,6 +209,7 @@ object KeyBuckets {
     private var stateBytes = new Array[Array[Byte]](4)
     private var stateAt = new Array[Int](4)
     private var stateLength = new Array[Int](4)
+    private var stateObject = new Array[Encodable](4) // non-null: the state is this, not its bytes
     var changed = false
 
     def size: Int = n
@@ -204,13 +231,19 @@ object KeyBuckets {
 
     def hash(i: Int): Int = KeyId.hash(keyBytes(i), keyAt(i), keyLength(i))
 
+    def state(i: Int): AnyRef = if (stateObject(i) != null) stateObject(i) else value(i)
+
+    def setState(i: Int, state: Encodable): Unit = stateObject(i) = state
+
     def value(i: Int): Array[Byte] = {
+      if (stateObject(i) != null) setValue(i, stateObject(i).encode())
       val bytes = stateBytes(i)
       if (stateAt(i) == 0 && stateLength(i) == bytes.length) bytes
       else java.util.Arrays.copyOfRange(bytes, stateAt(i), stateAt(i) + stateLength(i))
     }
 
     def setValue(i: Int, value: Array[Byte]): Unit = {
+      stateObject(i) = null
       stateBytes(i) = value
       stateAt(i) = 0
       stateLength(i) = value.length
@@ -224,10 +257,11 @@ object KeyBuckets {
       stateBytes(n) = state
       stateAt(n) = sAt
       stateLength(n) = sLength
+      stateObject(n) = null
       n += 1
     }
 
-    def addFrom(other: Bucket, i: Int): Unit =
+    def addFrom(other: Bucket, i: Int): Unit = {
       add(
         other.keyBytes(i),
         other.keyAt(i),
@@ -236,6 +270,8 @@ object KeyBuckets {
         other.stateAt(i),
         other.stateLength(i)
       )
+      stateObject(n - 1) = other.stateObject(i)
+    }
 
     private def grow(): Unit = {
       val size = 2 * n
@@ -245,6 +281,7 @@ object KeyBuckets {
       stateBytes = java.util.Arrays.copyOf(stateBytes, size)
       stateAt = java.util.Arrays.copyOf(stateAt, size)
       stateLength = java.util.Arrays.copyOf(stateLength, size)
+      stateObject = java.util.Arrays.copyOf(stateObject, size)
     }
 
     /** Removes entry `i` by moving the last into its place: order within a bucket means nothing. */
@@ -256,8 +293,10 @@ object KeyBuckets {
       stateBytes(i) = stateBytes(n)
       stateAt(i) = stateAt(n)
       stateLength(i) = stateLength(n)
+      stateObject(i) = stateObject(n)
       keyBytes(n) = null
       stateBytes(n) = null
+      stateObject(n) = null
     }
 
     def clear(): Unit = while (n > 0) removeAt(n - 1)
@@ -265,7 +304,11 @@ object KeyBuckets {
     def encode(): Array[Byte] = {
       var size = 0
       var i = 0
-      while (i < n) { size += 8 + keyLength(i) + stateLength(i); i += 1 }
+      while (i < n) {
+        if (stateObject(i) != null) setValue(i, stateObject(i).encode())
+        size += 8 + keyLength(i) + stateLength(i)
+        i += 1
+      }
       val out = ByteBuffer.allocate(size)
       i = 0
       while (i < n) {

@@ -25,6 +25,15 @@ trait GroupHost {
   def put(key: Array[Byte], value: Array[Byte]): Unit
   def remove(key: Array[Byte]): Unit
 
+  /** The object [[keep]] left under `key`, not yet written (null: none; read [[get]]). */
+  def kept(key: Array[Byte]): Encodable = null
+
+  /** Puts `value` under `key`. A host that holds its writes ([[WriteBehind]]) holds the object
+    * itself and encodes it when it writes, so rows that change one entry one after another
+    * encode it once, and the next call takes the object back ([[kept]]) instead of decoding.
+    */
+  def keep(key: Array[Byte], value: Encodable): Unit = put(key, value.encode())
+
   /** Whether the group's keys go into buckets ([[KeyBuckets]]): where each entry is its own
     * state-store operation (Spark 4's map state), not where the group is one value (3.5's).
     */
@@ -43,6 +52,11 @@ trait GroupHost {
 
   /** The key group's label (its Spark grouping key), to name it in errors; -1: unknown. */
   def keyGroup: Int = -1
+}
+
+/** An entry's value as an object that says its bytes ([[GroupHost.keep]]). */
+trait Encodable {
+  def encode(): Array[Byte]
 }
 
 /** What a key group's loop is built from, sent to the executors with the operator's function. It
@@ -176,7 +190,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
       )
     val startedAt = if (PaneTrace.on) System.nanoTime() else 0L
     try {
-      val out = run(byKey, delivered, firing, tick)
+      val out = run(byKey, delivered, firing, tick, holds = writeBehind != null && !(summarised || firing))
       if (writeBehind != null && (summarised || firing)) writeBehind.flush(group)
       // Only calls that can close windows: a line per data row's call would slow what it traces.
       if (PaneTrace.on && (summarised || firing) && out.nonEmpty) traceDone(group.keyGroup, out, startedAt)
@@ -212,7 +226,8 @@ final class KeyGroupLoop(spec: LoopSpec) {
       byKey: java.util.LinkedHashMap[Row, ArrayBuffer[Row]],
       delivered: java.util.TreeMap[String, java.lang.Long],
       firing: Boolean,
-      tick: Long
+      tick: Long,
+      holds: Boolean
   ): Iterator[Row] = {
     val sparkWatermark = host.watermark
     val storedBytes = host.get(GroupRecordKey)
@@ -279,8 +294,14 @@ final class KeyGroupLoop(spec: LoopSpec) {
           }
         found.filterNot(w => ids.contains(new KeyId(w.key)))
       }
-    withRows.foreach { case (k, id, rows) => processKey(k, id, rows, clocks, wakeups.get(id)) }
-    due.foreach(w => processKey(keyBytes.decode(w.key), w.key, ArrayBuffer.empty, clocks, w))
+    withRows.foreach { case (k, id, rows) =>
+      val keyId = new KeyId(id)
+      // A key with rows may have had its index entry taken too (it wakes with its rows).
+      val took = if (taken == null) null else taken.get(keyId)
+      processKey(k, keyId, rows, clocks, wakeups.get(id), took)
+    }
+    // A due key's wake-up is what the call took for it (from the index, or the table's).
+    due.foreach(w => processKey(keyBytes.decode(w.key), new KeyId(w.key), ArrayBuffer.empty, clocks, w, w))
     syncGroup(stored, storedBytes, sparkWatermark, now, watermarks, firing, tick)
     if (policy.inheritsWatermark && clocks.after != clocks.before)
       host.put(PreviousWatermarkKey, { val b = new Array[Byte](8); Bytes.putLong(b, 0, clocks.after); b })
@@ -295,7 +316,12 @@ final class KeyGroupLoop(spec: LoopSpec) {
     // said it (a task's loop is new each batch, so every batch still reports it); else a row
     // per input row, saying nothing new, would go through the output and its observe().
     val valveNews = if (spec.realTime) valve.filter(v => !reportedValve.contains(v)) else valve
-    if (!java.util.Arrays.equals(counters, reported) || valveNews.isDefined) {
+    // A call that holds its writes holds a counters-only row too: the group's next summary or
+    // timer call says it (before the batch commits, as the writes). At many keys nearly every
+    // row opens a window, and a metrics row per input row went through the output's projection
+    // and observe(). Counters ride on a row going out anyway.
+    val says = !holds || valveNews.isDefined || collector.rows.nonEmpty
+    if (says && (!java.util.Arrays.equals(counters, reported) || valveNews.isDefined)) {
       val delta = counters.indices.map(i => counters(i) - reported(i)).toArray
       collector.addMetrics(delta, valveNews)
       reported = counters
@@ -335,31 +361,41 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private def previousWatermark(): Long =
     Option(host.get(PreviousWatermarkKey)).fold(Long.MinValue)(Bytes.getLong(_, 0))
 
-  /** One key (`before`: its wake-up in the table, or null): load, set its clocks, its rows,
-    * save, and note its next wake-up.
+  /** One key (`before`: its wake-up in the table, or null; `took`: what this call took out of
+    * the index for it, or null): load, set its clocks, its rows, save, and note its next wake-up.
     */
   private def processKey(
       key: Row,
-      id: Array[Byte],
+      keyId: KeyId,
       rows: ArrayBuffer[Row],
       clocks: Clocks,
-      before: Wakeup
+      before: Wakeup,
+      took: Wakeup
   ): Unit = {
-    val loaded = if (holdsNoState(before)) null else if (buckets != null) buckets.get(id) else host.get(id)
-    backend.load(key, loaded)
+    val id = keyId.bytes
+    // Where writes are held (real-time mode), a key's state stays an object in its bucket
+    // until the bucket is written ([[KeyBuckets.putState]]).
+    val unencoded = buckets != null && writeBehind != null
+    val loaded: AnyRef =
+      if (holdsNoState(before)) null
+      else if (unencoded) buckets.getState(id)
+      else if (buckets != null) buckets.get(id)
+      else host.get(id)
+    backend.loadState(key, loaded, keyId)
     val held = if (index != null) wakeup() else null // the index keeps no key's current wake-up
     driver.moveClocks(TimeMove.EnterKey(clocks.now, clocks.before))
     if (combined) rows.foreach(partial(key, _))
     else rows.foreach(element)
     if (policy.splitsBatch)
       driver.moveClocks(TimeMove.Clocks(clocks.after, ClockMove.Keep, ClockMove.Advance))
-    if (buckets != null) backend.save(bytes => buckets.put(id, bytes), () => buckets.remove(id))
+    if (unencoded) backend.saveState(state => buckets.putState(id, state), () => buckets.remove(id))
+    else if (buckets != null) backend.save(bytes => buckets.put(id, bytes), () => buckets.remove(id))
     else backend.save(bytes => host.put(id, bytes), () => host.remove(id))
     if (loaded == null && !backend.isEmpty) liveKeys += 1
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
     val next = wakeup()
     if (index != null)
-      index.moved(host, id, held, next, if (taken == null) null else taken.get(new KeyId(id)))
+      index.moved(host, id, held, next, if (taken == null) null else took)
     else if (next == null) { if (before != null) wakeups.remove(id) }
     else if (before == null || before.at != next.at || before.processingAt != next.processingAt)
       wakeups.put(id, next)

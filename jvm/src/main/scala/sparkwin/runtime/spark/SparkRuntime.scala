@@ -189,7 +189,15 @@ object SparkRuntime {
     }
     val tickColumn = if (wakes.isDefined) grouped.schema.fieldIndex(TickColumn) else -1
     val spec =
-      LoopSpec(plan.json, layout.java8Time, combined, groupCount, wakes.map(_._2), tickColumn, realTime)
+      LoopSpec(
+        plan.json,
+        layout.java8Time || SparkShim.InstantOutput,
+        combined,
+        groupCount,
+        wakes.map(_._2),
+        tickColumn,
+        realTime
+      )
     SparkShim.keyGroupOperator(grouped, keyGroup, spec, plan, layout.unionSchema)
   }
 

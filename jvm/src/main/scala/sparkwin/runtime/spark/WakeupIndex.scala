@@ -165,8 +165,9 @@ final class WakeupIndex private (
   def flush(host: GroupHost): Unit = {
     pages.forEach { (id, page) =>
       if (page.changed) {
-        if (page.size > 0) host.put(id.entryKey, page.encode())
-        else if (page.stored) host.remove(id.entryKey)
+        if (page.size > 0) { host.keep(id.entryKey, page); page.stored = true }
+        else if (page.stored) { host.remove(id.entryKey); page.stored = false }
+        page.changed = false
       }
     }
     pages.clear()
@@ -176,16 +177,22 @@ final class WakeupIndex private (
     val id = PageId(clock, slot, index)
     var p = pages.get(id)
     if (p == null) {
-      val bytes = host.get(id.entryKey)
-      // Every page the directory counts is stored (a new one is made in the call, not read).
-      if (bytes == null)
-        throw new CorruptStateException(
-          "a key group's wake-up index",
-          s"page $index of bucket $slot (clock $clock) is missing",
-          -1,
-          0
-        )
-      p = Page.read(bytes, id)
+      p = host.kept(id.entryKey) match {
+        // As the call before left it, still unwritten: a window's last page takes a key for
+        // every row that opens the window, row after row.
+        case kept: Page => kept
+        case _ =>
+          val bytes = host.get(id.entryKey)
+          // Every page the directory counts is stored (a new one is made in the call, not read).
+          if (bytes == null)
+            throw new CorruptStateException(
+              "a key group's wake-up index",
+              s"page $index of bucket $slot (clock $clock) is missing",
+              -1,
+              0
+            )
+          Page.read(bytes, id)
+      }
       pages.put(id, p)
     }
     p
@@ -289,10 +296,11 @@ object WakeupIndex {
       ByteBuffer.allocate(14).put(PageTag).put(clock.toByte).putLong(slot).putInt(index).array()
   }
 
-  /** One page's entries as a call uses them; `stored` when the state store has it. Its entry,
+  /** One page's entries as a call uses them; `stored` when the state store (or the writes the
+    * host holds, which keep the object itself: [[GroupHost.keep]]) has it. Its entry,
     * big-endian: per wake-up, the key's length and bytes, then the time.
     */
-  private final class Page(val stored: Boolean) {
+  private final class Page(var stored: Boolean) extends Encodable {
     private val keys = new ArrayBuffer[Array[Byte]]()
     private val times = new ArrayBuffer[Long]()
     var changed = false

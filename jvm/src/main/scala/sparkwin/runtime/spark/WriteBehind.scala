@@ -14,13 +14,17 @@ package sparkwin.runtime.spark
   * task (or the next batch) builds a new processor, so a new, empty one of these.
   *
   * The changes answer the group's reads ([[over]]), so the next call reads its own writes; groups
-  * are kept apart by their label.
+  * are kept apart by their label. A bucket or wake-up page is held as the object its call left
+  * ([[GroupHost.keep]]) and encoded only at the flush: the next call goes on with it, so rows
+  * that add to one entry (a window's last wake-up page takes a key for every row that opens the
+  * window) decode and encode it once per flush, not per row.
   */
 final class WriteBehind {
   import WriteBehind._
 
-  // Per group label, its changed entries in the order first changed: a value, or Removed.
-  private val byGroup = new java.util.HashMap[Integer, java.util.LinkedHashMap[KeyId, Array[Byte]]]()
+  // Per group label, its changed entries in the order first changed: a value's bytes, an
+  // object kept unencoded ([[GroupHost.keep]]), or Removed.
+  private val byGroup = new java.util.HashMap[Integer, java.util.LinkedHashMap[KeyId, AnyRef]]()
 
   /** `host` with its writes held here and its reads answered from them first. */
   def over(host: GroupHost): GroupHost = new Deferred(host, changes(host.keyGroup))
@@ -29,7 +33,7 @@ final class WriteBehind {
   def flush(host: GroupHost): Unit = {
     val held = byGroup.remove(Integer.valueOf(host.keyGroup))
     if (held != null) held.forEach { (key, value) =>
-      if (value eq Removed) host.remove(key.bytes) else host.put(key.bytes, value)
+      if (value eq Removed) host.remove(key.bytes) else host.put(key.bytes, bytes(value))
     }
   }
 
@@ -39,8 +43,8 @@ final class WriteBehind {
     if (held == null) 0 else held.size
   }
 
-  private def changes(group: Int): java.util.LinkedHashMap[KeyId, Array[Byte]] =
-    byGroup.computeIfAbsent(Integer.valueOf(group), _ => new java.util.LinkedHashMap[KeyId, Array[Byte]]())
+  private def changes(group: Int): java.util.LinkedHashMap[KeyId, AnyRef] =
+    byGroup.computeIfAbsent(Integer.valueOf(group), _ => new java.util.LinkedHashMap[KeyId, AnyRef]())
 }
 
 object WriteBehind {
@@ -48,14 +52,25 @@ object WriteBehind {
   /** A removed entry (compared by identity: no written value is this array). */
   private val Removed = new Array[Byte](0)
 
-  private final class Deferred(host: GroupHost, held: java.util.LinkedHashMap[KeyId, Array[Byte]])
+  /** A held value's bytes (an object kept unencoded says them now). */
+  private def bytes(value: AnyRef): Array[Byte] = value match {
+    case e: Encodable => e.encode()
+    case b: Array[Byte] @unchecked => b
+  }
+
+  private final class Deferred(host: GroupHost, held: java.util.LinkedHashMap[KeyId, AnyRef])
       extends GroupHost {
     def get(key: Array[Byte]): Array[Byte] = {
       val value = held.get(new KeyId(key))
-      if (value == null) host.get(key) else if (value eq Removed) null else value
+      if (value == null) host.get(key) else if (value eq Removed) null else bytes(value)
     }
     def put(key: Array[Byte], value: Array[Byte]): Unit = held.put(new KeyId(key), value)
     def remove(key: Array[Byte]): Unit = held.put(new KeyId(key), Removed)
+    override def kept(key: Array[Byte]): Encodable = held.get(new KeyId(key)) match {
+      case e: Encodable => e
+      case _ => null
+    }
+    override def keep(key: Array[Byte], value: Encodable): Unit = held.put(new KeyId(key), value)
     def packsKeys: Boolean = host.packsKeys
     def watermark: Long = host.watermark
     def batchTime: Long = host.batchTime

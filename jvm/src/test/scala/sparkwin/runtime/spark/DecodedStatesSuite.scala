@@ -30,4 +30,24 @@ class DecodedStatesSuite extends munit.FunSuite {
     assertEquals(d.take("a", Array[Byte](1)), null)
     assert(d.take("c", Array[Byte](1)) != null)
   }
+
+  test("keys that seldom come back stop being kept, and keeping is tried again later") {
+    val d = new DecodedStates(1 << 20)
+    val bytes = Array[Byte](1)
+    // A trial of keys that never come back: nothing kept is used.
+    (0 until DecodedStates.Trial).foreach { i => d.take(i, bytes); d.keep(i, bytes, stored()) }
+    assert(!d.isKeeping)
+    d.keep("hot", bytes, stored())
+    assertEquals(d.take("hot", bytes), null) // nothing is kept while paused
+    (1 until DecodedStates.Pause).foreach(i => d.take(-i, bytes))
+    assert(d.isKeeping, "tried again after the pause")
+    // A hot key, loaded row after row, is used every time: keeping stays on.
+    val s = stored()
+    d.keep("hot", bytes, s)
+    (0 until 2 * DecodedStates.Trial).foreach { _ =>
+      assert(d.take("hot", bytes) eq s)
+      d.keep("hot", bytes, s)
+    }
+    assert(d.isKeeping)
+  }
 }

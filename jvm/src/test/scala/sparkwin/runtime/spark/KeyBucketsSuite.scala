@@ -162,6 +162,30 @@ class KeyBucketsSuite extends munit.FunSuite {
     assert(e.getMessage.contains("key bucket 0 of 26 bytes is unreadable"), e.getMessage)
   }
 
+  test("states kept as objects are encoded with their bucket, through splits, as their bytes") {
+    final class Counted(bytes: Array[Byte]) extends Encodable {
+      var encoded = 0
+      def encode(): Array[Byte] = { encoded += 1; bytes }
+    }
+    val objects = new Store
+    val bytes = new Store
+    val withObjects = new KeyBuckets(objects, 1, 0L)
+    val withBytes = new KeyBuckets(bytes, 1, 0L)
+    val states = (0 until 100).map(k => new Counted(value(k, 0)))
+    (0 until 100).foreach { k =>
+      withObjects.putState(key(k), states(k))
+      withBytes.put(key(k), value(k, 0))
+    }
+    assert(withObjects.count > 1, "the keys split the group's bucket")
+    assert(withObjects.getState(key(7)) eq states(7), "a key's state comes back as the object")
+    assert(states.forall(_.encoded == 0), "nothing is encoded before the write")
+    withObjects.flush()
+    withBytes.flush()
+    assert(states.forall(_.encoded == 1), "each state is encoded once, with its bucket")
+    assertEquals(objects.entries.keySet(), bytes.entries.keySet())
+    objects.entries.forEach((k, v) => assertEquals(v.toList, bytes.entries.get(k).toList))
+  }
+
   test("bucket entries name neither the group record, the last watermark nor a key") {
     val entry = KeyBuckets.entryKey(12345)
     assertEquals(entry.length, 5)

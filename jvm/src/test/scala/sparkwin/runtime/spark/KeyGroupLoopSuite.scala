@@ -271,16 +271,19 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     assertEquals(call(summary("1", 12L)), List(("a", 0L, 1L), ("b", 0L, 7L)))
   }
 
-  test("real-time mode: a call that moves no counter and fires nothing returns no row") {
+  test("real-time mode: a data row's counters wait for the group's summary; no news, no row") {
     // Without channel= the valve's watermark is not shown, so only counters make a metrics row.
     val group = new RealTimeGroup
-    val opened = group.rows(partitionRow("a", 1L, 1L, "0"))
-    assertEquals(opened.map(_.getInt(0)), List(OutputLayout.MetricsKind)) // windowsOpened
+    assertEquals(group.rows(partitionRow("a", 1L, 1L, "0")), Nil) // opened a window: held
+    assertEquals(group.rows(partitionRow("b", 2L, 3L, "0")), Nil) // and another
+    val said = group.rows(partitionSummary("0", 5L)) // watermark 4: nothing fires
+    assertEquals(said.map(_.getInt(0)), List(OutputLayout.MetricsKind))
+    val opened = OutputLayout.MetricNames.indexOf("windowsOpened")
+    assertEquals(said.head.getStruct(5).getLong(opened), 2L) // both rows'
     assertEquals(group.rows(partitionRow("a", 2L, 3L, "0")), Nil) // the same window
-    assertEquals(group.rows(partitionSummary("0", 5L)), Nil) // watermark 4: nothing fires
-    assertEquals(group.rows(partitionSummary("0", 7L)), Nil)
+    assertEquals(group.rows(partitionSummary("0", 7L)), Nil) // nothing moved
     val fired = group.rows(partitionSummary("0", 12L))
-    assertEquals(results(fired.iterator), List(("a", 0L, 3L)))
+    assertEquals(results(fired.iterator), List(("a", 0L, 3L), ("b", 0L, 2L)))
   }
 
   test("real-time mode: the group record a loop keeps is used only for the bytes it came from") {

@@ -73,6 +73,32 @@ class WriteBehindSuite extends munit.FunSuite {
     assertEquals(task.store.puts, 2)
   }
 
+  test("a bucket waits as the object a call left, is taken back by the next, and is written as one") {
+    val behind = new WriteBehind
+    val store = new Store
+    def key(i: Int) = Array[Byte](1, 2, 3, 4, 5, 6, 7, i.toByte)
+    val first = new KeyBuckets(behind.over(new Host(store, 1, 0L)), 1, 0L)
+    first.put(key(1), Array[Byte](10))
+    first.flush()
+    val next = behind.over(new Host(store, 1, 0L))
+    val held = next.kept(KeyBuckets.entryKey(0))
+    assert(held != null, "the bucket is held unencoded")
+    val second = new KeyBuckets(next, 1, 1L)
+    assertEquals(second.get(key(1)).toList, List[Byte](10))
+    second.put(key(2), Array[Byte](20))
+    second.flush()
+    assert(next.kept(KeyBuckets.entryKey(0)) eq held, "the same object goes on, not a decoded copy")
+    assertEquals(store.writes, 0)
+    behind.flush(new Host(store, 1, 0L))
+    // What reaches the store is what a write-through bucket of the same keys writes.
+    val through = new Store
+    val direct = new KeyBuckets(new Host(through, 1, 0L), 1, 0L)
+    direct.put(key(1), Array[Byte](10))
+    direct.put(key(2), Array[Byte](20))
+    direct.flush()
+    assertEquals(store.entries, through.entries)
+  }
+
   test("a data row's call reads its group's own unwritten changes, and its pane counts them all") {
     val task = new Task
     task.call(1, data("a", 1L, 1L))
