@@ -196,8 +196,9 @@ object KeyBuckets {
 
   /** One bucket's keys and their state, as a call uses them; `stored` when the state store (or
     * the writes the host holds) has an entry for it. A host that holds writes keeps the object
-    * itself until it writes ([[GroupHost.keep]]), so the group's next call goes on with it. Its entry, big-endian: per key, the bytes' length and the bytes, then the
-    * state's length and the state. Entry `i`'s key is `keyBytes(i)` from `keyAt(i)` for
+    * itself until it writes ([[GroupHost.keep]]), so the group's next call goes on with it. Its
+    * entry, big-endian: per key, the bytes' length and the bytes, then the state's length and the
+    * state. Entry `i`'s key is `keyBytes(i)` from `keyAt(i)` for
     * `keyLength(i)` bytes, its state likewise: a stored bucket's point into the bytes read, so
     * the keys a call does not touch are never copied (nor hashed, unless the bucket splits).
     */
@@ -236,11 +237,14 @@ object KeyBuckets {
     def setState(i: Int, state: Encodable): Unit = stateObject(i) = state
 
     def value(i: Int): Array[Byte] = {
-      if (stateObject(i) != null) setValue(i, stateObject(i).encode())
+      settle(i)
       val bytes = stateBytes(i)
       if (stateAt(i) == 0 && stateLength(i) == bytes.length) bytes
       else java.util.Arrays.copyOfRange(bytes, stateAt(i), stateAt(i) + stateLength(i))
     }
+
+    /** Entry `i`'s state as bytes, encoding the object [[setState]] left there, if any. */
+    private def settle(i: Int): Unit = if (stateObject(i) != null) setValue(i, stateObject(i).encode())
 
     def setValue(i: Int, value: Array[Byte]): Unit = {
       stateObject(i) = null
@@ -305,7 +309,7 @@ object KeyBuckets {
       var size = 0
       var i = 0
       while (i < n) {
-        if (stateObject(i) != null) setValue(i, stateObject(i).encode())
+        settle(i)
         size += 8 + keyLength(i) + stateLength(i)
         i += 1
       }

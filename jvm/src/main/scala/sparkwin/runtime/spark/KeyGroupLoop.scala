@@ -395,7 +395,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
     val next = wakeup()
     if (index != null)
-      index.moved(host, id, held, next, if (taken == null) null else took)
+      index.moved(host, id, held, next, took)
     else if (next == null) { if (before != null) wakeups.remove(id) }
     else if (before == null || before.at != next.at || before.processingAt != next.processingAt)
       wakeups.put(id, next)
