@@ -98,9 +98,6 @@ def spark():
         **{
             "spark.sql.shuffle.partitions": "2",
             "spark.sql.session.timeZone": "UTC",
-            # The C1 compiler only: a test JVM lives minutes and runs mostly cold code, and
-            # C2's compilations took a fifth of its CPU on 2 cores busy with two such JVMs.
-            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
             "spark.default.parallelism": "2",
             # Two key groups: the streaming tests' keys share groups, as most keys do in
             # production (the default is 128).
