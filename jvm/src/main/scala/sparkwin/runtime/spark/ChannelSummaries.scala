@@ -16,12 +16,16 @@ object ChannelSummaries {
   val ChannelColumn = "__sw_channel"
   val SummaryColumn = "__sw_channels"
 
-  /** A summary for one key group (`group`, its label): channel ids and their largest times. */
+  /** A summary for one key group (`group`, its label): channel ids and their largest times, and
+    * whether it is the map partition's last row to the group (`last`: a real-time group writes
+    * what it holds there, [[WriteBehind]]).
+    */
   val SummarySchema: StructType = StructType(
     Seq(
       StructField("group", IntegerType, nullable = false),
       StructField("ids", ArrayType(StringType, containsNull = false), nullable = false),
-      StructField("maxTs", ArrayType(LongType, containsNull = false), nullable = false)
+      StructField("maxTs", ArrayType(LongType, containsNull = false), nullable = false),
+      StructField("last", BooleanType, nullable = false)
     )
   )
 
@@ -52,9 +56,9 @@ object ChannelSummaries {
       * reaches its group before the summary it caused, as in a micro-batch, where rows meet the
       * watermark the batch before left.
       *
-      * The last one goes to every group even when nothing moved (then naming no channel): it is
-      * each group's flush point before Spark commits the store ([[WriteBehind]]), so a group's
-      * last call of a batch always carries a summary.
+      * The last one goes to every group even when nothing moved (then naming no channel), marked
+      * as the last: it is each group's flush point before Spark commits the store
+      * ([[WriteBehind]]), so a group's last call of a batch always carries one.
       */
     def interleaved(rows: Iterator[Row], labels: Array[Int], width: Int, everyMs: Long): Iterator[Row] = {
       var last = Long.MinValue
@@ -65,20 +69,23 @@ object ChannelSummaries {
         go
       }
       rows.flatMap { row =>
-        if (due()) Iterator.single(row) ++ summaryRows(labels, width) else Iterator.single(row)
+        if (due()) Iterator.single(row) ++ summaryRows(labels, width, last = false)
+        else Iterator.single(row)
       } ++ (if (moved) summaryRows(labels, width) else markerRows(labels, width))
     }
 
-    /** A summary for every key group naming no channel: it moves no watermark and marks no
+    /** A last summary for every key group naming no channel: it moves no watermark and marks no
       * channel active, and only ends the partition's rows to each group.
       */
     def markerRows(labels: Array[Int], width: Int): Iterator[Row] =
-      labels.iterator.map(label => summaryRow(label, width, Seq.empty, Seq.empty))
+      labels.iterator.map(label => summaryRow(label, width, Seq.empty, Seq.empty, last = true))
 
     def isEmpty: Boolean = max.isEmpty
 
-    /** One row per key group label of `width` fields: nulls, then no channel and the summary. */
-    def summaryRows(labels: Array[Int], width: Int): Iterator[Row] =
+    /** One row per key group label of `width` fields: nulls, then no channel and the summary;
+      * `last` unless more rows of the partition follow.
+      */
+    def summaryRows(labels: Array[Int], width: Int, last: Boolean = true): Iterator[Row] =
       if (max.isEmpty) Iterator.empty
       else {
         moved = false
@@ -89,15 +96,18 @@ object ChannelSummaries {
         max.forEach { (id, ts) => ids(i) = id; times(i) = ts.longValue; i += 1 }
         if (PaneTrace.on)
           PaneTrace.mark("summary", ids.indices.map(j => s"${ids(j)}=${times(j)}").mkString(" "))
-        labels.iterator.map(label => summaryRow(label, width, ids.toSeq, times.toSeq))
+        labels.iterator.map(label => summaryRow(label, width, ids.toSeq, times.toSeq, last))
       }
   }
 
-  private def summaryRow(label: Int, width: Int, ids: Seq[Any], times: Seq[Any]): Row = {
+  private def summaryRow(label: Int, width: Int, ids: Seq[Any], times: Seq[Any], last: Boolean): Row = {
     val values = new Array[Any](width + 2)
-    values(width + 1) = new GenericRow(Array[Any](label, ids, times))
+    values(width + 1) = new GenericRow(Array[Any](label, ids, times, last))
     new GenericRow(values)
   }
+
+  /** Whether a summary struct is its map partition's last row to the group. */
+  def isLast(summary: Row): Boolean = summary.getBoolean(3)
 
   /** The channels' largest times in a summary row's summary struct. */
   def read(summary: Row, into: java.util.TreeMap[String, java.lang.Long]): Unit = {

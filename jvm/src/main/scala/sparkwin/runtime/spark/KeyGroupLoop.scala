@@ -65,6 +65,7 @@ trait Encodable {
   *
   * @param tickColumn where a row carries a clock tick's time (negative: the pipeline reads no clock)
   * @param realTime whether the query runs in Spark's real-time mode ([[TimePolicy]])
+  * @param holdMs how long a real-time group's changes wait at most before a summary writes them
   */
 final case class LoopSpec(
     planJson: String,
@@ -73,7 +74,8 @@ final case class LoopSpec(
     keyGroups: Int,
     wakes: Option[WakeReports],
     tickColumn: Int,
-    realTime: Boolean = false
+    realTime: Boolean = false,
+    holdMs: Long = WriteBehind.HoldMs
 )
 
 /** The engine inside Spark's stateful operator, one call per key group, whatever the operator.
@@ -140,9 +142,13 @@ final class KeyGroupLoop(spec: LoopSpec) {
   // a second). What is read is a function of the bytes, so another group with the same bytes may
   // use it too. Set only when a call ends well.
   private var kept: KeptRecord = _
-  // Real-time mode with summaries: a data row's call leaves its writes unwritten until the
-  // group's next summary or timer call ([[WriteBehind]]); null elsewhere (every call writes).
-  private val writeBehind: WriteBehind = if (spec.realTime && policy.ownWatermark) new WriteBehind else null
+  // Whether this call puts out rows other than a metrics row (panes, late or error rows).
+  private var putOut = false
+  // Real-time mode with summaries: a call leaves its writes unwritten until the map partition's
+  // last summary, a timer's call or a summary once they are old ([[WriteBehind]]); null
+  // elsewhere (every call writes).
+  private val writeBehind: WriteBehind =
+    if (spec.realTime && policy.ownWatermark) new WriteBehind(spec.holdMs) else null
 
   /** The task's unwritten changes (null: every call writes them; for tests). */
   def deferred: WriteBehind = writeBehind
@@ -164,12 +170,13 @@ final class KeyGroupLoop(spec: LoopSpec) {
 
   /** One call for a group: its rows of this micro-batch (none when its timer fires), and whether
     * the call is its timer's. Returns the output rows; the host has every change when it ends,
-    * except in a real-time data row's call, which leaves them to its group's next summary or timer
-    * call ([[WriteBehind]]).
+    * except in real-time mode, where they wait for a partition's last summary, a timer's call, or
+    * a summary once they are [[LoopSpec.holdMs]] old ([[WriteBehind]]).
     */
   def call(group: GroupHost, rows: Iterator[Row], firing: Boolean): Iterator[Row] = {
     host = if (writeBehind == null) group else writeBehind.over(group)
-    var summarised = false // a summary row is a flush point ([[WriteBehind]])
+    var summarised = false // a summary row: its counters go out, and it may write ([[WriteBehind]])
+    var ending = false // the map partition's last summary: held writes go to the store
     // A key's rows in arrival order; keys in the order they first appear.
     val byKey = new java.util.LinkedHashMap[Row, ArrayBuffer[Row]]()
     val delivered = new java.util.TreeMap[String, java.lang.Long]()
@@ -179,8 +186,10 @@ final class KeyGroupLoop(spec: LoopSpec) {
     rows.foreach { row =>
       if (tickAt >= 0 && !row.isNullAt(tickAt)) tick = math.max(tick, row.getLong(tickAt))
       else if (policy.ownWatermark && !row.isNullAt(summaryAt)) {
-        ChannelSummaries.read(row.getStruct(summaryAt), delivered)
+        val summary = row.getStruct(summaryAt)
+        ChannelSummaries.read(summary, delivered)
         summarised = true
+        ending ||= ChannelSummaries.isLast(summary)
       } else byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row
     }
     if (PaneTrace.on && !delivered.isEmpty)
@@ -191,7 +200,10 @@ final class KeyGroupLoop(spec: LoopSpec) {
     val startedAt = if (PaneTrace.on) System.nanoTime() else 0L
     try {
       val out = run(byKey, delivered, firing, tick, holds = writeBehind != null && !(summarised || firing))
-      if (writeBehind != null && (summarised || firing)) writeBehind.flush(group)
+      // A summary that fires panes leaves a due write to the group's next one: its panes wait for
+      // their own call only (a second's writes are several ms at 100k keys).
+      val dueWrite = summarised && !putOut && writeBehind != null && writeBehind.due(group.keyGroup)
+      if (writeBehind != null && (ending || firing || dueWrite)) writeBehind.flush(group)
       // Only calls that can close windows: a line per data row's call would slow what it traces.
       if (PaneTrace.on && (summarised || firing) && out.nonEmpty) traceDone(group.keyGroup, out, startedAt)
       else out
@@ -327,6 +339,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
       reported = counters
       if (valveNews.isDefined) reportedValve = valveNews
     }
+    putOut = collector.rows.exists(_.getInt(0) != OutputLayout.MetricsKind)
     collector.drain()
   }
 

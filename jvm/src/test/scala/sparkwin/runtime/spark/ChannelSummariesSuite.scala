@@ -10,7 +10,7 @@ class ChannelSummariesSuite extends munit.FunSuite {
   private val labels = Array(7, 9)
 
   /** The tapped stream as "r<ts>" for data rows, "s<group>:<max>" for summaries and "m<group>"
-    * for a summary naming no channel.
+    * for a summary naming no channel, with "!" when the summary is the partition's last.
     */
   private def run(times: Seq[Long], everyMs: Long, closings: Closings = null): List[String] = {
     val tap = new ChannelSummaries.Tap(closings)
@@ -19,8 +19,9 @@ class ChannelSummariesSuite extends munit.FunSuite {
       if (!row.isNullAt(0)) s"r${row.getLong(0)}"
       else {
         val s = row.getStruct(2)
-        if (s.getSeq[Long](2).isEmpty) s"m${s.getInt(0)}"
-        else s"s${s.getInt(0)}:${s.getSeq[Long](2).head}"
+        val last = if (ChannelSummaries.isLast(s)) "!" else ""
+        if (s.getSeq[Long](2).isEmpty) s"m${s.getInt(0)}$last"
+        else s"s${s.getInt(0)}:${s.getSeq[Long](2).head}$last"
       }
     }
   }
@@ -28,7 +29,7 @@ class ChannelSummariesSuite extends munit.FunSuite {
   test("every row that moves the largest time is followed by a summary for every key group") {
     assertEquals(
       run(Seq(5L, 3L, 8L), everyMs = 0),
-      List("r5", "s7:5", "s9:5", "r3", "r8", "s7:8", "s9:8", "m7", "m9")
+      List("r5", "s7:5", "s9:5", "r3", "r8", "s7:8", "s9:8", "m7!", "m9!")
     )
   }
 
@@ -36,15 +37,15 @@ class ChannelSummariesSuite extends munit.FunSuite {
     // The first move is sent at once; the next ones fall within the hour and wait for the end.
     assertEquals(
       run(Seq(5L, 8L, 9L), everyMs = 3600000),
-      List("r5", "s7:5", "s9:5", "r8", "r9", "s7:9", "s9:9")
+      List("r5", "s7:5", "s9:5", "r8", "r9", "s7:9!", "s9:9!")
     )
   }
 
   test("a partition's end reaches every group even when nothing moved, or with no row at all") {
     // Without it, a group's deferred writes would have no call left to flush them in before
     // Spark commits the store.
-    assertEquals(run(Seq.empty, everyMs = 0), List("m7", "m9"))
-    assertEquals(run(Seq(5L, 5L), everyMs = 0), List("r5", "s7:5", "s9:5", "r5", "m7", "m9"))
+    assertEquals(run(Seq.empty, everyMs = 0), List("m7!", "m9!"))
+    assertEquals(run(Seq(5L, 5L), everyMs = 0), List("r5", "s7:5", "s9:5", "r5", "m7!", "m9!"))
   }
 
   test("a move that closes a window is summarised at once, whatever the interval") {
@@ -52,7 +53,7 @@ class ChannelSummariesSuite extends munit.FunSuite {
     val closings = new Closings(sparkwin.core.window.WindowGrid(10, 10, 0), 1)
     assertEquals(
       run(Seq(5L, 11L, 15L, 21L), everyMs = 3600000, closings),
-      List("r5", "s7:5", "s9:5", "r11", "s7:11", "s9:11", "r15", "r21", "s7:21", "s9:21", "m7", "m9")
+      List("r5", "s7:5", "s9:5", "r11", "s7:11", "s9:11", "r15", "r21", "s7:21", "s9:21", "m7!", "m9!")
     )
   }
 }

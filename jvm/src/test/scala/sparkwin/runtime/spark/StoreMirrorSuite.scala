@@ -76,11 +76,11 @@ class StoreMirrorSuite extends munit.FunSuite {
   /** Rows of two groups, one a call, as real-time mode makes them: (panes, store reads). */
   private def run(mirror: Option[StoreMirror]): (List[(Int, String, Long, Long)], Int) = {
     val loop = new KeyGroupLoop(
-      LoopSpec(planJson, java8Time = false, combined = false, 2, None, tickColumn = -1, realTime = true)
+      LoopSpec(planJson, java8Time = false, combined = false, 2, None, -1, realTime = true, holdMs = 0)
     )
     val store = new Store(mirror)
     def data(user: String, amount: Long, ts: Long) = Row(user, amount, ts, "0", null)
-    def summary(group: Int, max: Long) = Row(null, null, null, null, Row(group, Seq("0"), Seq(max)))
+    def summary(group: Int, max: Long) = Row(null, null, null, null, Row(group, Seq("0"), Seq(max), false))
     val calls = Seq(
       0 -> data("a", 1L, 1L),
       1 -> data("b", 2L, 2L),
@@ -88,6 +88,8 @@ class StoreMirrorSuite extends munit.FunSuite {
       0 -> data("c", 4L, 5L),
       1 -> data("b", 5L, 8L),
       0 -> summary(0, 12L),
+      1 -> summary(1, 12L),
+      0 -> summary(0, 12L), // writes what the firing call left held ([[WriteBehind]])
       1 -> summary(1, 12L),
       0 -> data("a", 7L, 13L),
       0 -> summary(0, 25L),

@@ -3,8 +3,9 @@ package sparkwin.runtime.spark
 import org.apache.spark.sql.Row
 
 /** Real-time mode's write-behind ([[WriteBehind]]): a data row's call writes nothing to the
-  * store, the group's next summary or timer call writes it all, and the store ends as a
-  * write-through run leaves it. A lost flush would leave the store short here.
+  * store; a map partition's last summary, a timer's call, or a summary once the held changes are
+  * `holdMs` old writes it all; and the store ends as a write-through run leaves it. A lost flush
+  * would leave the store short here.
   */
 class WriteBehindSuite extends munit.FunSuite {
 
@@ -38,10 +39,21 @@ class WriteBehindSuite extends munit.FunSuite {
     def timer(current: Long, wanted: Long, firing: Boolean): Unit = ()
   }
 
-  /** A real-time task: one loop, called a row at a time on `store`. */
-  private final class Task(val store: Store = new Store, realTime: Boolean = true) {
+  /** A real-time task: one loop, called a row at a time on `store`; `holdMs` 0: every summary
+    * writes what its group holds, an hour: only a partition's last summary does.
+    */
+  private final class Task(val store: Store = new Store, realTime: Boolean = true, holdMs: Long = 0L) {
     val loop = new KeyGroupLoop(
-      LoopSpec(planJson, java8Time = false, combined = false, 3, None, tickColumn = -1, realTime = realTime)
+      LoopSpec(
+        planJson,
+        java8Time = false,
+        combined = false,
+        3,
+        None,
+        -1,
+        realTime = realTime,
+        holdMs = holdMs
+      )
     )
     private var clock = 1000L
     def call(group: Int, row: Row, firing: Boolean = false): List[Row] = {
@@ -53,8 +65,11 @@ class WriteBehindSuite extends munit.FunSuite {
   }
 
   private def data(user: String, amount: Long, ts: Long) = Row(user, amount, ts, "0", null)
-  private def summary(group: Int, max: Long) = Row(null, null, null, null, Row(group, Seq("0"), Seq(max)))
-  private def marker(group: Int) = Row(null, null, null, null, Row(group, Seq.empty[String], Seq.empty[Long]))
+  private val Hour = 3600000L
+  private def summary(group: Int, max: Long, last: Boolean = false) =
+    Row(null, null, null, null, Row(group, Seq("0"), Seq(max), last))
+  private def marker(group: Int) =
+    Row(null, null, null, null, Row(group, Seq.empty[String], Seq.empty[Long], true))
 
   private def results(out: List[Row]): List[(String, Long, Long)] =
     LoopFixtures.windowResults(out.iterator).sorted
@@ -107,6 +122,59 @@ class WriteBehindSuite extends munit.FunSuite {
     assertEquals(results(task.call(1, summary(1, 12L))), List(("a", 0L, 6L)))
   }
 
+  test("a summary inside the partition leaves young changes held; the partition's last writes them") {
+    val rows = List(
+      data("a", 1L, 1L),
+      data("b", 2L, 3L),
+      summary(1, 5L),
+      data("a", 4L, 8L),
+      summary(1, 12L), // [0, 10) fires from what is held, and its keys' removal is held too
+      data("c", 3L, 13L),
+      summary(1, 13L, last = true)
+    )
+    val task = new Task(holdMs = Hour)
+    val out = rows.init.map(task.call(1, _))
+    assertEquals(results(out(4)), List(("a", 0L, 5L), ("b", 0L, 2L)))
+    assertEquals(task.store.writes, 0, "nothing is written before the partition's last summary")
+    task.call(1, rows.last)
+    assertEquals(task.loop.deferred.pending(1), 0)
+    val through = new Task
+    rows.foreach { row =>
+      through.call(1, row)
+      through.loop.deferred.flush(new Host(through.store, 1, 0L))
+    }
+    assertEquals(task.store.entries, through.store.entries)
+  }
+
+  test("a summary that fires panes leaves due writes to the group's next summary") {
+    val task = new Task(holdMs = 0L) // every summary finds its group's changes due
+    task.call(1, data("a", 1L, 1L))
+    task.call(1, data("b", 2L, 3L))
+    assertEquals(results(task.call(1, summary(1, 12L))), List(("a", 0L, 1L), ("b", 0L, 2L)))
+    assertEquals(task.store.writes, 0, "the panes' call wrote nothing")
+    assertEquals(results(task.call(1, summary(1, 13L))), Nil)
+    assertEquals(task.loop.deferred.pending(1), 0)
+    assert(task.store.writes > 0)
+  }
+
+  test("held changes are due once the oldest of them is holdMs old, and not after they are written") {
+    var now = 0L
+    val behind = new WriteBehind(holdMs = 1000L, nanoTime = () => now)
+    val store = new Store
+    assert(!behind.due(1), "a group holding nothing is never due")
+    behind.over(new Host(store, 1, 0L)).put(Array[Byte](1), Array[Byte](10))
+    now = 600L * 1000000L
+    behind.over(new Host(store, 1, 0L)).put(Array[Byte](2), Array[Byte](20)) // the oldest counts
+    now = 999L * 1000000L
+    assert(!behind.due(1))
+    now = 1000L * 1000000L
+    assert(behind.due(1))
+    assert(!behind.due(2), "groups are apart")
+    behind.flush(new Host(store, 1, 0L))
+    assert(!behind.due(1))
+    assertEquals(store.puts, 2)
+  }
+
   test("the store ends as a write-through run leaves it, byte for byte") {
     val rows = List(
       data("a", 1L, 1L),
@@ -119,7 +187,7 @@ class WriteBehindSuite extends munit.FunSuite {
       data("d", 3L, 16L),
       marker(1)
     )
-    val behind = new Task
+    val behind = new Task(holdMs = Hour) // only the marker writes
     rows.foreach(behind.call(1, _))
     val through = new Task
     rows.foreach { row =>
