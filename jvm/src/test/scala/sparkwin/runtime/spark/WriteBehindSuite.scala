@@ -71,6 +71,16 @@ class WriteBehindSuite extends munit.FunSuite {
   private def marker(group: Int) =
     Row(null, null, null, null, Row(group, Seq.empty[String], Seq.empty[Long], true))
 
+  /** The store of group 1 after `rows`, each call's writes put at once (write-through). */
+  private def writtenThrough(rows: List[Row]): Store = {
+    val through = new Task
+    rows.foreach { row =>
+      through.call(1, row)
+      through.loop.deferred.flush(new Host(through.store, 1, 0L))
+    }
+    through.store
+  }
+
   private def results(out: List[Row]): List[(String, Long, Long)] =
     LoopFixtures.windowResults(out.iterator).sorted
 
@@ -138,12 +148,7 @@ class WriteBehindSuite extends munit.FunSuite {
     assertEquals(task.store.writes, 0, "nothing is written before the partition's last summary")
     task.call(1, rows.last)
     assertEquals(task.loop.deferred.pending(1), 0)
-    val through = new Task
-    rows.foreach { row =>
-      through.call(1, row)
-      through.loop.deferred.flush(new Host(through.store, 1, 0L))
-    }
-    assertEquals(task.store.entries, through.store.entries)
+    assertEquals(task.store.entries, writtenThrough(rows).entries)
   }
 
   test("a summary that fires panes leaves due writes to the group's next summary") {
@@ -189,17 +194,13 @@ class WriteBehindSuite extends munit.FunSuite {
     )
     val behind = new Task(holdMs = Hour) // only the marker writes
     rows.foreach(behind.call(1, _))
-    val through = new Task
-    rows.foreach { row =>
-      through.call(1, row)
-      through.loop.deferred.flush(new Host(through.store, 1, 0L)) // every call's writes, at once
-    }
+    val through = writtenThrough(rows)
     assertEquals(behind.loop.deferred.pending(1), 0)
-    assertEquals(behind.store.entries, through.store.entries)
+    assertEquals(behind.store.entries, through.entries)
     assert(!behind.store.entries.isEmpty)
     assert(
-      behind.store.writes < through.store.writes,
-      s"${behind.store.writes} against ${through.store.writes}"
+      behind.store.writes < through.writes,
+      s"${behind.store.writes} against ${through.writes}"
     )
   }
 
