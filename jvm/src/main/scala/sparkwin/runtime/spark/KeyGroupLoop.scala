@@ -202,12 +202,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
       val out = run(byKey, delivered, firing, tick, holds = writeBehind != null && !(summarised || firing))
       // A summary that fires panes leaves a due write to the group's next one: its panes wait for
       // their own call only (a second's writes are several ms at 100k keys).
-      if (
-        writeBehind != null && (ending || firing || (summarised && !putOut && writeBehind.due(
-          group.keyGroup
-        )))
-      )
-        writeBehind.flush(group)
+      val writes = writeBehind != null &&
+        (ending || firing || (summarised && !putOut && writeBehind.due(group.keyGroup)))
+      if (writes) writeBehind.flush(group)
       // Only calls that can close windows: a line per data row's call would slow what it traces.
       if (PaneTrace.on && (summarised || firing) && out.nonEmpty) traceDone(group.keyGroup, out, startedAt)
       else out
