@@ -12,11 +12,12 @@ A run is one system, one workload (`tumbling` 1 s or `sliding` 10 s every 1 s; c
 an amount per key), one rate and one number of keys (`--keys`, default 16; events cycle through
 them, so at 10k events a second and a million keys a key gets an event every 100 s). It gets
 topics of its own: the input (4 partitions) and the output (1 partition, stamped with the
-broker's LogAppendTime). The system starts on the input, then LatencyProducer (sbt project
-`flinkBench`, one JVM thread) writes `rate` events a
-second for `seconds` seconds, each event's time its making time less 0-199 ms of disorder; the
-systems use a bound of 200 ms, so none is late. Once the output has been quiet for a while the
-system stops and the output topic is read back.
+broker's LogAppendTime). The broker's JVM is as Kafka's start scripts run it (`--broker server`:
+1 GB, G1, the full JIT; `--broker test`: the tests' quick-starting one, C1 only). The system
+starts on the input, then LatencyProducer (sbt project `flinkBench`, one JVM thread) writes
+`rate` events a second for `seconds` seconds, each event's time its making time less 0-199 ms
+of disorder; the systems use a bound of 200 ms, so none is late. Once the output has been quiet
+for a while the system stops and the output topic is read back.
 
 Each system's panes are checked against what its input must give (latency_stats.check) before
 any latency is reported: every window the watermark passed, with the producer's count and sum.
@@ -64,7 +65,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from kafka_broker import KafkaBroker, connectorJars, endOffsets  # noqa: E402
+from kafka_broker import (  # noqa: E402
+    JVM_OPTIONS,
+    SERVER_JVM_OPTIONS,
+    KafkaBroker,
+    connectorJars,
+    endOffsets,
+)
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402, N812
 from pyspark.sql.streaming import StreamingQuery  # noqa: E402
@@ -525,31 +532,37 @@ def stateOperatorMedians(progress: list[dict]) -> dict[str, float]:
 
 
 def session(
-    jfr: str | None = None, tracePanes: str | None = None, intervalMs: int | None = None
+    jfr: str | None = None,
+    tracePanes: str | None = None,
+    intervalMs: int | None = None,
+    javaOptions: str | None = None,
 ) -> SparkSession:
     """The Spark session every Spark system runs in; with `jfr`, its JVM records a Java Flight
     Recorder profile there (written when the session stops); with `tracePanes`, sparkwin writes
-    the points of its panes' paths there (`PaneTrace`, benchmarks/pane_path.py)."""
+    the points of its panes' paths there (`PaneTrace`, benchmarks/pane_path.py); `javaOptions`:
+    more options for its JVM (e.g. `-Xlog:gc:file=gc.log:timemillis`)."""
     conf = {
         "spark.jars": ",".join(connectorJars()),
         "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.memory": "4g",
     }
+    options = [javaOptions] if javaOptions else []
     if jfr:
-        conf["spark.driver.extraJavaOptions"] = (
-            f"-XX:StartFlightRecording=filename={jfr},settings=profile,dumponexit=true "
+        options += [
+            f"-XX:StartFlightRecording=filename={jfr},settings=profile,dumponexit=true",
             # Spark's task stacks run deeper than JFR's default 64 frames, and
             # benchmarks/jfr_split.py needs their bottom to tell the stages apart.
-            "-XX:FlightRecorderOptions=stackdepth=256"
-        )
+            "-XX:FlightRecorderOptions=stackdepth=256",
+        ]
+    if tracePanes:
+        options.append(f"-Dsparkwin.trace={tracePanes}")
+    if options:
+        conf["spark.driver.extraJavaOptions"] = " ".join(options)
     if intervalMs is not None:
         # Real-time mode's pipelined shuffle holds a part-filled buffer up to 50 ms before it
         # sends it (Spark's default); tuned like the summary interval, as Flink's buffer timeout.
         conf["spark.shuffle.streaming.networkBufferMaxWaitTimeMs"] = str(intervalMs)
-    if tracePanes:
-        options = conf.get("spark.driver.extraJavaOptions", "")
-        conf["spark.driver.extraJavaOptions"] = f"{options} -Dsparkwin.trace={tracePanes}".strip()
     spark = sw.session("sparkwin-latency", master="local[8]", **conf)
     spark.sparkContext.setLogLevel("OFF")
     return spark
@@ -625,6 +638,19 @@ def main() -> None:
         help="sparkwin-rt: write the points of each pane's path (tap, summary, group call) to "
         "FILE and give each step's p50 and p99 (benchmarks/pane_path.py)",
     )
+    p.add_argument(
+        "--java-options",
+        metavar="OPTIONS",
+        help="more options for the Spark JVM, e.g. '-Xlog:gc:file=gc.log:timemillis' (a GC log "
+        "whose times match the panes')",
+    )
+    p.add_argument(
+        "--broker",
+        choices=["server", "test"],
+        default="server",
+        help="the broker's JVM: as Kafka's start scripts run it (server: G1, full JIT; the "
+        "default) or as the tests do (test: serial GC, C1 only, 512 MB)",
+    )
     p.add_argument("--markdown", nargs="+", metavar="JSON", help="only print these runs' table")
     args = p.parse_args()
     if args.markdown:
@@ -648,10 +674,11 @@ def main() -> None:
         # Real-time mode with sparkwin today fires at batch ends: wait out more than a batch.
         args.quiet = 8.0 if not any(s.endswith("-rt") for s in systems) else 12.0
     classpath = os.environ.get("SPARKWIN_FLINK_CLASSPATH") or engineClasspath("flinkBench")
-    spark = session(args.jfr, args.trace_panes, args.interval_ms)
+    spark = session(args.jfr, args.trace_panes, args.interval_ms, args.java_options)
     results = []
     try:
-        with KafkaBroker() as broker:
+        brokerJvm = SERVER_JVM_OPTIONS if args.broker == "server" else JVM_OPTIONS
+        with KafkaBroker(jvmOptions=brokerJvm) as broker:
             for workload in workloads:
                 for rate in rates:
                     for keys in args.keys:

@@ -17,6 +17,7 @@ import pytest
 from kafka_broker import (
     BROKER_CLASSPATH,
     BUILD_COMMAND,
+    SERVER_JVM_OPTIONS,
     KafkaBroker,
     KafkaBrokerError,
     createTopic,
@@ -103,6 +104,22 @@ def test_a_broker_that_cannot_start_fails_fast_with_its_log() -> None:
     assert time.monotonic() - began < 45
     assert "Address already in use" in str(failure.value)
     assert broker.process is None and broker.directory is None
+
+
+@NEEDS_BROKER_JARS
+def test_a_broker_run_as_kafkas_start_scripts_run_it_takes_topics(spark, kafkaBroker) -> None:
+    # The benchmarks' broker (latency.py --broker server): G1 and the full JIT, where the
+    # tests' broker stops at C1 to start fast.
+    assert "-XX:TieredStopAtLevel=1" in kafkaBroker.process.args
+    with KafkaBroker(jvmOptions=SERVER_JVM_OPTIONS) as broker:
+        assert broker.process is not None
+        args = broker.process.args
+        assert "-XX:+UseG1GC" in args
+        assert "-XX:TieredStopAtLevel=1" not in args and "-XX:+UseSerialGC" not in args
+        topic = f"server-{uuid.uuid4().hex[:8]}"
+        createTopic(spark, broker.bootstrapServers, topic, partitions=2)
+        produce(spark, broker.bootstrapServers, topic, [(1, None, {"p": 1, "seq": 0, "ts": 0})])
+        assert endOffsets(spark, broker.bootstrapServers, topic, [0, 1]) == {0: 0, 1: 1}
 
 
 def test_a_broker_that_never_answers_times_out_instead_of_hanging(tmp_path: Path) -> None:
