@@ -103,6 +103,8 @@ SYSTEMS = [
     "flink",
 ]
 WORKLOADS = ["tumbling", "sliding"]
+# The broker's JVM (`--broker`): as Kafka's start scripts run it, or as the tests do.
+BROKER_JVMS = {"server": SERVER_JVM_OPTIONS, "test": JVM_OPTIONS}
 # Which watermark each system closes windows with (latency_stats.closingTimes).
 # sparkwin in real-time mode keeps a channel per source partition: the valve's, as Flink.
 # sparkwin-valve-1s asks for the same in micro-batch mode (channel="partition").
@@ -646,7 +648,7 @@ def main() -> None:
     )
     p.add_argument(
         "--broker",
-        choices=["server", "test"],
+        choices=sorted(BROKER_JVMS),
         default="server",
         help="the broker's JVM: as Kafka's start scripts run it (server: G1, full JIT; the "
         "default) or as the tests do (test: serial GC, C1 only, 512 MB)",
@@ -677,8 +679,7 @@ def main() -> None:
     spark = session(args.jfr, args.trace_panes, args.interval_ms, args.java_options)
     results = []
     try:
-        brokerJvm = SERVER_JVM_OPTIONS if args.broker == "server" else JVM_OPTIONS
-        with KafkaBroker(jvmOptions=brokerJvm) as broker:
+        with KafkaBroker(jvmOptions=BROKER_JVMS[args.broker]) as broker:
             for workload in workloads:
                 for rate in rates:
                     for keys in args.keys:

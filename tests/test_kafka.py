@@ -106,7 +106,6 @@ def test_a_broker_that_cannot_start_fails_fast_with_its_log() -> None:
     assert broker.process is None and broker.directory is None
 
 
-@NEEDS_BROKER_JARS
 def test_a_broker_run_as_kafkas_start_scripts_run_it_takes_topics(spark, kafkaBroker) -> None:
     # The benchmarks' broker (latency.py --broker server): G1 and the full JIT, where the
     # tests' broker stops at C1 to start fast.
