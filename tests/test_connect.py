@@ -474,3 +474,28 @@ def test_arrival_order_storm_windows_and_timestamp_combiners(session) -> None:
     )
     got = {r["user"]: int(r["window_time"].timestamp() * 1000) for r in latest.collect()}
     assert got == {"a": 4000, "b": 2000}
+
+
+def test_a_query_start_is_tried_again_only_while_the_foreachbatch_worker_times_out() -> None:
+    calls: list[int] = []
+
+    def failing(times: int, message: str):
+        def start() -> str:
+            calls.append(1)
+            if len(calls) <= times:
+                raise RuntimeError(f"{message}\n\nJVM stacktrace: ...")
+            return "query"
+
+        return start
+
+    with pytest.warns(RuntimeWarning, match=r"starting the query again \(3 of 3\)"):
+        assert _connect.startRetryingWorkerTimeouts(failing(2, _connect.WORKER_TIMEOUT)) == "query"
+    assert len(calls) == 3
+    calls.clear()
+    with pytest.raises(RuntimeError, match="connect back"), pytest.warns(RuntimeWarning):
+        _connect.startRetryingWorkerTimeouts(failing(3, _connect.WORKER_TIMEOUT))
+    assert len(calls) == 3  # three attempts, then Spark's own error
+    calls.clear()
+    with pytest.raises(RuntimeError, match="a bad checkpoint"):
+        _connect.startRetryingWorkerTimeouts(failing(1, "a bad checkpoint"))
+    assert len(calls) == 1  # any other failure is the caller's at once

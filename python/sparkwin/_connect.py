@@ -20,6 +20,8 @@ installs (without ``pyspark[connect]``) never need grpc.
 from __future__ import annotations
 
 import sys
+import warnings
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -224,6 +226,32 @@ def union(df: Any, planJson: str) -> Any:
     with translated():
         out.schema  # noqa: B018 - an AnalyzePlan round trip: the plugin plans the pipeline
     return out
+
+
+# Spark Connect starts a foreachBatch query by launching a Python worker for the function and
+# waits a fixed 10 s for it to connect back (PythonWorkerFactory, not configurable); on a loaded
+# machine a cold interpreter can miss that. The start fails before any query or checkpoint
+# exists, so starting again is safe.
+WORKER_TIMEOUT = "Python worker failed to connect back"
+START_ATTEMPTS = 3
+
+
+def startRetryingWorkerTimeouts(start: Callable[[], Any], attempts: int = START_ATTEMPTS) -> Any:
+    """``start()``, tried again (up to ``attempts`` times in all) while it fails only because
+    Spark Connect's Python worker for foreachBatch did not connect back in time."""
+    for attempt in range(1, attempts):
+        try:
+            return start()
+        except Exception as exc:
+            if WORKER_TIMEOUT not in str(exc):
+                raise
+            warnings.warn(
+                f"Spark Connect's foreachBatch worker did not connect back within Spark's 10 s "
+                f"(a loaded machine); starting the query again ({attempt + 1} of {attempts})",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    return start()
 
 
 def observedMetrics(progress: Any, name: str = OBSERVE_NAME) -> dict[str, Any]:

@@ -314,7 +314,7 @@ def startQuery(
         writer = writer.queryName(queryName)
     if trigger:
         writer = writer.trigger(**trigger)
-    return writer.start()
+    return _connect.startRetryingWorkerTimeouts(writer.start)
 
 
 def splitOutputs(
