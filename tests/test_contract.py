@@ -183,8 +183,17 @@ def test_python_writes_the_contracts_message_as_protobuf_would() -> None:
     pool.Add(fileProto)
     cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("c.SparkwinRelation"))
     plan = json.dumps({"keys": ["ü" * 100]})
-    expected = cls(operation="validate", plan_json=plan, input=b"\x01\x02", streaming=True)
-    got = _connect_plan.encode(_connect_plan.VALIDATE, plan, b"\x01\x02", streaming=True)
+    arguments = json.dumps({"checkpoint": "/chk/ü", "batchId": 3})
+    expected = cls(
+        operation="validate",
+        plan_json=plan,
+        input=b"\x01\x02",
+        streaming=True,
+        arguments_json=arguments,
+    )
+    got = _connect_plan.encode(
+        _connect_plan.VALIDATE, plan, b"\x01\x02", streaming=True, argumentsJson=arguments
+    )
     assert got == expected.SerializeToString()
     assert _connect_plan.TYPE_URL == _contract.CONNECT_TYPE_URL
     assert {
@@ -192,6 +201,8 @@ def test_python_writes_the_contracts_message_as_protobuf_would() -> None:
         _connect_plan.DESCRIBE,
         _connect_plan.VERSION,
         _connect_plan.VALIDATE,
+        _connect_plan.STATE_READ,
+        _connect_plan.STATE_BATCH,
     } == set(_contract.CONNECT_OPERATIONS)
 
 

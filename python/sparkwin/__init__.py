@@ -15,7 +15,7 @@ Example::
     )
 """
 
-from sparkwin import agg, jvm, plot
+from sparkwin import agg, jvm, plot, state
 from sparkwin._connect import observedMetrics
 from sparkwin._jar import jarPath
 from sparkwin._runtime import PaneWindow
@@ -125,6 +125,7 @@ __all__ = [
     "observedMetrics",
     "plot",
     "session",
+    "state",
     "stream",
     "toDelta",
     "toKafka",

@@ -19,6 +19,7 @@ installs (without ``pyspark[connect]``) never need grpc.
 
 from __future__ import annotations
 
+import json
 import sys
 import warnings
 from collections.abc import Callable
@@ -133,18 +134,44 @@ def startSession(builder: Any) -> Any:
 
 
 def _frame(
-    spark: Any, operation: str, planJson: str, child: Any = None, streaming: bool = False
+    spark: Any,
+    operation: str,
+    planJson: str,
+    child: Any = None,
+    streaming: bool = False,
+    argumentsJson: str = "",
 ) -> Any:
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 
     from sparkwin._connect_plan import SparkwinRelation
 
-    return ConnectDataFrame(SparkwinRelation(operation, planJson, child, streaming), spark)
+    return ConnectDataFrame(
+        SparkwinRelation(operation, planJson, child, streaming, argumentsJson), spark
+    )
 
 
-def _single(spark: Any, operation: str, planJson: str = "", streaming: bool = False) -> str:
-    rows = _frame(spark, operation, planJson, streaming=streaming).collect()
-    return str(rows[0][0])
+def _single(
+    spark: Any, operation: str, planJson: str = "", streaming: bool = False, argumentsJson: str = ""
+) -> str:
+    rows = _frame(spark, operation, planJson, streaming=streaming, argumentsJson=argumentsJson)
+    return str(rows.collect()[0][0])
+
+
+def stateRead(spark: Any, planJson: str, arguments: dict[str, Any]) -> Any:
+    """The server's union of a checkpoint's state views (``sparkwin.state``)."""
+    check(spark)
+    from sparkwin._connect_plan import STATE_READ
+
+    return _frame(spark, STATE_READ, planJson, argumentsJson=json.dumps(arguments))
+
+
+def stateBatch(spark: Any, arguments: dict[str, Any]) -> int:
+    """The committed batch a state read of the checkpoint sees, as the server resolves it."""
+    check(spark)
+    from sparkwin._connect_plan import STATE_BATCH
+
+    with translated():
+        return int(_single(spark, STATE_BATCH, argumentsJson=json.dumps(arguments)))
 
 
 def check(spark: Any) -> None:

@@ -29,8 +29,8 @@ def _operation(name: str) -> str:
     return name
 
 
-WINDOWED, DESCRIBE, VERSION, VALIDATE = map(
-    _operation, ("windowed", "describe", "version", "validate")
+WINDOWED, DESCRIBE, VERSION, VALIDATE, STATE_READ, STATE_BATCH = map(
+    _operation, ("windowed", "describe", "version", "validate", "stateRead", "stateBatch")
 )
 
 # Protobuf's wire types of the contract's field types.
@@ -59,7 +59,11 @@ def _field(name: str, payload: bytes | bool) -> bytes:
 
 
 def encode(
-    operation: str, planJson: str, inputRelation: bytes | None, streaming: bool = False
+    operation: str,
+    planJson: str,
+    inputRelation: bytes | None,
+    streaming: bool = False,
+    argumentsJson: str = "",
 ) -> bytes:
     """``SparkwinRelation`` in protobuf's wire format; proto3 leaves empty fields out."""
     out = _field("operation", operation.encode("utf-8"))
@@ -69,6 +73,8 @@ def encode(
         out += _field("input", inputRelation)
     if streaming:
         out += _field("streaming", True)
+    if argumentsJson:
+        out += _field("arguments_json", argumentsJson.encode("utf-8"))
     return out
 
 
@@ -81,11 +87,13 @@ class SparkwinRelation(LogicalPlan):
         planJson: str,
         child: LogicalPlan | None = None,
         streaming: bool = False,
+        argumentsJson: str = "",
     ) -> None:
         super().__init__(child)
         self._operation = operation
         self._planJson = planJson
         self._streaming = streaming
+        self._argumentsJson = argumentsJson
 
     def plan(self, session: SparkConnectClient) -> proto.Relation:
         relation = self._create_proto_relation()
@@ -94,7 +102,7 @@ class SparkwinRelation(LogicalPlan):
             inputRelation = self._child.plan(session).SerializeToString()
         relation.extension.type_url = TYPE_URL
         relation.extension.value = encode(
-            self._operation, self._planJson, inputRelation, self._streaming
+            self._operation, self._planJson, inputRelation, self._streaming, self._argumentsJson
         )
         return relation
 

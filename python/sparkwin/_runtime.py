@@ -142,6 +142,70 @@ def union(
     return DataFrame(jdf, spark)
 
 
+def admit(unioned: DataFrame, checkpointLocation: str) -> None:
+    """Refuses a checkpoint the query of ``unioned`` cannot resume (another Spark line's runtime,
+    a newer sparkwin's, a damaged one, another pipeline's, another time mode), before it starts,
+    and records this release and the query's pipelines in an admitted one (``Admission``). A
+    Spark Connect client sends no checkpoint to the plugin: the server's checks are Spark's and
+    the state codecs' own there."""
+    if _connect.isConnect(unioned):
+        return
+    with translated():
+        entryPoint(unioned.sparkSession).checkCheckpoint(unioned._jdf, checkpointLocation)
+
+
+def stateBatch(spark: SparkSession, checkpoint: str, batchId: int | None) -> int:
+    """The committed batch a state read of ``checkpoint`` sees: ``batchId``, checked, or the
+    last committed."""
+    if _connect.isConnect(spark):  # Spark Connect transport: resolved by the plugin
+        return _connect.stateBatch(spark, {"checkpoint": checkpoint, "batchId": batchId})
+    with translated():
+        return int(
+            entryPoint(spark).stateBatch(
+                spark._jsparkSession, checkpoint, -1 if batchId is None else batchId
+            )
+        )
+
+
+def stateRead(
+    spark: SparkSession, checkpoint: str, planJson: str | None, batchId: int, operator: int
+) -> DataFrame:
+    """The union of a checkpoint's state views at a committed batch (``StateViews``)."""
+    if _connect.isConnect(spark):  # Spark Connect transport: an extension relation
+        arguments = {"checkpoint": checkpoint, "batchId": batchId, "operator": operator}
+        return _connect.stateRead(spark, planJson or "", arguments)  # type: ignore[no-any-return]
+    with translated():
+        jdf = entryPoint(spark).stateRead(
+            spark._jsparkSession, checkpoint, planJson, batchId, operator
+        )
+    return DataFrame(jdf, spark)
+
+
+def stateRelocate(spark: SparkSession, checkpoint: str) -> int:
+    """Points a copied checkpoint's operator metadata at its own schema files."""
+    if _connect.isConnect(spark):
+        raise _connect.unsupported(
+            "sparkwin.state.relocate",
+            "it rewrites a checkpoint's files from the driver",
+            "Relocate it from a classic session (sparkwin.session()) on the same cluster.",
+        )
+    with translated():
+        return int(entryPoint(spark).stateRelocate(spark._jsparkSession, checkpoint))
+
+
+def stateMigrate(unioned: DataFrame, source: str, target: str) -> dict[str, Any]:
+    """Moves the checkpoint ``source`` to ``target`` for the query of ``unioned``."""
+    if _connect.isConnect(unioned):
+        raise _connect.unsupported(
+            "sparkwin.state.migrate",
+            "it runs a query of its own on the driver and writes a checkpoint's files",
+            "Move the checkpoint from a classic session (sparkwin.session()) on the same cluster.",
+        )
+    with translated():
+        report = entryPoint(unioned.sparkSession).stateMigrate(unioned._jdf, source, target)
+    return json.loads(str(report))  # type: ignore[no-any-return]
+
+
 def shared(unioned: DataFrame) -> DataFrame:
     """A bounded union kept for every output that reads it: the engine runs at the first read
     and the outputs filter what it kept (``persist(MEMORY_AND_DISK)``, on either transport)."""
@@ -305,9 +369,6 @@ def startQuery(
         finally:
             batch.unpersist()
 
-    if not _connect.isConnect(unioned):  # a checkpoint of the other Spark line's runtime
-        with translated():
-            entryPoint(unioned.sparkSession).checkCheckpoint(unioned._jdf, checkpointLocation)
     writer = observed(unioned).writeStream.foreachBatch(perBatch)
     writer = writer.option("checkpointLocation", checkpointLocation)
     if queryName:

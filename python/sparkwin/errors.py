@@ -43,6 +43,12 @@ class CorruptStateError(SparkwinError):
     program); the message names the layout, the byte offset and, on a stream, the key group."""
 
 
+class CheckpointError(SparkwinError):
+    """A checkpoint a query cannot resume, or sparkwin cannot read or move, as it is: written by a
+    newer sparkwin, for another pipeline or Spark line, with another time mode, or damaged. The
+    message says which and what to do; nothing was read into a query or written before it."""
+
+
 class ConnectUnsupportedError(SparkwinError, NotImplementedError):
     """An operation a Spark Connect client cannot run; the message says what to use instead."""
 

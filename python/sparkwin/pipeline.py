@@ -145,7 +145,10 @@ class Pipeline:
             if not self._isStreaming():
                 raise ValueError("realTime=True needs a streaming input (a Kafka stream)")
         if self._isStreaming():
-            return _runtime.union(self.df, self.planJson(), realTime, checkpointLocation)
+            unioned = _runtime.union(self.df, self.planJson(), realTime, checkpointLocation)
+            if checkpointLocation is not None:  # refused before the query starts, or recorded
+                _runtime.admit(unioned, checkpointLocation)
+            return unioned
         planJson = self.planJson()
         if self._shared is None or self._shared[0] != planJson:
             self.unpersist()  # a plan changed by hand: the old result is not this plan's
@@ -404,10 +407,8 @@ class Pipeline:
                 o.prepare(spark, schemas[t], t)
         # Slots first: planning on the checkpoint keeps its key-group count there.
         _realtime.checkSlots(spark, self.df)
-        # refuses what real-time mode cannot run
-        unioned = _runtime.union(self.df, self.planJson(), True, checkpointLocation)
-        with _runtime.translated():
-            _runtime.entryPoint(spark).checkCheckpoint(unioned._jdf, checkpointLocation)
+        # refuses what real-time mode cannot run, and a checkpoint the query cannot resume
+        unioned = self._union(True, checkpointLocation)
         return _realtime.start(
             unioned,
             targets=targets,
