@@ -255,3 +255,22 @@ def test_for_each_row_hands_each_output_its_own_rows() -> None:
     # An output that is not written gets nothing.
     _rowDispatcher({RESULT: seen["main"].append})(union(LATE))
     assert seen["late"] == [event]
+
+
+def test_real_time_every_source_partition_holds_the_watermark_before_its_first_row(
+    kafkaBroker, tmp_path
+) -> None:
+    """Without channel=, a channel per source partition (realtime_partitions_run.py): partition
+    3's rows come only after a batch that read the other three partitions' rows has ended, and
+    no window fires before them (each partition the batch reads holds the watermark from the
+    start); every window's count and sum are the producer's. With idleness, a partition that
+    never delivers stops holding the others back."""
+    started = time.monotonic()
+    report = _runInItsOwnJvm(
+        "realtime_partitions_run.py", kafkaBroker.bootstrapServers, tmp_path, 300
+    )
+    late, idle = report["late"], report["idle"]
+    assert late["panesBeforeLatePartition"] == {}, late
+    assert late["panes"] == {k: [v] for k, v in late["expected"].items()}, late
+    assert idle["panes"] == {k: [v] for k, v in idle["expected"].items()}, idle
+    print(f"partitions run: {time.monotonic() - started:.1f} s")
