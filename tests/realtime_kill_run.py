@@ -5,8 +5,8 @@ started again on the same checkpoint after the kill.
     python realtime_kill_run.py <bootstrap servers> '<json arguments>'
 
 Arguments: ``source``, ``out`` (topics), ``checkpoint``, ``progress`` (a file: one JSON line per
-batch that ended, its id and end offsets), ``stop`` (a file: once it exists the query stops and
-the driver exits 0) and ``batch`` (the real-time batch's length).
+batch that ended, its id, rows read and end offsets), ``stop`` (a file: once it exists the query
+stops and the driver exits 0) and ``batch`` (the real-time batch's length).
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ def main(servers: str, args: dict[str, Any]) -> None:
                 end = report["sources"][0]["endOffset"]
                 line = {
                     "batchId": seen,
+                    "rows": int(report["numInputRows"]),
                     "endOffset": json.loads(end) if isinstance(end, str) else end,
                 }
                 with progress.open("a") as f:
