@@ -140,21 +140,28 @@ object StateStoreEntries {
     // A store written with changelogs is read with them; one written without reads either way.
     conf.setConfString("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")
     val storeConf = new StateStoreConf(conf)
-    val hadoop = spark.sparkContext.broadcast(new SerializableWritable(spark.sparkContext.hadoopConfiguration))
+    val hadoop =
+      spark.sparkContext.broadcast(new SerializableWritable(spark.sparkContext.hadoopConfiguration))
     val root = new org.apache.hadoop.fs.Path(location, "state").toString
-    val rows = spark.sparkContext.parallelize(0 until partitions, math.max(partitions, 1)).flatMap { partition =>
-      val id = StateStoreProviderId(StateStoreId(root, operator.toLong, partition), java.util.UUID.randomUUID())
-      val provider = StateStoreProvider.createAndInit(id, KeySchema, ValueSchema, 0, storeConf, hadoop.value.value)
-      try {
-        val store = provider.getReadStore(batchId + 1)
-        try
-          store.iterator().map { pair =>
-            val table = pair.value.getStruct(0, 1)
-            Row(partition, pair.key.getInt(0), null, if (table == null) null else table.getBinary(0))
-          }.toList
-        finally store.abort()
-      } finally provider.close()
-    }
+    val rows =
+      spark.sparkContext.parallelize(0 until partitions, math.max(partitions, 1)).flatMap { partition =>
+        val id =
+          StateStoreProviderId(StateStoreId(root, operator.toLong, partition), java.util.UUID.randomUUID())
+        val provider =
+          StateStoreProvider.createAndInit(id, KeySchema, ValueSchema, 0, storeConf, hadoop.value.value)
+        try {
+          val store = provider.getReadStore(batchId + 1)
+          try
+            store
+              .iterator()
+              .map { pair =>
+                val table = pair.value.getStruct(0, 1)
+                Row(partition, pair.key.getInt(0), null, if (table == null) null else table.getBinary(0))
+              }
+              .toList
+          finally store.abort()
+        } finally provider.close()
+      }
     spark.createDataFrame(
       rows,
       StructType(
