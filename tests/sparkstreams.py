@@ -26,7 +26,7 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType, TimestampType
 
 import sparkwin as sw
-from sparkwin import _runtime
+from sparkwin._spark import runtime as _runtime
 from sparkwin.testing import WindowHarness
 
 Batch = list[dict[str, Any]]

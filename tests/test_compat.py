@@ -72,10 +72,12 @@ def releaseSession(spark):
 @pytest.mark.compat
 @pytest.mark.parametrize(("release", "name"), _cases())
 def test_a_release_checkpoint_resumes_with_an_uninterrupted_runs_results(
-    releaseSession, tmp_path: Path, release: str, name: str
+    request, releaseSession, tmp_path: Path, release: str, name: str
 ) -> None:
     spark = releaseSession
     family = families.BY_NAME[name]
+    if family.extending:
+        request.getfixturevalue("extendingJar")  # the user's classes on the session
     written = CHECKPOINTS / release / name
     meta = json.loads((written / "meta.json").read_text())
     checkpoint = tmp_path / "checkpoint"

@@ -35,7 +35,9 @@ from sparkstreams import (
 )
 
 import sparkwin as sw
-from sparkwin import _connect, _connect_plan, _jar
+from sparkwin._spark import jar as _jar
+from sparkwin._transport import connect as _connect
+from sparkwin._transport.connect import message as _connect_plan
 from sparkwin.errors import (
     ConnectUnsupportedError,
     JarNotFoundError,

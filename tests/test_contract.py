@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 import sparkwin as sw
-from sparkwin import _contract, _py4j, _runtime
-from sparkwin._contract import PlanSchemaError, validatePlan
+from sparkwin._plan import contract as _contract
+from sparkwin._plan.contract import PlanSchemaError, validatePlan
+from sparkwin._spark import runtime as _runtime
+from sparkwin._transport import classic as _py4j
 from sparkwin.errors import PlanError
 
 PACKAGE = Path(sw.__file__).resolve().parent
@@ -171,7 +173,7 @@ def test_python_writes_the_contracts_message_as_protobuf_would() -> None:
     time from contract.json (a relation's wire format is its bytes')."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-    from sparkwin import _connect_plan
+    from sparkwin._transport.connect import message as _connect_plan
 
     field = descriptor_pb2.FieldDescriptorProto
     types = {"string": field.TYPE_STRING, "relation": field.TYPE_BYTES, "bool": field.TYPE_BOOL}

@@ -234,8 +234,8 @@ def test_for_each_row_hands_each_output_its_own_rows() -> None:
     (a result, a late row with the input's columns, an error with its reason)."""
     from pyspark.sql import Row
 
-    from sparkwin._contract import ERROR, ERROR_COLUMN, KIND, LATE, RESULT
-    from sparkwin._realtime import _rowDispatcher
+    from sparkwin._plan.contract import ERROR, ERROR_COLUMN, KIND, LATE, RESULT
+    from sparkwin._spark.realtime import _rowDispatcher
 
     seen: dict[str, list] = {"main": [], "late": [], "errors": []}
     dispatch = _rowDispatcher(

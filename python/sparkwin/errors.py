@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sparkwin._contract import JVM_ERRORS
+from sparkwin._plan.contract import JVM_ERRORS
 
 
 class SparkwinError(Exception):

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkwin import _runtime
-from sparkwin._contract import EVENT_TIME_METADATA
+from sparkwin._plan.contract import EVENT_TIME_METADATA
+from sparkwin._spark import runtime as _runtime
 
 __all__ = ["describe", "render"]
 

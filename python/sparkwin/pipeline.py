@@ -4,8 +4,8 @@ A Pipeline is what the builder (`sparkwin.stream`) ends in: the input DataFrame,
 (`docs/plan.md`) as a dict, and for `process()` pipelines the Python window function and its
 output schema. It does no validation of its own (the builder did that) and holds no JVM state.
 Running it (`toDF`, `getSideOutput`, `writeStream`) hands the plan to the JVM through
-`sparkwin._runtime`; this class only forwards and checks arguments. On a bounded input it keeps
-one thing: the engine's result, shared by every output (see ``Pipeline.unpersist``).
+`sparkwin._spark.runtime`; this class only forwards and checks arguments. On a bounded input it
+keeps one thing: the engine's result, shared by every output (see ``Pipeline.unpersist``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
-from sparkwin import _realtime, _runtime, explain
-from sparkwin._contract import ERRORS_TAG
+from sparkwin import explain
+from sparkwin._plan.contract import ERRORS_TAG
+from sparkwin._spark import realtime as _realtime
+from sparkwin._spark import runtime as _runtime
 from sparkwin.outputs import (
     BatchFunction,
     FunctionOutput,

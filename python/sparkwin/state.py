@@ -19,11 +19,13 @@ Example::
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from sparkwin import _runtime
+from sparkwin import _transport as transport
+from sparkwin._spark import runtime as _runtime
 
 if TYPE_CHECKING:
     from sparkwin.pipeline import Pipeline
@@ -127,8 +129,9 @@ def read(
         raise ValueError(f"operator must be a whole number, 0 or more, got {operator!r}")
     session = _session(spark, pipeline)
     planJson = _planJson(pipeline)
-    batch = _runtime.stateBatch(session, checkpoint, batchId)
-    union = _runtime.stateRead(session, checkpoint, planJson, batch, operator)
+    reader = transport.of(session)
+    batch = reader.stateBatch(checkpoint, batchId)
+    union = reader.stateRead(checkpoint, planJson, batch, operator)
     return CheckpointState(union, checkpoint, batch, operator)
 
 
@@ -164,7 +167,10 @@ def migrate(
         raise ValueError("pipeline must be built over a streaming DataFrame: the query to resume")
     # Planned on the old checkpoint, so its key groups are the ones kept there.
     unioned = _runtime.union(pipeline.df, pipeline.planJson(), realTime, checkpoint)
-    return _runtime.stateMigrate(unioned, checkpoint, newCheckpoint)
+    report: dict[str, Any] = json.loads(
+        transport.of(unioned).stateMigrate(unioned, checkpoint, newCheckpoint)
+    )
+    return report
 
 
 def relocate(checkpoint: str, *, spark: SparkSession | None = None) -> int:
@@ -184,7 +190,7 @@ def relocate(checkpoint: str, *, spark: SparkSession | None = None) -> int:
     """
     if not isinstance(checkpoint, str) or not checkpoint:
         raise TypeError("checkpoint must be a non-empty path string")
-    return _runtime.stateRelocate(_session(spark, None), checkpoint)
+    return transport.of(_session(spark, None)).stateRelocate(checkpoint)
 
 
 def _session(spark: SparkSession | None, pipeline: Pipeline | None) -> SparkSession:

@@ -11,7 +11,7 @@ family may be used here (``since``), since that release's package runs this file
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import sparkwin as sw
@@ -85,7 +85,8 @@ class Family:
     channel: str | None = None
     idleTimeout: int | None = None
     chained: bool = False
-    notes: list[str] = field(default_factory=list)
+    # Runs a user's Java classes (examples/extending), built against the installed jar.
+    extending: bool = False
 
 
 def _events(df: Any) -> Any:
@@ -228,6 +229,24 @@ def processingTrigger(df: Any) -> sw.Pipeline:
     )
 
 
+EXTENDING = "com.example.sparkwin"
+
+
+def javaTriggerAndAggregate(df: Any) -> sw.Pipeline:
+    # A user's trigger (fires every n elements and at the window's end) and aggregate, in Java.
+    return (
+        _events(df)
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(10_000))
+        .trigger(sw.jvm.trigger(f"{EXTENDING}.CountOrEndTrigger", {"n": 2}))
+        .allowedLateness(5_000)
+        .aggregate(
+            sw.agg.count(),
+            sw.jvm.aggregate(f"{EXTENDING}.WeightedMean", ["amount", "amount"]).alias("weighted"),
+        )
+    )
+
+
 FAMILIES = [
     Family("tumbling_count", tumblingCount, EVENTS, 3),
     Family("sliding_count", slidingCount, EVENTS, 3),
@@ -267,6 +286,7 @@ FAMILIES = [
         trigger={"processingTime": "500 milliseconds"},
         linger=2.0,
     ),
+    Family("java_extension", javaTriggerAndAggregate, EVENTS, 3, since="0.5.0", extending=True),
 ]
 
 BY_NAME = {f.name: f for f in FAMILIES}

@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -78,6 +79,20 @@ def released(version: str, since: str) -> bool:
         return tuple(int(x) for x in v.split(".dev")[0].split(".")[:3])
 
     return parts(version) >= parts(since)
+
+
+def addExtendingJar(spark: Any) -> None:
+    """examples/extending built against the installed jar, as docs/concepts/extending.md says."""
+    examples = Path(__file__).resolve().parents[2] / "examples" / "extending" / "src"
+    work = Path(tempfile.mkdtemp(prefix="compat-extending-"))
+    sources = sorted(str(p) for p in examples.rglob("*.java"))
+    classes = work / "classes"
+    subprocess.run(
+        ["javac", "--release", "17", "-cp", sw.jarPath(), "-d", str(classes), *sources], check=True
+    )
+    jar = work / "extending.jar"
+    subprocess.run(["jar", "cf", str(jar), "-C", str(classes), "."], check=True)
+    sw.jvm.addJar(jar, spark)
 
 
 def write(spark: Any, family: families.Family, out: Path) -> None:
@@ -158,12 +173,16 @@ def main() -> None:
     )
     line = "3.5" if spark.version.startswith("3.") else "4"
     out = Path(args.out) / f"{sw.__version__}-spark{line}"
+    extending = False
     for family in families.FAMILIES:
         if args.family and family.name not in args.family:
             continue
         if not released(sw.__version__, family.since) or (family.chained and line == "3.5"):
             continue
         print(f"{sw.__version__} on Spark {spark.version}: {family.name}", flush=True)
+        if family.extending and not extending:
+            addExtendingJar(spark)
+            extending = True
         for attempt in range(5):
             try:
                 write(spark, family, out)

@@ -4,7 +4,7 @@ values of the channel column, a ``process()`` schema parses.
 
 Each raises TypeError or ValueError naming the parameter and saying how to fix it, as
 delta-spark checks its arguments. These are checks of one call alone: how a plan's pieces
-combine is the JVM's to say (``PlanRules``, asked through `sparkwin._refusal`). This module
+combine is the JVM's to say (``PlanRules``, asked through `sparkwin._plan.refusal`). This module
 reads schemas only: it never asks the JVM, builds a plan, or imports anything of sparkwin.
 """
 

@@ -11,7 +11,8 @@ loads them, the executors never receive them. `ensure` gives the context what it
 sparkwin's jar (spark-submit without ``--jars``, a context made before sparkwin) gets it at
 run time as Spark's own ``ADD JAR`` does.
 
-Only `sparkwin._py4j.entryPoint` calls `ensure`; nothing here decides versions or talks Connect.
+Only `sparkwin._transport.classic.entryPoint` calls `ensure`; nothing here decides versions or
+talks Connect.
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from sparkwin._jar import jarPath
+from sparkwin._spark.jar import jarPath
 from sparkwin._version import __version__
 from sparkwin.errors import JarNotFoundError
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parents[1]  # sparkwin/
 
 
 def _name(jar: str) -> str:

@@ -1,12 +1,10 @@
-"""Spark Connect: sparkwin's second transport to the JVM.
+"""The Spark Connect transport: a session whose JVM is a Spark Connect server's.
 
-A classic DataFrame reaches the JVM through Py4J (``sparkwin._py4j``). A Spark Connect
-DataFrame has no JVM handle; instead, sparkwin's operations travel to the server as an
-extension relation (``sparkwin._connect_plan``) that the jar's plugin,
-``sparkwin.gateway.connect.SparkwinRelationPlugin``, turns into the logical plan the classic entry
-point builds. Everything above the transport (the builder, the plan, the splitting of the union into
-outputs) is shared: ``_runtime.union`` and ``_runtime.describe`` hand Connect objects to this
-module.
+A Connect DataFrame has no JVM handle; sparkwin's questions travel to the server as an extension
+relation (``message``) that the jar's plugin, ``sparkwin.gateway.connect.SparkwinRelationPlugin``,
+answers with the logical plan the classic entry point builds, so both transports run one builder.
+What needs this process's JVM (a replay's handle, Py4J's class loading) is refused with why and
+what to do instead; the harness runs in the JVM a local Connect server shares with this process.
 
 The server needs the jar (``spark.jars``) and the plugin
 (``spark.connect.extensions.relation.classes``); ``sparkwin.configure`` sets both, which reach
@@ -20,16 +18,15 @@ installs (without ``pyspark[connect]``) never need grpc.
 from __future__ import annotations
 
 import json
-import sys
 import warnings
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from sparkwin._conf import withItem
-from sparkwin._contract import CHANNEL_METRICS, OBSERVE_NAME
-from sparkwin._jar import checkJarVersion, jarHint
+from sparkwin._spark.conf import withItem
+from sparkwin._spark.jar import checkJarVersion, jarHint
 from sparkwin._support import requireFeature
+from sparkwin._transport.base import Transport
 from sparkwin.errors import ConnectUnsupportedError, JarNotFoundError, translated
 
 PLUGIN_CLASS = "sparkwin.gateway.connect.SparkwinRelationPlugin"
@@ -45,33 +42,6 @@ CLASSIC = (
     "sparkwin's Connect plugin is written against Spark 4's plugin API; run the pipeline on a "
     "classic session (sparkwin.session())"
 )
-
-
-def isConnect(obj: Any) -> bool:
-    """Whether ``obj`` is a Spark Connect DataFrame or SparkSession (not a classic one)."""
-    # A Connect object exists only once PySpark imported its Connect modules.
-    frames = sys.modules.get("pyspark.sql.connect.dataframe")
-    sessions = sys.modules.get("pyspark.sql.connect.session")
-    return (frames is not None and isinstance(obj, frames.DataFrame)) or (
-        sessions is not None and isinstance(obj, sessions.SparkSession)
-    )
-
-
-def functionsFor(df: Any) -> ModuleType:
-    """The functions module whose Columns ``df`` takes.
-
-    ``pyspark.sql.functions`` picks classic or Connect Columns by a process-wide switch
-    (``SPARK_CONNECT_MODE_ENABLED``, set by ``builder.remote(...)``); a Connect session made
-    another way, or one next to a classic session in the same process, needs the choice made by
-    the DataFrame instead.
-    """
-    if isConnect(df):
-        import pyspark.sql.connect.functions
-
-        return pyspark.sql.connect.functions
-    import pyspark.sql.functions
-
-    return pyspark.sql.functions
 
 
 def withPlugin(builder: Any) -> Any:
@@ -143,7 +113,7 @@ def _frame(
 ) -> Any:
     from pyspark.sql.connect.dataframe import DataFrame as ConnectDataFrame
 
-    from sparkwin._connect_plan import SparkwinRelation
+    from sparkwin._transport.connect.message import SparkwinRelation
 
     return ConnectDataFrame(
         SparkwinRelation(operation, planJson, child, streaming, argumentsJson), spark
@@ -157,29 +127,12 @@ def _single(
     return str(rows.collect()[0][0])
 
 
-def stateRead(spark: Any, planJson: str, arguments: dict[str, Any]) -> Any:
-    """The server's union of a checkpoint's state views (``sparkwin.state``)."""
-    check(spark)
-    from sparkwin._connect_plan import STATE_READ
-
-    return _frame(spark, STATE_READ, planJson, argumentsJson=json.dumps(arguments))
-
-
-def stateBatch(spark: Any, arguments: dict[str, Any]) -> int:
-    """The committed batch a state read of the checkpoint sees, as the server resolves it."""
-    check(spark)
-    from sparkwin._connect_plan import STATE_BATCH
-
-    with translated():
-        return int(_single(spark, STATE_BATCH, argumentsJson=json.dumps(arguments)))
-
-
 def check(spark: Any) -> None:
     """Checks once per Connect session that the server has sparkwin's plugin, of our version."""
     sessionId = str(spark.session_id)
     if sessionId in _checked:
         return
-    from sparkwin._connect_plan import VERSION
+    from sparkwin._transport.connect.message import VERSION
 
     requireFeature(spark.version, "connect", "Spark Connect", CLASSIC, "this Spark Connect server")
     try:
@@ -212,49 +165,6 @@ def _missingPlugin(exc: BaseException) -> bool:
     )
 
 
-def jarVersion(spark: Any) -> str:
-    """The version of the sparkwin jar on the Connect server."""
-    check(spark)
-    from sparkwin._connect_plan import VERSION
-
-    with translated():
-        return _single(spark, VERSION)
-
-
-def describe(spark: Any, planJson: str) -> str:
-    """The server's ``PythonEntryPoint.describe`` of a plan, as the JSON string it returns."""
-    check(spark)
-    from sparkwin._connect_plan import DESCRIBE
-
-    with translated():
-        return _single(spark, DESCRIBE, planJson)
-
-
-def validate(spark: Any, planJson: str, streaming: bool) -> str:
-    """The server's ``PythonEntryPoint.validate`` of a plan so far, as the JSON it returns."""
-    check(spark)
-    from sparkwin._connect_plan import VALIDATE
-
-    with translated():
-        return _single(spark, VALIDATE, planJson, streaming)
-
-
-def union(df: Any, planJson: str) -> Any:
-    """Every output of the pipeline in one Connect DataFrame (streaming if ``df`` is).
-
-    The server plans the relation lazily; its schema is asked for here so that a plan the JVM
-    refuses fails now, as on the classic transport, not at the first action.
-    """
-    spark = df.sparkSession
-    check(spark)
-    from sparkwin._connect_plan import WINDOWED
-
-    out = _frame(spark, WINDOWED, planJson, df._plan)
-    with translated():
-        out.schema  # noqa: B018 - an AnalyzePlan round trip: the plugin plans the pipeline
-    return out
-
-
 # Spark Connect starts a foreachBatch query by launching a Python worker for the function and
 # waits a fixed 10 s for it to connect back (PythonWorkerFactory, not configurable); on a loaded
 # machine a cold interpreter can miss that. The start fails before any query or checkpoint
@@ -281,54 +191,122 @@ def startRetryingWorkerTimeouts(start: Callable[[], Any], attempts: int = START_
     return start()
 
 
-def observedMetrics(progress: Any, name: str = OBSERVE_NAME) -> dict[str, Any]:
-    """sparkwin's per-batch counters from a ``StreamingQueryProgress``, as a dict, from a
-    classic or a Spark Connect query (an empty dict for a batch that reported none). Pipelines
-    with ``channel=`` also have ``watermark`` (the valve's) and ``channels``: a list of
-    ``{"channel", "watermark", "idle"}`` dicts, one per input channel.
+class ConnectTransport(Transport):
+    """Spark Connect: every question is a relation the server's plugin plans."""
 
-    Use it rather than ``progress["observedMetrics"]["sparkwin"]`` on Spark Connect: PySpark
-    4.3's Connect client reads a progress from the server's JSON, where a metrics row is
-    ``{"values": [...], "schema": {...}}``, and hands that on as a Row with the two fields
-    ``values`` and ``schema`` instead of one field per counter.
+    def _frame(self, operation: str, planJson: str = "", **kw: Any) -> Any:
+        check(self.session)
+        return _frame(self.session, operation, planJson, **kw)
 
-    Example::
+    def _single(self, operation: str, planJson: str = "", **kw: Any) -> str:
+        check(self.session)
+        with translated():
+            return _single(self.session, operation, planJson, **kw)
 
-        query = pipeline.writeStream("/tmp/ckpt", paths)
-        query.processAllAvailable()
-        sparkwin.observedMetrics(query.lastProgress)["panesFired"]
-    """
-    try:
-        metrics = progress["observedMetrics"] if progress is not None else None
-    except KeyError:  # PySpark 3.5 leaves it out of a batch without new data (DESIGN.md)
-        metrics = None
-    row = (metrics or {}).get(name)
-    if row is None:
-        return {}
-    fields = row.asDict() if hasattr(row, "asDict") else dict(row)
-    if set(fields) == {"values", "schema"}:  # Connect: the row as the server's JSON wrote it
-        names = [f["name"] for f in fields["schema"]["fields"]]
-        fields = dict(zip(names, fields["values"], strict=True))
-    out: dict[str, Any] = {}
-    for k, v in fields.items():
-        if v is None:
-            continue
-        out[k] = [_channel(c) for c in v] if k == CHANNEL_METRICS[1] else int(v)
-    return out
+    def describe(self, planJson: str, realTime: bool, checkpoint: str | None) -> str:
+        from sparkwin._transport.connect.message import DESCRIBE
 
+        if realTime or checkpoint is not None:
+            raise unsupported(
+                "real-time mode" if realTime else "describe(checkpointLocation=...)",
+                "its query is built by the classic (Py4J) runtime",
+                "Use a classic SparkSession (sparkwin.session()).",
+            )
+        return self._single(DESCRIBE, planJson)
 
-def _channel(value: Any) -> dict[str, Any]:
-    """One channel's status, from a Row (classic), or the JSON of a Connect progress."""
-    if hasattr(value, "asDict"):
-        value = value.asDict()
-    if isinstance(value, dict) and set(value) == {"values", "schema"}:
-        value = dict(
-            zip([f["name"] for f in value["schema"]["fields"]], value["values"], strict=True)
+    def validate(self, planJson: str, streaming: bool) -> str:
+        from sparkwin._transport.connect.message import VALIDATE
+
+        return self._single(VALIDATE, planJson, streaming=streaming)
+
+    def windowed(self, df: Any, planJson: str, realTime: bool, checkpoint: str | None) -> Any:
+        """The server plans the relation lazily; its schema is asked for here so that a plan
+        the JVM refuses fails now, as on the classic transport, not at the first action. Spark
+        Connect does not send a checkpoint: the session's key-group setting decides."""
+        from sparkwin._transport.connect.message import WINDOWED
+
+        if realTime:
+            self.requireClassic(
+                "real-time mode",
+                "real-time mode's query is built by the classic (Py4J) runtime",
+                "Run it from a classic SparkSession (sparkwin.session()).",
+            )
+        out = self._frame(WINDOWED, planJson, child=df._plan)
+        with translated():
+            out.schema  # noqa: B018 - an AnalyzePlan round trip: the plugin plans the pipeline
+        return out
+
+    def admit(self, unioned: Any, checkpoint: str) -> None:
+        # The plugin never sees a checkpoint: the server's checks are Spark's and the codecs'.
+        return None
+
+    def jarVersion(self) -> str:
+        from sparkwin._transport.connect.message import VERSION
+
+        return self._single(VERSION)
+
+    def functions(self) -> ModuleType:
+        import pyspark.sql.connect.functions
+
+        return pyspark.sql.connect.functions
+
+    def start(self, writer: Any) -> Any:
+        return startRetryingWorkerTimeouts(writer.start)
+
+    def requireClassic(self, what: str, why: str, instead: str) -> None:
+        raise unsupported(what, why, instead)
+
+    def streamingSources(self, df: Any) -> list[dict[str, str]]:
+        raise unsupported(
+            "counting a query's sources",
+            "the plan's sources are the server's",
+            "Run it from a classic SparkSession (sparkwin.session()).",
         )
-    if isinstance(value, list | tuple):
-        value = dict(zip(("channel", "watermark", "idle"), value, strict=True))
-    return {
-        "channel": str(value["channel"]),
-        "watermark": value["watermark"],
-        "idle": value["idle"],
-    }
+
+    def replay(self, df: Any, planJson: str, endOfInput: bool) -> Any:
+        raise unsupported("replay()", *REPLAY_UNSUPPORTED)
+
+    def localSession(self, what: str) -> Any:
+        return localJvmSession(what)
+
+    def harness(self, planJson: str, channels: int, generateWatermarks: bool) -> Any:
+        from sparkwin._transport.classic import ClassicTransport
+
+        return ClassicTransport(self.localSession("WindowHarness")).harness(
+            planJson, channels, generateWatermarks
+        )
+
+    def addJar(self, jar: str) -> bool:
+        raise ConnectUnsupportedError(
+            "jvm.addJar on Spark Connect: the jar must be on the server's class path; start the "
+            f"server with spark.jars including {jar}"
+        )
+
+    def classLocation(self, className: str) -> str | None:
+        return None  # a server's classes are not visible from here
+
+    def stateBatch(self, checkpoint: str, batchId: int | None) -> int:
+        from sparkwin._transport.connect.message import STATE_BATCH
+
+        arguments = json.dumps({"checkpoint": checkpoint, "batchId": batchId})
+        return int(self._single(STATE_BATCH, argumentsJson=arguments))
+
+    def stateRead(self, checkpoint: str, planJson: str | None, batchId: int, operator: int) -> Any:
+        from sparkwin._transport.connect.message import STATE_READ
+
+        arguments = {"checkpoint": checkpoint, "batchId": batchId, "operator": operator}
+        return self._frame(STATE_READ, planJson or "", argumentsJson=json.dumps(arguments))
+
+    def stateRelocate(self, checkpoint: str) -> int:
+        raise unsupported(
+            "sparkwin.state.relocate",
+            "it rewrites a checkpoint's files from the driver",
+            "Relocate it from a classic session (sparkwin.session()) on the same cluster.",
+        )
+
+    def stateMigrate(self, unioned: Any, source: str, target: str) -> str:
+        raise unsupported(
+            "sparkwin.state.migrate",
+            "it runs a query of its own on the driver and writes a checkpoint's files",
+            "Move the checkpoint from a classic session (sparkwin.session()) on the same cluster.",
+        )

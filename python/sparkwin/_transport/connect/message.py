@@ -4,8 +4,8 @@
 The message's one definition is contract.json's ``connect`` section (type URL, field numbers
 and types, operations), which the server's plugin (``sparkwin.gateway.connect.RelationMessage``)
 reads too; it is written here in protobuf's wire format by hand rather than generated. This
-module imports PySpark's Connect client, which needs ``pyspark[connect]``; ``sparkwin._connect``
-imports it only for Connect sessions.
+module imports PySpark's Connect client, which needs ``pyspark[connect]``; the Connect transport
+(``sparkwin._transport.connect``) imports it only for Connect sessions.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pyspark.sql.connect.proto as proto
 from pyspark.sql.connect.plan import LogicalPlan
 
-from sparkwin._contract import CONNECT_FIELDS, CONNECT_OPERATIONS, CONNECT_TYPE_URL
+from sparkwin._plan.contract import CONNECT_FIELDS, CONNECT_OPERATIONS, CONNECT_TYPE_URL
 
 if TYPE_CHECKING:
     from pyspark.sql.connect.client import SparkConnectClient

@@ -27,7 +27,7 @@ def jarPath(sparkVersion: str | None = None) -> str:
     version = sparkVersion if sparkVersion is not None else pyspark.__version__
     line = lineFor(version, "this Spark" if sparkVersion is not None else "the installed PySpark")
     name = f"sparkwin-core_{line.scala}-{__version__}.jar"
-    jar = Path(__file__).resolve().parent / "jars" / name
+    jar = Path(__file__).resolve().parents[1] / "jars" / name  # the package's own jars/
     if not jar.is_file():
         raise JarNotFoundError(
             f"{name} is missing from the sparkwin package at {jar.parent}. A source checkout "

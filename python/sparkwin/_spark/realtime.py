@@ -19,11 +19,9 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.streaming import StreamingQuery
 
-from sparkwin import _connect
-from sparkwin._contract import ERROR_COLUMN, ERRORS_TAG, KIND, LATE, RESULT, kindOf
-from sparkwin._py4j import entryPoint
+from sparkwin import _transport as transport
+from sparkwin._plan.contract import ERROR_COLUMN, ERRORS_TAG, KIND, LATE, RESULT, kindOf
 from sparkwin._support import requireFeature
-from sparkwin.errors import translated
 from sparkwin.outputs import (
     DeltaOutput,
     FunctionOutput,
@@ -49,12 +47,11 @@ def isRealTime(trigger: Mapping[str, Any] | None) -> bool:
 def requireRealTime(spark: Any, what: str) -> None:
     """Refuses real-time mode where it cannot run: Spark Connect, or a Spark line that does not
     run a stateful operator in it (the support table's ``realTime``)."""
-    if _connect.isConnect(spark):
-        raise _connect.unsupported(
-            what,
-            "real-time mode's query is built by the classic (Py4J) runtime",
-            "Run it from a classic SparkSession (sparkwin.session()).",
-        )
+    transport.of(spark).requireClassic(
+        what,
+        "real-time mode's query is built by the classic (Py4J) runtime",
+        "Run it from a classic SparkSession (sparkwin.session()).",
+    )
     requireFeature(
         spark.version,
         "realTime",
@@ -152,8 +149,7 @@ def _taskSlots(spark: SparkSession) -> int | None:
 def _sourcePartitions(spark: SparkSession, df: DataFrame) -> tuple[int, str] | None:
     """The number of partitions the query's Kafka sources read, and what they are in words; None
     when they cannot be counted (Spark then checks what it can when the query starts)."""
-    with translated():
-        sources = [dict(s) for s in entryPoint(spark).streamingSources(df._jdf)]
+    sources = transport.of(spark).streamingSources(df)
     total, words = 0, []
     for options in sources:
         if options.get("format") != "kafka":

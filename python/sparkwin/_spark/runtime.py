@@ -19,9 +19,9 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from sparkwin import _connect
-from sparkwin._contract import CHANNEL_METRICS as CHANNEL_FIELDS
-from sparkwin._contract import (
+from sparkwin import _transport as transport
+from sparkwin._plan.contract import CHANNEL_METRICS as CHANNEL_FIELDS
+from sparkwin._plan.contract import (
     ERROR,
     ERROR_COLUMN,
     ERRORS_TAG,
@@ -38,8 +38,6 @@ from sparkwin._contract import (
     ROW_COUNTERS,
     kindOf,
 )
-from sparkwin._py4j import entryPoint
-from sparkwin.errors import translated
 from sparkwin.outputs import Output
 
 _PANE_PREFIX = "__sw_p_"
@@ -70,22 +68,7 @@ def describe(
     """The JVM's view of a plan: output schemas (StructType), the timer domains it uses, Spark's
     time mode (in real-time mode with ``realTime``), the algorithm, what its assigner is, and a
     stream's key groups (with ``checkpointLocation``, that checkpoint's)."""
-    if _connect.isConnect(spark):  # Spark Connect transport: the same JSON, from the plugin
-        if realTime or checkpointLocation is not None:
-            raise _connect.unsupported(
-                "real-time mode" if realTime else "describe(checkpointLocation=...)",
-                "its query is built by the classic (Py4J) runtime",
-                "Use a classic SparkSession (sparkwin.session()).",
-            )
-        raw = json.loads(_connect.describe(spark, planJson))
-    else:
-        java8 = spark.conf.get("spark.sql.datetime.java8API.enabled", "false") == "true"
-        with translated():
-            raw = json.loads(
-                entryPoint(spark).describe(
-                    planJson, java8, realTime, spark._jsparkSession, checkpointLocation
-                )
-            )
+    raw = json.loads(transport.of(spark).describe(planJson, realTime, checkpointLocation))
     out: dict[str, Any] = {
         k: StructType.fromJson(raw[k]) for k in ("result", "pane", "errors", "union")
     }
@@ -115,12 +98,7 @@ def verdict(spark: SparkSession, planJson: str, streaming: bool) -> dict[str, An
     """
     key = (planJson, streaming)
     if key not in _refusals:
-        if _connect.isConnect(spark):  # Spark Connect transport: the same JSON, from the plugin
-            raw = _connect.validate(spark, planJson, streaming)
-        else:
-            with translated():
-                raw = str(entryPoint(spark).validate(planJson, streaming))
-        found = json.loads(raw)
+        found = json.loads(transport.of(spark).validate(planJson, streaming))
         if len(_refusals) > 512:  # a long-lived process that built many pipelines
             _refusals.clear()
         _refusals[key] = found if isinstance(found, dict) else {}
@@ -134,12 +112,7 @@ def union(
     micro-batch mode or, with ``realTime``, Spark's real-time mode. A stream's
     ``checkpointLocation``, where known, keeps its number of key groups (a new one from now on);
     Spark Connect does not send it (the session's setting decides, as without one)."""
-    if _connect.isConnect(df):  # Spark Connect transport: an extension relation
-        return _connect.union(df, planJson)  # type: ignore[no-any-return]
-    spark = df.sparkSession
-    with translated():
-        jdf = entryPoint(spark).windowed(df._jdf, planJson, realTime, checkpointLocation)
-    return DataFrame(jdf, spark)
+    return transport.of(df).windowed(df, planJson, realTime, checkpointLocation)
 
 
 def admit(unioned: DataFrame, checkpointLocation: str) -> None:
@@ -148,62 +121,7 @@ def admit(unioned: DataFrame, checkpointLocation: str) -> None:
     and records this release and the query's pipelines in an admitted one (``Admission``). A
     Spark Connect client sends no checkpoint to the plugin: the server's checks are Spark's and
     the state codecs' own there."""
-    if _connect.isConnect(unioned):
-        return
-    with translated():
-        entryPoint(unioned.sparkSession).checkCheckpoint(unioned._jdf, checkpointLocation)
-
-
-def stateBatch(spark: SparkSession, checkpoint: str, batchId: int | None) -> int:
-    """The committed batch a state read of ``checkpoint`` sees: ``batchId``, checked, or the
-    last committed."""
-    if _connect.isConnect(spark):  # Spark Connect transport: resolved by the plugin
-        return _connect.stateBatch(spark, {"checkpoint": checkpoint, "batchId": batchId})
-    with translated():
-        return int(
-            entryPoint(spark).stateBatch(
-                spark._jsparkSession, checkpoint, -1 if batchId is None else batchId
-            )
-        )
-
-
-def stateRead(
-    spark: SparkSession, checkpoint: str, planJson: str | None, batchId: int, operator: int
-) -> DataFrame:
-    """The union of a checkpoint's state views at a committed batch (``StateViews``)."""
-    if _connect.isConnect(spark):  # Spark Connect transport: an extension relation
-        arguments = {"checkpoint": checkpoint, "batchId": batchId, "operator": operator}
-        return _connect.stateRead(spark, planJson or "", arguments)  # type: ignore[no-any-return]
-    with translated():
-        jdf = entryPoint(spark).stateRead(
-            spark._jsparkSession, checkpoint, planJson, batchId, operator
-        )
-    return DataFrame(jdf, spark)
-
-
-def stateRelocate(spark: SparkSession, checkpoint: str) -> int:
-    """Points a copied checkpoint's operator metadata at its own schema files."""
-    if _connect.isConnect(spark):
-        raise _connect.unsupported(
-            "sparkwin.state.relocate",
-            "it rewrites a checkpoint's files from the driver",
-            "Relocate it from a classic session (sparkwin.session()) on the same cluster.",
-        )
-    with translated():
-        return int(entryPoint(spark).stateRelocate(spark._jsparkSession, checkpoint))
-
-
-def stateMigrate(unioned: DataFrame, source: str, target: str) -> dict[str, Any]:
-    """Moves the checkpoint ``source`` to ``target`` for the query of ``unioned``."""
-    if _connect.isConnect(unioned):
-        raise _connect.unsupported(
-            "sparkwin.state.migrate",
-            "it runs a query of its own on the driver and writes a checkpoint's files",
-            "Move the checkpoint from a classic session (sparkwin.session()) on the same cluster.",
-        )
-    with translated():
-        report = entryPoint(unioned.sparkSession).stateMigrate(unioned._jdf, source, target)
-    return json.loads(str(report))  # type: ignore[no-any-return]
+    transport.of(unioned).admit(unioned, checkpointLocation)
 
 
 def shared(unioned: DataFrame) -> DataFrame:
@@ -214,7 +132,7 @@ def shared(unioned: DataFrame) -> DataFrame:
 
 def observed(unioned: DataFrame, name: str = OBSERVE_NAME) -> DataFrame:
     """Adds per-batch counters under `name` in StreamingQueryProgress.observedMetrics."""
-    F = _connect.functionsFor(unioned)  # Columns of the DataFrame's kind: classic or Connect
+    F = transport.of(unioned).functions()  # Columns of the DataFrame's kind: classic or Connect
 
     def kindCount(kind: int, alias: str) -> Column:
         return F.sum(F.when(F.col(KIND) == kind, 1).otherwise(0)).alias(alias)
@@ -242,7 +160,7 @@ def mainOutput(
     outputSchema: StructType | None,
 ) -> DataFrame:
     """Window results: the aggregate rows, or what the process function returns."""
-    F = _connect.functionsFor(unioned)  # Columns of the DataFrame's kind: classic or Connect
+    F = transport.of(unioned).functions()  # Columns of the DataFrame's kind: classic or Connect
     if processFn is None:
         results = unioned.where(F.col(KIND) == RESULT).select("result.*")
         # window_time is the event time a downstream pipeline sees: marked, it inherits the
@@ -319,7 +237,7 @@ def paneRunner(
 
 def sideOutput(unioned: DataFrame, tag: str, lateTag: str | None) -> DataFrame:
     """Late elements (the pipeline's late tag) or bad records (``errors``)."""
-    F = _connect.functionsFor(unioned)  # Columns of the DataFrame's kind: classic or Connect
+    F = transport.of(unioned).functions()  # Columns of the DataFrame's kind: classic or Connect
     if tag == ERRORS_TAG:
         return unioned.where(F.col(KIND) == ERROR).select("input.*", ERROR_COLUMN)
     if lateTag is not None and tag == lateTag:
@@ -375,7 +293,7 @@ def startQuery(
         writer = writer.queryName(queryName)
     if trigger:
         writer = writer.trigger(**trigger)
-    return _connect.startRetryingWorkerTimeouts(writer.start)
+    return transport.of(unioned).start(writer)
 
 
 def splitOutputs(

@@ -16,7 +16,7 @@ from typing import Any
 
 import pyspark
 
-from sparkwin._conf import withItem
+from sparkwin._spark.conf import withItem
 from sparkwin._support import SparkLine, lineFor, linesWith
 from sparkwin.errors import UnsupportedSparkError
 
@@ -88,11 +88,12 @@ def requireDelta(spark: Any, where: str, table: bool) -> None:
     """Checks before a query starts that ``spark`` can write Delta: a Spark line Delta has, its
     jar (classic sessions; a Spark Connect server's classes are not visible from here), and for
     catalog tables Delta's catalog. Raises UnsupportedSparkError or ValueError with the fix."""
-    from sparkwin import _classpath, _connect
+    from sparkwin import _transport as transport
 
     line = lineWithDelta(spark.version, where)
-    if not _connect.isConnect(spark):
-        checkJar(_classpath.classLocation(spark._jvm, SOURCE_CLASS), line, where)
+    sessionTransport = transport.of(spark)
+    if sessionTransport.localJvm:  # a Connect server's classes are not visible from here
+        checkJar(sessionTransport.classLocation(SOURCE_CLASS), line, where)
     catalog = spark.conf.get(CATALOG_CONF, None)
     if table and catalog != CATALOG:
         raise ValueError(

@@ -2,7 +2,7 @@
 
 `Source` is what ``sparkwin.stream(...)`` was given, `Windowing` everything from ``keyBy`` or
 ``windowAll`` on; each step of the public builder (`sparkwin.stream`) makes a new one and asks
-the JVM's rules about the plan so far (`sparkwin._refusal`). Where the user chose no watermark
+the JVM's rules about the plan so far (`sparkwin._plan.refusal`). Where the user chose no watermark
 the plan so far leaves it out, and the whole plan carries the one the JVM decided
 (``PlanDecoder.defaultWatermark``: Storm's lag watermark for Storm windows in event time on a
 bounded input). This module writes plans only: it checks no argument of a public call beyond
@@ -17,10 +17,10 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from sparkwin import _schema
-from sparkwin._contract import PLAN_VERSION
-from sparkwin._durations import toCount
-from sparkwin._refusal import ask
+from sparkwin._plan import schema as _schema
+from sparkwin._plan.contract import PLAN_VERSION
+from sparkwin._plan.durations import toCount
+from sparkwin._plan.refusal import ask
 from sparkwin.assigners import GlobalWindows, StormWindows, WindowAssigner
 from sparkwin.evictors import CountEvictor, Evictor
 from sparkwin.jvm import JvmAssigner, resolvedAssigner

@@ -62,8 +62,8 @@ JVM_ERRORS: dict[str, str] = dict(CONTRACT["errors"])
 # What the harness says became of an element, as the engine decided it.
 ELEMENT_FATES: tuple[str, ...] = tuple(CONTRACT["harness"]["elementFates"])
 
-# The Spark Connect message (_connect_plan writes it, the jar's plugin reads it): its type URL,
-# each field's (number, type) and the operations a client may ask for.
+# The Spark Connect message (_transport.connect.message writes it, the jar's plugin reads it):
+# its type URL, each field's (number, type) and the operations a client may ask for.
 _CONNECT = CONTRACT["connect"]
 CONNECT_TYPE_URL: str = _CONNECT["typeUrl"]
 CONNECT_FIELDS: dict[str, tuple[int, str]] = {

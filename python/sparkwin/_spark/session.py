@@ -1,8 +1,8 @@
 """Starting Spark with the sparkwin jar: `session()`, `configure(builder)`, and the version of
 the jar a session runs (`jvm_version`).
 
-Classpath and configuration live here; talking to the JVM is `_py4j`'s job (Py4J) and
-`_connect`'s (Spark Connect).
+Classpath and configuration live here; talking to the JVM is the transport's job
+(`sparkwin._transport`: Py4J, or Spark Connect).
 """
 
 from __future__ import annotations
@@ -15,9 +15,13 @@ import pyspark
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from sparkwin import _classpath, _connect, _delta, _kafka, _py4j
-from sparkwin._jar import jarPath
+from sparkwin import _transport as transport
+from sparkwin._spark import classpath as _classpath
+from sparkwin._spark import delta as _delta
+from sparkwin._spark import kafka as _kafka
+from sparkwin._spark.jar import jarPath
 from sparkwin._support import lineFor, requireFeature
+from sparkwin._transport import classic, connect
 from sparkwin.errors import UnsupportedSparkError
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -86,13 +90,13 @@ def configure(
     if kafka:
         builder = _kafka.withKafka(builder)
     if "spark.remote" in builder._options:  # a Connect client: refused where Connect cannot run
-        requireFeature(pyspark.__version__, "connect", "Spark Connect", _connect.CLASSIC)
+        requireFeature(pyspark.__version__, "connect", "Spark Connect", connect.CLASSIC)
     jar = jarPath()  # the jar of the installed PySpark's Scala version
     existing = builder._options.get("spark.jars")
     jars = jar if not existing else f"{existing},{jar}"
     builder = builder.config("spark.jars", jars)
     if line.connect:
-        builder = _connect.withPlugin(builder)  # Spark Connect: the relation plugin (server side)
+        builder = connect.withPlugin(builder)  # Spark Connect: the relation plugin (server side)
     for key, value in _REQUIRED_CONF.items():
         builder = builder.config(key, value)
     return builder
@@ -178,9 +182,9 @@ def session(
     for key, value in settings.items():
         builder = builder.config(key, str(value))
     if connect:
-        return _connect.startSession(configure(builder, delta=delta, kafka=kafka))
+        return connect.startSession(configure(builder, delta=delta, kafka=kafka))
     spark = configure(builder, delta=delta, kafka=kafka).getOrCreate()
-    _py4j.entryPoint(spark)  # the jars the options hid, ours on the executors; the version
+    classic.entryPoint(spark)  # the jars the options hid, ours on the executors; the version
     _refuseMissingPackages(spark, delta=delta, kafka=kafka)
     return spark
 
@@ -217,7 +221,4 @@ def jvm_version(spark: SparkSession | None = None) -> str:
 
         sparkwin.session(); print(sparkwin.jvm_version())
     """
-    spark = _py4j.activeSession(spark)
-    if _connect.isConnect(spark):  # Spark Connect transport: asked through the plugin
-        return _connect.jarVersion(spark)
-    return str(_py4j.entryPoint(spark).version())
+    return transport.of(classic.activeSession(spark)).jarVersion()

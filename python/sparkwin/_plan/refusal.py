@@ -18,7 +18,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from sparkwin import _runtime
+from sparkwin._spark import runtime as _runtime
 from sparkwin.errors import PlanError
 
 _PIECE = re.compile(r"\{(/[^{}]*)\}")

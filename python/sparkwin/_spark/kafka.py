@@ -12,7 +12,7 @@ from typing import Any
 
 import pyspark
 
-from sparkwin._conf import withItem
+from sparkwin._spark.conf import withItem
 from sparkwin._support import SparkLine, lineFor
 
 # A class the connector's jar has: loading it tells whether a session can read Kafka.
