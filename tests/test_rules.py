@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import sparkwin as sw
+from sparkwin import _transport as transport
 from sparkwin._plan.refusal import render as _render
 from sparkwin._spark import runtime as _runtime
 from sparkwin.errors import PlanError, translated
@@ -117,27 +118,18 @@ def test_connect_and_classic_say_the_same(spark, connectSpark) -> None:
 def test_the_jar_is_asked_once_per_plan_so_far(spark, monkeypatch) -> None:
     asked: list[str] = []
     monkeypatch.setattr(_runtime, "_refusals", {})
-    monkeypatch.setattr(_runtime, "entryPoint", _Counting(_runtime.entryPoint, asked))
+    chosen = transport.of(spark)
+    real = chosen.validate
+
+    def counted(planJson: str, streaming: bool) -> str:
+        asked.append(planJson)
+        return real(planJson, streaming)
+
+    monkeypatch.setattr(chosen, "validate", counted)
     df = spark.createDataFrame([], SCHEMA)
     for _ in range(2):
         _keyed(df).window(sw.TumblingEventTimeWindows.of(10)).aggregate(sw.agg.count())
     assert len(asked) == 4  # stream, keyBy, window, aggregate: each once
-
-
-class _Counting:
-    def __init__(self, entryPoint, asked: list[str]) -> None:
-        self._entryPoint, self._asked = entryPoint, asked
-
-    def __call__(self, spark):
-        real = self._entryPoint(spark)
-        asked = self._asked
-
-        class Counted:
-            def validate(self, planJson: str, streaming: bool) -> str:
-                asked.append(planJson)
-                return real.validate(planJson, streaming)
-
-        return Counted()
 
 
 def test_render_writes_strings_in_quotes_and_unknown_pieces_as_json() -> None:
@@ -158,7 +150,7 @@ def test_the_jar_answers_a_plan_off_any_python_builder_with_its_own_words(spark)
                 .plan
             )
             plan["trigger"] = sw.DeltaTrigger.of(1.0, "price").jsonValue()
-            _runtime.entryPoint(spark).describe(json.dumps(plan), False)
+            transport.of(spark).describe(json.dumps(plan), False, None)
 
 
 # The rules' own words: each lives in the jar only (PlanRules.scala), not in the package.

@@ -88,6 +88,17 @@ object PythonEntryPoint {
     mapper.writeValueAsString(node)
   }
 
+  /** Refuses, as a [[PlanException]], what real-time mode cannot run: the plan on an input that
+    * is a stream or not, and the query about to start (`queryJson`: [[RealTimeQuery]]'s facts,
+    * or null for `toDF(realTime=True)`).
+    */
+  def refuseRealTime(planJson: String, streaming: Boolean, queryJson: String): Unit =
+    PlanRules.refuseRealTime(
+      PlanDecoder.decode(planJson),
+      Some(streaming),
+      Option(queryJson).map(RealTimeQuery.parse)
+    )
+
   /** The first rule of [[PlanRules]] the plan so far breaks, for Python's builder to raise
     * after each step: JSON `{"rule": ..., "message": ...}` with the plan's pieces as
     * `{/pointer}`s in the message (Python names them as the user wrote them). A plan it accepts

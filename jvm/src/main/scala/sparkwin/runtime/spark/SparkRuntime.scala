@@ -55,9 +55,8 @@ object SparkRuntime {
   ): DataFrame = {
     val java8 = df.sparkSession.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
     val layout = new OutputLayout(plan, java8)
+    if (realTime) PlanRules.refuseRealTime(plan, Some(df.isStreaming), None)
     if (df.isStreaming) streaming(df, plan, layout, realTime, checkpoint)
-    else if (realTime)
-      throw new PlanException("real-time mode runs streams only; a bounded DataFrame runs as a batch job")
     else batch(df, plan, layout)
   }
 
