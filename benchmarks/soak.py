@@ -46,6 +46,22 @@ pane ids (user, window, pane index) and late and error events must each appear o
 event must be in the late output and no other event may be; the errors output must hold exactly
 the bounded run's errors. The closing events (user ``~end``, one per partition, far ahead) close
 every window and are left out of both sides.
+
+**Real-time mode** (``--real-time``): the query runs in Spark's real-time mode (batches of
+``--batch-seconds``) with its default watermark, a channel per source partition (no ``channel=``),
+and writes to three Kafka topics; the cluster has a task slot for every Kafka and shuffle
+partition. Kafka outputs are at least once: a batch Spark runs again after a kill writes again the
+rows it had written, so identical copies are counted (``duplicates``) and left out before the
+check, and a pane or a late or error row seen twice with different contents is wrong. That check
+needs every pane's contents to be the same in every attempt of a batch, so the pipeline has only
+the on-time pane (no early or late firings, no allowed lateness), no kind 2 events (their fate is
+timing), and no idleness: a partition's idle clock is processing time kept in the checkpoint, so
+after a restart that took longer than the idle timeout every partition goes idle at a key group's
+first call and the valve follows the partitions that deliver first (the lagging one's next rows
+turn late); without it, the quiet partition holds the windows back until it talks. A kind 1 event
+is then never late: every partition holds the watermark from the batch's start, and its own rows
+are never further behind it than the bound. Kind 3 events are made once a pane was in the output
+and a batch ended after it: every key group's watermark is then past the run's start.
 """
 
 from __future__ import annotations
@@ -124,10 +140,19 @@ def source(reader: Any, servers: str, topic: str) -> DataFrame:
     ).select("v.*", "partition", "uid")
 
 
-def pipeline(df: DataFrame, partitions: int = PARTITIONS) -> sw.Pipeline:
+def pipeline(df: DataFrame, partitions: int = PARTITIONS, realTime: bool = False) -> sw.Pipeline:
     """Per user, tumbling windows with a watermark per partition, early firings every
     `EARLY_COUNT` events, late firings, allowed lateness and the late output; discarding panes,
-    so each event is in one pane."""
+    so each event is in one pane. In real-time mode: the on-time pane alone and the late output,
+    a channel per source partition without idleness (the module's docstring says why)."""
+    if realTime:
+        return (
+            sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS))
+            .keyBy("user")
+            .window(sw.TumblingEventTimeWindows.of(WINDOW_MS))
+            .sideOutputLateData("late")
+            .aggregate(sw.agg.count(), sw.agg.sum("uid"))
+        )
     strategy = sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS).withIdleness(IDLE_MS)
     trigger = (
         sw.AfterWatermark.pastEndOfWindow()
@@ -158,12 +183,20 @@ class SoakConfig:
     quietSeconds: float = 15.0  # partition 3's silences
     talkSeconds: float = 20.0  # and its talks between them
     minKills: int = 0  # the producer goes on past `seconds` until this many kills
+    maxKills: int = 0  # no more kills after this many (0: no limit)
     maxSeconds: float = 3600.0  # and stops here whatever happened
     sampleEvery: float = 10.0
     heap: bool = True  # sample the JVMs' live heap (jcmd GC.run then GC.heap_info)
     triggerMs: int = 1_000
+    realTime: bool = False  # Spark's real-time mode (see the module's docstring)
+    batchSeconds: int = 30  # a real-time batch's length
     seed: int = 37
     flushTimeout: float = 240.0
+
+
+def realTimeSlots() -> int:
+    """The task slots a real-time soak needs at once: a task per Kafka and shuffle partition."""
+    return PARTITIONS + int(APP_CONF["spark.sql.shuffle.partitions"])
 
 
 def now() -> int:
@@ -219,7 +252,7 @@ class Producer(threading.Thread):
         if seq % 97 == 13:
             self.send(partition, "not json {" if seq % 2 else json.dumps({"user": user}), "bad")
             return
-        if seq % 41 == 7:
+        if seq % 41 == 7 and not self.config.realTime:
             kind, ts = LATE_WITHIN, made - LATE_WITHIN_MS
         elif seq % 53 == 11 and self.veryLateAllowed.is_set():
             kind, ts = VERY_LATE, self.startMs - VERY_LATE_MS + r.randrange(60_000)
@@ -346,6 +379,8 @@ class SoakRun:
             "stop": str(self.work / "stop"),
             "progress": str(self.progressFile),
             "triggerMs": self.config.triggerMs,
+            "realTime": self.config.realTime,
+            "batchSeconds": self.config.batchSeconds,
         }
         log = open(self.work / f"driver-{self.incarnation}.log", "wb")  # noqa: SIM115
         env = self.cluster.env()
@@ -448,6 +483,11 @@ def runSoak(
 
     run = SoakRun(config, cluster, spark, servers, work)
     createTopic(spark, servers, run.topic, partitions=PARTITIONS)
+    if config.realTime:
+        for tag in OUTPUTS:
+            createTopic(spark, servers, outputTopic(run.topic, tag), partitions=1)
+    paneSeenAt: float | None = None  # real-time mode: when a pane was first in the output
+    nextPaneLook = 0.0
     producer = Producer(spark, servers, run.topic, config)
     rng = random.Random(config.seed)
     began = time.monotonic()
@@ -462,8 +502,13 @@ def runSoak(
             if producer.error is not None:
                 raise RuntimeError(f"the producer failed: {producer.error}")
             progress = run.progress()
-            if not producer.veryLateAllowed.is_set() and any(
-                (p.get("watermark") or -(2**62)) > producer.startMs for p in progress
+            if config.realTime and paneSeenAt is None and time.monotonic() >= nextPaneLook:
+                nextPaneLook = time.monotonic() + 2
+                if _anyPane(spark, servers, run.topic):
+                    paneSeenAt = time.time()
+            if not producer.veryLateAllowed.is_set() and (
+                any((p.get("watermark") or -(2**62)) > producer.startMs for p in progress)
+                or (paneSeenAt is not None and any(p["at"] > paneSeenAt for p in progress))
             ):
                 producer.veryLateAllowed.set()
             if run.driver.poll() is not None:  # it ended by itself: say so, start it again
@@ -475,8 +520,11 @@ def runSoak(
             if t >= nextSample:
                 run.sample(began)
                 nextSample = t + config.sampleEvery
-            # A kill waits for a batch after the last one, so the run moves on between kills.
-            if t >= nextKill and len(progress) > batchesAtKill:
+            # A kill waits for a batch that read rows after the last one, so the run moves on
+            # between kills (a real-time batch on a new executor can end before its tasks read).
+            moved = any(p.get("inputRows", 0) > 0 for p in progress[batchesAtKill:])
+            spare = not config.maxKills or len(run.kills) < config.maxKills
+            if t >= nextKill and moved and spare:
                 if run.kill(began, rng):
                     batchesAtKill = len(run.progress())
                     nextKill = time.monotonic() + config.killEvery * rng.uniform(0.5, 1.5)
@@ -509,7 +557,7 @@ def runSoak(
         producer.close()
         if run.driver is not None and run.driver.poll() is None:
             run.killDriver()
-    report = check(spark, servers, run.topic, work / "out", producer.startMs)
+    report = check(spark, servers, run.topic, work / "out", producer.startMs, config.realTime)
     progress = run.progress()
     report.update(
         config=asdict(config),
@@ -526,6 +574,18 @@ def runSoak(
         series=summarize(run.samples),
     )
     return report
+
+
+def outputTopic(topic: str, tag: str) -> str:
+    """The Kafka topic a real-time soak writes its output `tag` to."""
+    return f"{topic}-{tag}"
+
+
+def _anyPane(spark: SparkSession, servers: str, topic: str) -> bool:
+    """Whether the real-time soak's main output holds a pane (the closing user's come last)."""
+    from kafka_broker import endOffsets
+
+    return endOffsets(spark, servers, outputTopic(topic, "main"), [0])[0] > 0
 
 
 def _reached(end: Any, topic: str, ends: dict[str, int]) -> bool:
@@ -549,10 +609,32 @@ def _outputs(spark: SparkSession, out: Path, tag: str, like: DataFrame) -> DataF
     return spark.read.parquet(str(directory))
 
 
-def check(spark: SparkSession, servers: str, topic: str, out: Path, startMs: int) -> dict[str, Any]:
-    """The live run's outputs against the pipeline run bounded on the whole topic."""
+def _topicOutputs(spark: SparkSession, servers: str, topic: str, like: DataFrame) -> DataFrame:
+    """A real-time soak's output topic, each record's JSON value as `like`'s columns."""
+    raw = (
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", servers)
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .load()
+    )
+    return raw.select(F.from_json(F.col("value").cast("string"), like.schema).alias("v")).select(
+        "v.*"
+    )
+
+
+def check(
+    spark: SparkSession,
+    servers: str,
+    topic: str,
+    out: Path,
+    startMs: int,
+    realTime: bool = False,
+) -> dict[str, Any]:
+    """The live run's outputs against the pipeline run bounded on the whole topic. In real-time
+    mode identical copies of an output row (at least once) are counted and left out first."""
     whole = source(spark.read, servers, topic).cache()
-    bounded = pipeline(whole)
+    bounded = pipeline(whole, realTime=realTime)
     key = ["user", "window_start"]
     expected = (
         bounded.toDF()
@@ -560,9 +642,24 @@ def check(spark: SparkSession, servers: str, topic: str, out: Path, startMs: int
         .groupBy(*key)
         .agg(F.sum("count").alias("n_exp"), F.sum("sum_uid").alias("uid_exp"))
     )
-    main = _outputs(spark, out, "main", bounded.toDF()).where(F.col("user") != END_USER).cache()
-    late = _outputs(spark, out, "late", whole).cache()
-    errors = _outputs(spark, out, "errors", whole)
+    duplicates = {}
+    if realTime:
+        like = {
+            "main": bounded.toDF(),
+            "late": bounded.getSideOutput("late"),
+            "errors": bounded.getSideOutput("errors"),
+        }
+        outputs = {}
+        for tag, shape in like.items():
+            copies = _topicOutputs(spark, servers, outputTopic(topic, tag), shape).cache()
+            outputs[tag] = copies.distinct().cache()
+            duplicates[tag] = copies.count() - outputs[tag].count()
+        main = outputs["main"].where(F.col("user") != END_USER)
+        late, errors = outputs["late"], outputs["errors"]
+    else:
+        main = _outputs(spark, out, "main", bounded.toDF()).where(F.col("user") != END_USER).cache()
+        late = _outputs(spark, out, "late", whole).cache()
+        errors = _outputs(spark, out, "errors", whole)
     lateByWindow = late.select(
         "user",
         F.timestamp_millis(F.floor(F.col("ts") / WINDOW_MS) * WINDOW_MS).alias("window_start"),
@@ -622,6 +719,7 @@ def check(spark: SparkSession, servers: str, topic: str, out: Path, startMs: int
         "errorsLost": len(expectedErrors - set(errorIds)),
         "errorsRepeated": len(errorIds) - len(set(errorIds)),
         "closingEvents": closing,
+        "duplicates": duplicates,
     }
     inPanes = int(main.agg(F.sum("count")).first()[0] or 0)
     report["unaccounted"] = total - closing - inPanes - lateRows - len(errorIds)
@@ -706,6 +804,8 @@ def main() -> None:
     parser.add_argument("--kill-every", type=float, default=120.0, help="mean seconds")
     parser.add_argument("--sample-every", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=37)
+    parser.add_argument("--real-time", action="store_true", help="Spark's real-time mode")
+    parser.add_argument("--batch-seconds", type=int, default=30, help="a real-time batch")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--plot", type=Path)
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
@@ -721,7 +821,11 @@ def main() -> None:
         talkSeconds=80.0,
         sampleEvery=args.sample_every,
         triggerMs=2_000,
+        realTime=args.real_time,
+        batchSeconds=args.batch_seconds,
         seed=args.seed,
+        # A real-time restart starts a query and a batch on a cold executor: minutes when busy.
+        flushTimeout=600.0 if args.real_time else 240.0,
     )
     spark = sw.session(
         appName="sparkwin-soak-harness",
@@ -737,7 +841,8 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     work = Path(tempfile.mkdtemp(prefix="sparkwin-soak-"))
     try:
-        with KafkaBroker() as broker, StandaloneCluster(cores=2, memory="1g") as cluster:
+        cores = realTimeSlots() if config.realTime else 2
+        with KafkaBroker() as broker, StandaloneCluster(cores=cores, memory="1g") as cluster:
             report = runSoak(spark, broker.bootstrapServers, cluster, config, work)
     finally:
         if args.keep:
@@ -751,7 +856,9 @@ def main() -> None:
     if args.plot:
         plot(report, args.plot)
     spark.stop()
-    failed = report["lost"] or report["duplicated"] or report["unaccounted"]
+    failed = (
+        report["lost"] or report["duplicated"] or report["unaccounted"] or report["windowsWrong"]
+    )
     sys.exit(1 if failed else 0)
 
 

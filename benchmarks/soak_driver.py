@@ -9,6 +9,10 @@ per finished micro-batch to ``progress`` (batch id, offsets read, the valve's wa
 state store's rows): the harness reads the watermark and offsets from there. A query that fails
 (an executor lost too often) is started again from its checkpoint, as a supervisor would. It
 stops cleanly once the file ``stop`` exists.
+
+With ``realTime`` the query runs in Spark's real-time mode (batches of ``batchSeconds``) and writes
+to Kafka topics (`soak.outputTopic`); it takes a task slot for every Kafka and shuffle partition,
+and starts (again) only once the cluster's executors offer that many.
 """
 
 from __future__ import annotations
@@ -52,22 +56,42 @@ def _record(progress: Any) -> dict[str, Any]:
     }
 
 
+def _awaitSlots(spark: Any, slots: int, stop: Path) -> None:
+    """Until the cluster's executors run `slots` tasks at once (an executor killed is replaced)."""
+    sc = spark.sparkContext._jsc.sc()
+    profile = sc.resourceProfileManager().defaultResourceProfile()
+    while sc.maxNumConcurrentTasks(profile) < slots and not stop.exists():
+        time.sleep(0.5)
+
+
 def main(args: dict[str, Any]) -> None:
+    realTime = bool(args.get("realTime"))
     conf = {**soak.CLUSTER_CONF, "spark.jars": ",".join(connectorJars())}
+    if realTime:
+        conf["spark.cores.max"] = str(soak.realTimeSlots())
     spark = sw.session(appName="sparkwin-soak", master=args["master"], **conf)
     spark.sparkContext.setLogLevel("ERROR")
     out = Path(args["out"])
     stop = Path(args["stop"])
     progressFile = Path(args["progress"])
-    trigger = {"processingTime": f"{args['triggerMs']} milliseconds"}
+    if realTime:
+        trigger: dict[str, str] = {"realTime": f"{args['batchSeconds']} seconds"}
+        outputs: dict[str, Any] = {
+            tag: sw.toKafka(soak.outputTopic(args["topic"], tag), args["servers"])
+            for tag in soak.OUTPUTS
+        }
+    else:
+        trigger = {"processingTime": f"{args['triggerMs']} milliseconds"}
+        outputs = {tag: str(out / tag) for tag in soak.OUTPUTS}
     failures = 0
     while not stop.exists():
+        if realTime:
+            _awaitSlots(spark, soak.realTimeSlots(), stop)
+            if stop.exists():
+                break
         stream = soak.source(spark.readStream, args["servers"], args["topic"])
-        query = soak.pipeline(stream, args["partitions"]).writeStream(
-            args["checkpoint"],
-            {tag: str(out / tag) for tag in soak.OUTPUTS},
-            trigger=trigger,
-            queryName="soak",
+        query = soak.pipeline(stream, args["partitions"], realTime).writeStream(
+            args["checkpoint"], outputs, trigger=trigger, queryName="soak"
         )
         seen = -1
         while query.isActive and not stop.exists():

@@ -425,6 +425,39 @@ def produce(
     return len(rows)
 
 
+class Producer:
+    """An idempotent KafkaProducer in the session's JVM (kafka-clients comes with the connector),
+    for a test that writes while its queries run: a Spark batch write per wave (`produce`) is a
+    job each, more CPU than the queries under test on a 2-core machine. Each partition keeps the
+    order records are sent in. Close it when done.
+    """
+
+    def __init__(self, spark: Any, bootstrapServers: str) -> None:
+        jvm = spark._jvm
+        props = jvm.java.util.Properties()
+        serializer = "org.apache.kafka.common.serialization.StringSerializer"
+        for k, v in {
+            "bootstrap.servers": bootstrapServers,
+            "enable.idempotence": "true",
+            "acks": "all",
+            "key.serializer": serializer,
+            "value.serializer": serializer,
+        }.items():
+            props.setProperty(k, v)
+        self._jvm = jvm
+        self._producer = jvm.org.apache.kafka.clients.producer.KafkaProducer(props)
+
+    def send(self, topic: str, records: Iterable[tuple[int, str | None, dict[str, Any]]]) -> None:
+        """Write `(partition, key, value)` records, each value as JSON, and wait for them all."""
+        make = self._jvm.org.apache.kafka.clients.producer.ProducerRecord
+        for p, key, value in records:
+            self._producer.send(make(topic, int(p), key, json.dumps(value)))
+        self._producer.flush()
+
+    def close(self) -> None:
+        self._producer.close()
+
+
 def _closeCachedProducers(spark: Any) -> None:
     """Close the producers Spark keeps for ten minutes after a write (local mode: its executor
     is the driver's JVM), so none outlives the broker and logs failed reconnects at the end.

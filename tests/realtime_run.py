@@ -13,6 +13,7 @@ import json
 import sys
 import time
 import uuid
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,33 @@ def readRecords(spark: Any, servers: str, topic: str) -> list[dict[str, Any]]:
     rows = rows.option("subscribe", topic).option("startingOffsets", "earliest").load()
     values = rows.selectExpr("CAST(value AS STRING) AS value").collect()
     return [json.loads(r.value) for r in values]
+
+
+def truthByWindow(
+    records: list[tuple[int, str, dict[str, Any]]], windowMs: int
+) -> dict[str, dict[str, int]]:
+    """What each tumbling window of `windowMs` holds, per "user@window start in ms": the
+    records' count and the sum of their amounts (the producer's truth)."""
+    out: dict[str, dict[str, int]] = {}
+    for _, _, v in records:
+        start = v["ts"] // windowMs * windowMs
+        window = out.setdefault(f"{v['user']}@{start}", {"count": 0, "sum": 0})
+        window["count"] += 1
+        window["sum"] += v["amount"]
+    return out
+
+
+def panesByWindow(spark: Any, servers: str, topic: str, leaveOut: str) -> dict[str, list[dict]]:
+    """Every pane in `topic` (a count and a sum of amounts) per "user@window start in ms", each
+    copy of it (Kafka outputs are at least once); user `leaveOut`'s (closing rows) left out."""
+    out: dict[str, list[dict[str, int]]] = {}
+    for pane in readRecords(spark, servers, topic):
+        if pane["user"] == leaveOut:
+            continue
+        start = datetime.fromisoformat(pane["window_start"])  # ISO 8601, in the session's UTC
+        key = f"{pane['user']}@{round(start.timestamp() * 1000)}"
+        out.setdefault(key, []).append({"count": pane["count"], "sum": pane["sum_amount"]})
+    return out
 
 
 def sourceAndSink(spark: Any, servers: str, source: str, out: str) -> Any:
@@ -155,7 +183,7 @@ def microBatchPlanInRealTime(spark: Any, servers: str, run: str, work: Path, sen
 
 
 def log(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    print(f"{time.strftime('%H:%M:%S')} {text}", file=sys.stderr, flush=True)
 
 
 def main(servers: str, work: Path) -> None:

@@ -26,7 +26,7 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType, TimestampType
 
 import sparkwin as sw
-from sparkwin import _runtime
+from sparkwin._spark import runtime as _runtime
 from sparkwin.testing import WindowHarness
 
 Batch = list[dict[str, Any]]
@@ -304,6 +304,79 @@ def channelHarness(
     generated: Callable[[int], int],
     idleTimeout: int | None = None,
 ) -> WindowHarness:
+    """A harness fed what a stream with per-channel watermarks saw (``channelHarnessOf``), from
+    a run's progress: each micro-batch's time and the file it read."""
+    times = result.batchTimes()
+    files = iter(batches)
+    schedule = [
+        Scheduled(
+            p["batchId"],
+            times[p["batchId"]],
+            0,
+            next(files) if result.rowsByBatch[p["batchId"]] > 0 else [],
+        )
+        for p in result.progress
+    ]
+    return channelHarnessOf(pipeline, schedule, channel, generated, idleTimeout)
+
+
+@dataclass
+class Scheduled:
+    """One micro-batch as a checkpoint records it: its id, time, Spark's watermark and rows."""
+
+    batchId: int
+    time: int
+    watermark: int
+    rows: Batch
+
+
+def scheduleOf(checkpoint: Path, batches: list[Batch]) -> list[Scheduled]:
+    """Every committed micro-batch of a file-source query over ``batches`` (one file a batch,
+    named ``batch-<n>.json`` as ``writeBatches`` names them), from its checkpoint: the offset
+    log's times, watermarks and the file source's offset (its own log's entry), and that log's
+    record of which files each entry added."""
+    committed = sorted(int(p.name) for p in (checkpoint / "commits").iterdir() if p.name.isdigit())
+    out = []
+    read = -1  # the file source's log entries a batch read: after the last batch's, up to its own
+    for b in committed:
+        lines = (checkpoint / "offsets" / str(b)).read_text().splitlines()
+        meta = json.loads(lines[1])
+        upTo = json.loads(lines[2])["logOffset"] if len(lines) > 2 and lines[2] != "-" else read
+        rows: Batch = []
+        for entry in range(read + 1, upTo + 1):
+            for line in (checkpoint / "sources" / "0" / str(entry)).read_text().splitlines()[1:]:
+                name = Path(json.loads(line)["path"]).name
+                rows = rows + batches[int(name.removeprefix("batch-").removesuffix(".json"))]
+        read = max(read, upTo)
+        out.append(
+            Scheduled(b, int(meta["batchTimestampMs"]), int(meta.get("batchWatermarkMs", 0)), rows)
+        )
+    return out
+
+
+def harnessOf(
+    pipeline: sw.Pipeline, schedule: list[Scheduled], processingTime: bool
+) -> WindowHarness:
+    """A harness fed each micro-batch as Spark ran it: processing time at the batch's time (with
+    ``processingTime``), Spark's watermark, then its rows."""
+    h = WindowHarness(pipeline)
+    for s in schedule:
+        if processingTime:
+            h.setProcessingTime(s.time)
+        if s.watermark > 0:
+            h.processWatermark(s.watermark)
+        if s.rows:
+            h.processElements(s.rows)
+    return h
+
+
+def channelHarnessOf(
+    pipeline: sw.Pipeline,
+    schedule: list[Scheduled],
+    channel: str,
+    generated: Callable[[int], int],
+    idleTimeout: int | None = None,
+) -> WindowHarness:
     """A harness fed what a stream with per-channel watermarks saw, by the contract of
     docs/DESIGN.md ("Channels on a live stream"): each micro-batch's rows on their channels,
     then at the batch's time the channels idle for `idleTimeout` go idle (by deadline, then id),
@@ -313,24 +386,20 @@ def channelHarness(
     their last data at its time.
     """
     declared = pipeline.plan["channels"] or []
-    seen = {str(r[channel]) for b in batches for r in b if r.get(channel) is not None}
+    seen = {str(r[channel]) for s in schedule for r in s.rows if r.get(channel) is not None}
     ids = sorted(seen | set(declared))
     index = {c: i for i, c in enumerate(ids)}
     h = WindowHarness(pipeline, channels=len(ids))
     for i in range(len(ids)):
         h.markIdle(i)
-    times = result.batchTimes()
-    files = iter(batches)
     maxSeen: dict[str, int] = {}
     lastData: dict[str, int] = {}
     idle = set(ids)
     joined = False
-    for p in result.progress:
-        batchId = p["batchId"]
-        now = times[batchId]
-        rows = next(files) if result.rowsByBatch[batchId] > 0 else []
+    for s in schedule:
+        now = s.time
         delivered: dict[str, int] = {}
-        for row in rows:
+        for row in s.rows:
             if row.get(channel) is None or row.get(pipeline.plan["timestamp"]) is None:
                 h.processElement(row)  # to errors, as on Spark
                 continue

@@ -19,8 +19,8 @@ from pyspark.sql import functions as F  # noqa: N812
 from sparkstreams import StreamResult, canonical, runStream
 
 import sparkwin as sw
-from sparkwin import _py4j
-from sparkwin._contract import PlanSchemaError, validatePlan
+from sparkwin._plan.contract import PlanSchemaError, validatePlan
+from sparkwin._transport import classic as _py4j
 from sparkwin.errors import PlanError
 
 DDL = "user string, amount long, price double, flag boolean, page string, seq long, ts timestamp"

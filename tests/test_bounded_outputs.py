@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import sparkwin as sw
-from sparkwin import _py4j
+from sparkwin._transport import classic as _py4j
 
 SCHEMA = "user string, amount long, ts long"
 ROWS = [

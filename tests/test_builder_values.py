@@ -42,7 +42,7 @@ from sparkwin import (
     TumblingProcessingTimeWindows,
     WatermarkStrategy,
 )
-from sparkwin._durations import toMillis
+from sparkwin._plan.durations import toMillis
 
 # ---------------------------------------------------------------------------------------------
 # Durations

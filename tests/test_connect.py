@@ -35,7 +35,10 @@ from sparkstreams import (
 )
 
 import sparkwin as sw
-from sparkwin import _connect, _connect_plan, _jar, _runtime
+from sparkwin._spark import jar as _jar
+from sparkwin._spark import runtime as _runtime
+from sparkwin._transport import connect as _connect
+from sparkwin._transport.connect import message as _connect_plan
 from sparkwin.errors import (
     ConnectUnsupportedError,
     JarNotFoundError,

@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 import sparkwin as sw
-from sparkwin import _contract, _py4j, _runtime
-from sparkwin._contract import PlanSchemaError, validatePlan
+from sparkwin._plan import contract as _contract
+from sparkwin._plan.contract import PlanSchemaError, validatePlan
+from sparkwin._spark import runtime as _runtime
+from sparkwin._transport import classic as _py4j
 from sparkwin.errors import PlanError
 
 PACKAGE = Path(sw.__file__).resolve().parent
@@ -171,7 +173,7 @@ def test_python_writes_the_contracts_message_as_protobuf_would() -> None:
     time from contract.json (a relation's wire format is its bytes')."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-    from sparkwin import _connect_plan
+    from sparkwin._transport.connect import message as _connect_plan
 
     field = descriptor_pb2.FieldDescriptorProto
     types = {"string": field.TYPE_STRING, "relation": field.TYPE_BYTES, "bool": field.TYPE_BOOL}
@@ -183,8 +185,17 @@ def test_python_writes_the_contracts_message_as_protobuf_would() -> None:
     pool.Add(fileProto)
     cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("c.SparkwinRelation"))
     plan = json.dumps({"keys": ["ü" * 100]})
-    expected = cls(operation="validate", plan_json=plan, input=b"\x01\x02", streaming=True)
-    got = _connect_plan.encode(_connect_plan.VALIDATE, plan, b"\x01\x02", streaming=True)
+    arguments = json.dumps({"checkpoint": "/chk/ü", "batchId": 3})
+    expected = cls(
+        operation="validate",
+        plan_json=plan,
+        input=b"\x01\x02",
+        streaming=True,
+        arguments_json=arguments,
+    )
+    got = _connect_plan.encode(
+        _connect_plan.VALIDATE, plan, b"\x01\x02", streaming=True, argumentsJson=arguments
+    )
     assert got == expected.SerializeToString()
     assert _connect_plan.TYPE_URL == _contract.CONNECT_TYPE_URL
     assert {
@@ -192,6 +203,8 @@ def test_python_writes_the_contracts_message_as_protobuf_would() -> None:
         _connect_plan.DESCRIBE,
         _connect_plan.VERSION,
         _connect_plan.VALIDATE,
+        _connect_plan.STATE_READ,
+        _connect_plan.STATE_BATCH,
     } == set(_contract.CONNECT_OPERATIONS)
 
 

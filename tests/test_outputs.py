@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 from sparkstreams import writeBatches
 
 import sparkwin as sw
-from sparkwin import _delta
+from sparkwin._spark import delta as _delta
 from sparkwin._support import lineFor
 from sparkwin.errors import UnsupportedSparkError
 

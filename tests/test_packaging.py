@@ -11,8 +11,10 @@ import pyspark
 import pytest
 
 import sparkwin
-from sparkwin import _classpath, _jar, _py4j
+from sparkwin._spark import classpath as _classpath
+from sparkwin._spark import jar as _jar
 from sparkwin._support import LINES, lineFor
+from sparkwin._transport import classic as _py4j
 from sparkwin.errors import (
     JarNotFoundError,
     PlanError,

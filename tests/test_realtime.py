@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka_broker import createTopic, readTopic
+from kafka_broker import Producer, createTopic, produce, readTopic
+from realtime_run import panesByWindow, truthByWindow
 
 import sparkwin as sw
 
@@ -231,8 +234,8 @@ def test_for_each_row_hands_each_output_its_own_rows() -> None:
     (a result, a late row with the input's columns, an error with its reason)."""
     from pyspark.sql import Row
 
-    from sparkwin._contract import ERROR, ERROR_COLUMN, KIND, LATE, RESULT
-    from sparkwin._realtime import _rowDispatcher
+    from sparkwin._plan.contract import ERROR, ERROR_COLUMN, KIND, LATE, RESULT
+    from sparkwin._spark.realtime import _rowDispatcher
 
     seen: dict[str, list] = {"main": [], "late": [], "errors": []}
     dispatch = _rowDispatcher(
@@ -255,3 +258,174 @@ def test_for_each_row_hands_each_output_its_own_rows() -> None:
     # An output that is not written gets nothing.
     _rowDispatcher({RESULT: seen["main"].append})(union(LATE))
     assert seen["late"] == [event]
+
+
+def test_real_time_every_source_partition_holds_the_watermark_before_its_first_row(
+    kafkaBroker, tmp_path
+) -> None:
+    """Without channel=, a channel per source partition (realtime_partitions_run.py): partition
+    3's rows come only after a batch that read the other three partitions' rows has ended, and
+    no window fires before them (each partition the batch reads holds the watermark from the
+    start); every window's count and sum are the producer's. With idleness, a partition that
+    never delivers stops holding the others back."""
+    started = time.monotonic()
+    report = _runInItsOwnJvm(
+        "realtime_partitions_run.py", kafkaBroker.bootstrapServers, tmp_path, 300
+    )
+    late, idle = report["late"], report["idle"]
+    assert late["panesBeforeLatePartition"] == {}, late
+    assert late["panes"] == {k: [v] for k, v in late["expected"].items()}, late
+    assert idle["panes"] == {k: [v] for k, v in idle["expected"].items()}, idle
+    print(f"partitions run: {time.monotonic() - started:.1f} s")
+
+
+class _Waves(threading.Thread):
+    """Writes the kill test's input while the drivers come and go: wave after wave, on each of
+    two partitions a row of each of three users, 500 ms of event time a wave (in order within a
+    partition), each row's amount its own; a wave every 0.4 s, until stopped."""
+
+    def __init__(self, spark: Any, servers: str, topic: str) -> None:
+        super().__init__(name="real-time-kill-producer", daemon=True)
+        self.producer, self.topic = Producer(spark, servers), topic
+        self.records: list[tuple[int, str, dict[str, Any]]] = []
+        self.stopping = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            wave = 0
+            while not self.stopping.wait(0.4):
+                rows = [
+                    (
+                        p,
+                        f"u{u}",
+                        {
+                            "user": f"u{u}",
+                            "amount": len(self.records) + 3 * p + u + 1,
+                            "ts": 500 * wave + 100 * u,
+                        },
+                    )
+                    for p in (0, 1)
+                    for u in range(3)
+                ]
+                self.producer.send(self.topic, rows)
+                self.records += rows
+                wave += 1
+        except BaseException as e:  # noqa: BLE001 - the test reports it
+            self.error = e
+        finally:
+            self.producer.close()
+
+
+def test_a_killed_real_time_driver_resumes_from_its_checkpoint_with_every_window_exact(
+    spark, kafkaBroker, tmp_path
+) -> None:
+    """A real-time query's driver (realtime_kill_run.py, a JVM of its own) is SIGKILLed while
+    windows fire inside a batch, then started again on its checkpoint while the input goes on.
+    Every window's count and sum are the producer's; a pane written twice is only one the
+    killed batch had written (Spark runs that batch again from its starting offsets, and the
+    Kafka sink is at least once)."""
+    started = time.monotonic()
+    servers = kafkaBroker.bootstrapServers
+    run = uuid.uuid4().hex[:8]
+    source, out = f"rtk-in-{run}", f"rtk-out-{run}"
+    createTopic(spark, servers, source, partitions=2)
+    createTopic(spark, servers, out, partitions=1)
+    progress, stop = tmp_path / "progress.jsonl", tmp_path / "stop"
+    args = {
+        "source": source,
+        "out": out,
+        "checkpoint": str(tmp_path / "chk"),
+        "progress": str(progress),
+        "stop": str(stop),
+        "batch": "5 seconds",
+    }
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+    }
+    logs: list[Path] = []
+
+    def start() -> subprocess.Popen[bytes]:
+        logs.append(tmp_path / f"driver-{len(logs) + 1}.log")
+        with logs[-1].open("wb") as log:
+            return subprocess.Popen(
+                [sys.executable, str(TESTS / "realtime_kill_run.py"), servers, json.dumps(args)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,  # the driver's JVM is in its group: one SIGKILL ends both
+            )
+
+    def batches() -> list[dict[str, Any]]:
+        lines = progress.read_text().splitlines() if progress.exists() else []
+        return [json.loads(line) for line in lines]
+
+    def panes() -> dict[str, list[dict]]:
+        return panesByWindow(spark, servers, out, "~end")
+
+    def awaitUntil(ready: Any, what: str, driver: subprocess.Popen[bytes], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert producer.error is None, producer.error
+            if driver.poll() is not None:
+                pytest.fail(
+                    f"the driver exited {driver.returncode}: {logs[-1].read_text()[-4000:]}"
+                )
+            assert time.monotonic() < deadline, f"not {what} within {timeout} s"
+            time.sleep(0.5)
+
+    phases: list[tuple[str, float]] = []
+
+    def reached(phase: str) -> None:
+        phases.append((phase, round(time.monotonic() - started, 1)))
+
+    producer = _Waves(spark, servers, source)
+    driver = start()
+    try:
+        producer.start()
+        # A batch that read rows has ended (the restart has state to resume; a new JVM's first
+        # batches can end before their tasks read), and windows fire in the next one.
+        awaitUntil(lambda: any(b["rows"] for b in batches()), "a batch read rows", driver, 120)
+        reached("a batch that read rows ended")
+        firedBefore = sum(map(len, panes().values()))
+        awaitUntil(
+            lambda: sum(map(len, panes().values())) >= firedBefore + 3, "3 more panes", driver, 60
+        )
+        os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait()
+        reached("killed")
+        atKill = panes()
+        killedAfter = len(batches())
+        driver = start()
+        # The second driver runs the killed batch again, and goes on with the input.
+        awaitUntil(lambda: len(batches()) > killedAfter, "the killed batch again", driver, 120)
+        reached("the killed batch ran again")
+        producer.stopping.set()
+        producer.join(timeout=60)
+        assert producer.error is None, producer.error
+        produce(
+            spark,
+            servers,
+            source,
+            [(p, "~end", {"user": "~end", "amount": 0, "ts": 10**9}) for p in (0, 1)],
+        )
+        expected = truthByWindow(producer.records, 2_000)
+        awaitUntil(lambda: set(panes()) >= set(expected), "every window", driver, 60)
+        reached("every window")
+        stop.touch()
+        driver.wait(timeout=60)
+    finally:
+        producer.stopping.set()
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+    got = panes()
+    wrong = {k: v for k, v in got.items() if any(c != expected.get(k) for c in v)}
+    assert wrong == {}, {k: (v, expected.get(k)) for k, v in wrong.items()}
+    assert set(got) == set(expected)
+    twice = {k for k, v in got.items() if len(v) > 1}
+    assert twice <= set(atKill), (twice - set(atKill), "written twice, but not by the killed batch")
+    print(
+        f"killed real-time driver: {len(expected)} windows exact, {len(twice)} written twice "
+        f"(all by the killed batch), {time.monotonic() - started:.1f} s: {phases}"
+    )

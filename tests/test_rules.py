@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import sparkwin as sw
-from sparkwin import _runtime
-from sparkwin._refusal import render as _render
+from sparkwin._plan.refusal import render as _render
+from sparkwin._spark import runtime as _runtime
 from sparkwin.errors import PlanError, translated
 
 PACKAGE = Path(sw.__file__).resolve().parent

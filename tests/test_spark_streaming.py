@@ -29,7 +29,7 @@ from sparkstreams import (
 
 import sparkwin as sw
 from sparkwin._support import lineFor
-from sparkwin.errors import PlanError, UnsupportedSparkError
+from sparkwin.errors import CheckpointError, PlanError
 from sparkwin.testing import WindowHarness
 
 
@@ -253,7 +253,7 @@ def test_a_checkpoint_of_the_other_spark_lines_runtime_is_refused_before_it_star
     checkpoint = tmp_path / "checkpoint"
     (checkpoint / "state" / "0" / ("0" if spark4 else "_stateSchema")).mkdir(parents=True)
     other = "3.5 runtime" if spark4 else "4.0 or newer runtime"
-    with pytest.raises(UnsupportedSparkError, match=rf"holds state of sparkwin's Spark {other}"):
+    with pytest.raises(CheckpointError, match=rf"holds state of sparkwin's Spark {other}"):
         tumbling(df).writeStream(str(checkpoint), {"main": str(tmp_path / "out")})
     assert not (checkpoint / "offsets").exists()  # refused before the query started
 

@@ -15,11 +15,11 @@ Example::
     )
 """
 
-from sparkwin import agg, jvm, plot
-from sparkwin._connect import observedMetrics
-from sparkwin._jar import jarPath
-from sparkwin._runtime import PaneWindow
-from sparkwin._session import configure, jvm_version, session
+from sparkwin import agg, jvm, plot, state
+from sparkwin._spark.jar import jarPath
+from sparkwin._spark.runtime import PaneWindow
+from sparkwin._spark.session import configure, jvm_version, session
+from sparkwin._transport import observedMetrics
 from sparkwin._version import __version__
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import (
@@ -125,6 +125,7 @@ __all__ = [
     "observedMetrics",
     "plot",
     "session",
+    "state",
     "stream",
     "toDelta",
     "toKafka",

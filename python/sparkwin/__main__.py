@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from sparkwin._jar import jarPath
+from sparkwin._spark.jar import jarPath
 
 
 def main(argv: list[str]) -> int:

@@ -29,7 +29,7 @@ from typing import Any
 
 from pyspark.sql.types import DataType
 
-from sparkwin._contract import CONTRACT, numberRange
+from sparkwin._plan.contract import CONTRACT, numberRange
 
 __all__ = [
     "Aggregate",

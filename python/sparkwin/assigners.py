@@ -22,7 +22,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Self
 
-from sparkwin._durations import toMillis
+from sparkwin._plan.durations import toMillis
 from sparkwin.triggers import EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, Trigger
 
 __all__ = [

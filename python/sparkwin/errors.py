@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sparkwin._contract import JVM_ERRORS
+from sparkwin._plan.contract import JVM_ERRORS
 
 
 class SparkwinError(Exception):
@@ -41,6 +41,12 @@ class WindowMergeError(SparkwinError):
 class CorruptStateError(SparkwinError):
     """A checkpoint's state does not read as its layout says (damaged, or written by another
     program); the message names the layout, the byte offset and, on a stream, the key group."""
+
+
+class CheckpointError(SparkwinError):
+    """A checkpoint a query cannot resume, or sparkwin cannot read or move, as it is: written by a
+    newer sparkwin, for another pipeline or Spark line, with another time mode, or damaged. The
+    message says which and what to do; nothing was read into a query or written before it."""
 
 
 class ConnectUnsupportedError(SparkwinError, NotImplementedError):

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
-from sparkwin._durations import toBool, toColumnNames, toCount, toMillis, toThreshold
+from sparkwin._plan.durations import toBool, toColumnNames, toCount, toMillis, toThreshold
 
 __all__ = ["CountEvictor", "DeltaEvictor", "Evictor", "TimeEvictor"]
 

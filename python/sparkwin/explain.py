@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkwin import _runtime
-from sparkwin._contract import EVENT_TIME_METADATA
+from sparkwin._plan.contract import EVENT_TIME_METADATA
+from sparkwin._spark import runtime as _runtime
 
 __all__ = ["describe", "render"]
 
@@ -107,7 +107,10 @@ def _realTimeWatermarks(plan: dict[str, Any]) -> str:
     over = (
         f"per channel of {channel!r}, a valve over the channels"
         if channel
-        else "per source partition (a channel each), a valve over them"
+        else (
+            "per source partition (a channel each, every one the batch reads holding it back "
+            "until it delivers or goes idle), a valve over them"
+        )
     )
     return (
         f"{text} {over}, moved while a batch runs by the map side's summaries, kept in the "

@@ -33,12 +33,13 @@ from typing import Any, ClassVar
 
 from pyspark.sql import DataFrame, SparkSession
 
-from sparkwin import _classpath, _connect, _runtime
-from sparkwin._contract import PLAN_VERSION
-from sparkwin._py4j import activeSession, entryPoint
+from sparkwin import _transport as transport
+from sparkwin._plan.contract import PLAN_VERSION
+from sparkwin._spark import runtime as _runtime
+from sparkwin._transport.classic import activeSession
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import WindowAssigner
-from sparkwin.errors import ConnectUnsupportedError, JarNotFoundError
+from sparkwin.errors import JarNotFoundError
 from sparkwin.evictors import Evictor
 from sparkwin.triggers import Trigger
 
@@ -359,14 +360,7 @@ def addJar(path: str | os.PathLike[str], spark: SparkSession | None = None) -> N
     jar = os.path.abspath(os.fspath(path))
     if not os.path.isfile(jar):
         raise ValueError(f"path: no file {jar}; build the jar first, or check the path")
-    session = activeSession(spark)
-    if _connect.isConnect(session):
-        raise ConnectUnsupportedError(
-            "jvm.addJar on Spark Connect: the jar must be on the server's class path; start the "
-            f"server with spark.jars including {jar}"
-        )
-    entryPoint(session)  # the session's own jars first
-    if not _classpath.addJar(session, jar):
+    if not transport.of(activeSession(spark)).addJar(jar):
         raise JarNotFoundError(
             f"this session's driver cannot take {jar} at run time (its class loader is not "
             "Spark's); start the session with the jar in spark.jars, e.g. "

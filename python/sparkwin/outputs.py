@@ -25,7 +25,7 @@ from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import LongType, StructField, StructType
 
-from sparkwin import _delta
+from sparkwin._spark import delta as _delta
 
 __all__ = [
     "BatchFunction",

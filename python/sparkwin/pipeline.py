@@ -4,8 +4,8 @@ A Pipeline is what the builder (`sparkwin.stream`) ends in: the input DataFrame,
 (`docs/plan.md`) as a dict, and for `process()` pipelines the Python window function and its
 output schema. It does no validation of its own (the builder did that) and holds no JVM state.
 Running it (`toDF`, `getSideOutput`, `writeStream`) hands the plan to the JVM through
-`sparkwin._runtime`; this class only forwards and checks arguments. On a bounded input it keeps
-one thing: the engine's result, shared by every output (see ``Pipeline.unpersist``).
+`sparkwin._spark.runtime`; this class only forwards and checks arguments. On a bounded input it
+keeps one thing: the engine's result, shared by every output (see ``Pipeline.unpersist``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
-from sparkwin import _realtime, _runtime, explain
-from sparkwin._contract import ERRORS_TAG
+from sparkwin import explain
+from sparkwin._plan.contract import ERRORS_TAG
+from sparkwin._spark import realtime as _realtime
+from sparkwin._spark import runtime as _runtime
 from sparkwin.outputs import (
     BatchFunction,
     FunctionOutput,
@@ -145,7 +147,10 @@ class Pipeline:
             if not self._isStreaming():
                 raise ValueError("realTime=True needs a streaming input (a Kafka stream)")
         if self._isStreaming():
-            return _runtime.union(self.df, self.planJson(), realTime, checkpointLocation)
+            unioned = _runtime.union(self.df, self.planJson(), realTime, checkpointLocation)
+            if checkpointLocation is not None:  # refused before the query starts, or recorded
+                _runtime.admit(unioned, checkpointLocation)
+            return unioned
         planJson = self.planJson()
         if self._shared is None or self._shared[0] != planJson:
             self.unpersist()  # a plan changed by hand: the old result is not this plan's
@@ -404,10 +409,8 @@ class Pipeline:
                 o.prepare(spark, schemas[t], t)
         # Slots first: planning on the checkpoint keeps its key-group count there.
         _realtime.checkSlots(spark, self.df)
-        # refuses what real-time mode cannot run
-        unioned = _runtime.union(self.df, self.planJson(), True, checkpointLocation)
-        with _runtime.translated():
-            _runtime.entryPoint(spark).checkCheckpoint(unioned._jdf, checkpointLocation)
+        # refuses what real-time mode cannot run, and a checkpoint the query cannot resume
+        unioned = self._union(True, checkpointLocation)
         return _realtime.start(
             unioned,
             targets=targets,

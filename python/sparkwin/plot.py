@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql.types import TimestampNTZType, TimestampType
 
-from sparkwin._contract import ERRORS_TAG, FIRED_AT, WINDOW_COLUMNS
+from sparkwin._plan.contract import ERRORS_TAG, FIRED_AT, WINDOW_COLUMNS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -234,9 +234,9 @@ def _fromHarness(h: Any, wanted: list[tuple[Any, ...]] | None, maxKeys: int) -> 
 
 def _millis(df: DataFrame, column: str) -> Column:
     """A column as epoch milliseconds (timestamps) or a long (numbers)."""
-    from sparkwin._connect import functionsFor
+    from sparkwin import _transport as transport
 
-    F = functionsFor(df)
+    F = transport.of(df).functions()
     c = F.col(f"`{column}`")
     kind = df.schema[column].dataType
     if isinstance(kind, TimestampType | TimestampNTZType):
@@ -266,9 +266,9 @@ def _sampleKeys(
 def _keyFilter(df: DataFrame, keyColumns: list[str], keys: list[tuple[Any, ...]]) -> DataFrame:
     if not keyColumns:
         return df
-    from sparkwin._connect import functionsFor
+    from sparkwin import _transport as transport
 
-    F = functionsFor(df)
+    F = transport.of(df).functions()
     matches = [
         functools.reduce(
             lambda a, b: a & b,
@@ -430,7 +430,7 @@ def _timestampColumn(df: DataFrame) -> str:
 def _addProgress(picture: _Picture, query: Any) -> None:
     """Each micro-batch's watermark from a query's progress: the valve's and each channel's
     (``channel=`` pipelines' metrics), else Spark's own event-time watermark."""
-    from sparkwin._connect import observedMetrics
+    from sparkwin._transport import observedMetrics
 
     progress = query.recentProgress if hasattr(query, "recentProgress") else query
     if not isinstance(progress, Sequence):

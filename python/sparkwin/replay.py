@@ -16,9 +16,8 @@ from typing import Any, Protocol
 from pyspark.sql import DataFrame
 from pyspark.sql.types import StructType
 
-from sparkwin import _connect, _runtime
-from sparkwin._py4j import entryPoint
-from sparkwin.errors import translated
+from sparkwin import _transport as transport
+from sparkwin._spark import runtime as _runtime
 
 __all__ = ["Replay"]
 
@@ -91,13 +90,10 @@ class Replay:
 
 
 def replay(pipeline: Pipeline, endOfInput: bool) -> Replay:
-    if _connect.isConnect(pipeline.df):  # see _connect.REPLAY_UNSUPPORTED
-        raise _connect.unsupported("replay()", *_connect.REPLAY_UNSUPPORTED)
     if not isinstance(endOfInput, bool):
         raise TypeError("endOfInput must be a bool")
     spark = pipeline.df.sparkSession
     # What a plan needs to be replayed (a bounded input, event time, arrivals, a strategy) is the
     # JVM's to say (PlanRules.refuseReplay), before it reads any of the input.
-    with translated():
-        handle = entryPoint(spark).replay(pipeline.df._jdf, pipeline.planJson(), endOfInput)
+    handle = transport.of(spark).replay(pipeline.df, pipeline.planJson(), endOfInput)
     return Replay(pipeline, handle)

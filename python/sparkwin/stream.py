@@ -11,9 +11,9 @@ load them. Builders are immutable: each method returns a new object.
 
 This module is the public builder: ``stream`` and the three builder classes, each method a few
 lines that check its arguments and make the next state. Their schema checks are
-`sparkwin._schema`'s, the state and the plan it writes `sparkwin._builder`'s, asking the JVM's
-rules and rendering their refusals `sparkwin._refusal`'s. It builds the plan (`docs/plan.md`)
-and nothing else: it never starts a query and never runs Python per event.
+`sparkwin._plan.schema`'s, the state and the plan it writes `sparkwin._plan.builder`'s, asking
+the JVM's rules and rendering their refusals `sparkwin._plan.refusal`'s. It builds the plan
+(`docs/plan.md`) and nothing else: it never starts a query and never runs Python per event.
 
 Example::
 
@@ -40,8 +40,8 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql.types import BooleanType, LongType, MapType, StructType, TimestampType
 
-from sparkwin import _schema
-from sparkwin._builder import (
+from sparkwin._plan import schema as _schema
+from sparkwin._plan.builder import (
     COMBINERS,
     Source,
     Windowing,
@@ -50,8 +50,8 @@ from sparkwin._builder import (
     walk,
     window,
 )
-from sparkwin._contract import ERRORS_TAG, OUTPUT_COLUMNS, validatePlan
-from sparkwin._durations import toMillis
+from sparkwin._plan.contract import ERRORS_TAG, OUTPUT_COLUMNS, validatePlan
+from sparkwin._plan.durations import toMillis
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import WindowAssigner
 from sparkwin.evictors import DeltaEvictor, Evictor

@@ -23,9 +23,8 @@ import pandas as pd
 from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, DateType, DecimalType, StructType, TimestampType
 
-from sparkwin import _connect
-from sparkwin._py4j import entryPoint
-from sparkwin._runtime import PaneWindow, describe
+from sparkwin import _transport as transport
+from sparkwin._spark.runtime import PaneWindow, describe
 from sparkwin.errors import translated
 from sparkwin.pipeline import Pipeline
 
@@ -223,16 +222,14 @@ class WindowHarness:
         if not isinstance(record, bool):
             raise TypeError("record must be a bool")
         self._pipeline = pipeline
-        self._spark = spark or pipeline.df.sparkSession
-        if _connect.isConnect(self._spark):  # Py4J only: the JVM a local Connect server runs in
-            self._spark = _connect.localJvmSession("WindowHarness")
+        # The engine runs in this process's JVM: a local Connect server's is the same.
+        self._spark = transport.of(spark or pipeline.df.sparkSession).localSession("WindowHarness")
         self._channels = channels
         self._schemas = describe(self._spark, pipeline.planJson())
         self._input: StructType = self._pipeline.df.schema
-        with translated():
-            self._handle = entryPoint(self._spark).harness(
-                pipeline.planJson(), channels, generateWatermarks
-            )
+        self._handle = transport.of(self._spark).harness(
+            pipeline.planJson(), channels, generateWatermarks
+        )
         self._generate = generateWatermarks
         self._keyColumns: list[str] = list(pipeline.plan["keys"])
         self._tsColumn: str = pipeline.plan["timestamp"]

@@ -19,8 +19,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
-from sparkwin._contract import listLimit
-from sparkwin._durations import toBool, toColumnNames, toCount, toMillis, toThreshold
+from sparkwin._plan.contract import listLimit
+from sparkwin._plan.durations import toBool, toColumnNames, toCount, toMillis, toThreshold
 
 __all__ = [
     "AfterAll",

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sparkwin._durations import toMillis
+from sparkwin._plan.durations import toMillis
 
 __all__ = ["WatermarkStrategy"]
 

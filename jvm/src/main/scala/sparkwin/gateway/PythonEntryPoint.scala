@@ -2,6 +2,7 @@ package sparkwin.gateway
 
 import sparkwin.plan._
 import sparkwin.runtime.spark._
+import sparkwin.runtime.checkpoint.{Admission, CheckpointFiles, Migration, Relocation, StateReader}
 import sparkwin.runtime.harness.Harness
 import sparkwin.runtime.spark.executor.BatchRunner
 
@@ -143,11 +144,48 @@ object PythonEntryPoint {
   def streamingSources(df: Dataset[Row]): java.util.List[java.util.Map[String, String]] =
     RealTimeChecks.sources(df.toDF())
 
-  /** Refuses a streaming checkpoint written by another Spark line's runtime (see
-    * [[Checkpoints]]), before `df`'s query starts.
+  /** Admits `df`'s query to the checkpoint at `location` before it starts ([[Admission]]): a
+    * checkpoint it cannot resume is refused with why, and an admitted one records this release
+    * and the query's sparkwin operators (found in `df`'s plan).
     */
   def checkCheckpoint(df: Dataset[Row], location: String): Unit =
-    Checkpoints.check(df.sparkSession, location)
+    Admission.admit(
+      df.sparkSession,
+      location,
+      SparkShim.operatorsOf(df.toDF()).map(s => Admission.Operator(s.planJson, s.keyGroups, s.realTime))
+    )
+
+  /** Moves a stopped query's checkpoint at `source` to a new one at `target` for the query of
+    * `df` ([[Migration]]); what it did, as JSON.
+    */
+  def stateMigrate(df: Dataset[Row], source: String, target: String): String =
+    Migration.migrate(df.toDF(), source, target)
+
+  /** Points a copied checkpoint's operator metadata at its own schema files ([[Relocation]]);
+    * how many paths it changed.
+    */
+  def stateRelocate(spark: SparkSession, location: String): Int =
+    Relocation.relocate(CheckpointFiles(location, spark.sparkContext.hadoopConfiguration))
+
+  /** The batch a state read of `location` sees: `batchId`, checked, or the last committed (-1). */
+  def stateBatch(spark: SparkSession, location: String, batchId: Long): Long =
+    StateReader.batchOf(
+      CheckpointFiles(location, spark.sparkContext.hadoopConfiguration),
+      if (batchId < 0) None else Some(batchId)
+    )
+
+  /** What a checkpoint's sparkwin operator holds at a committed batch ([[StateReader]]): the
+    * union of the state views. `planJson` null: the checkpoint's manifest's; `batchId` negative:
+    * the last committed.
+    */
+  def stateRead(
+      spark: SparkSession,
+      location: String,
+      planJson: String,
+      batchId: Long,
+      operator: Int
+  ): Dataset[Row] =
+    StateReader.read(spark, location, Option(planJson), if (batchId < 0) None else Some(batchId), operator)
 
   /** Replays a bounded DataFrame with live-stream semantics (see [[ReplayRuntime]]). */
   def replay(df: Dataset[Row], planJson: String, endOfInput: Boolean): ReplayHandle =

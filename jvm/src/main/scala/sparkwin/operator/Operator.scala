@@ -42,6 +42,9 @@ trait Operator {
 
   /** When the last queued processing-time timer is due; Long.MinValue: none. */
   def lastProcessingTimer: Long
+
+  /** The windows the backend's current key holds, as a reader of a checkpoint sees them. */
+  def openWindows: Seq[OpenWindow]
   def metrics: OperatorMetrics
 }
 

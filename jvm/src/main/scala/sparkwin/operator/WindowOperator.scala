@@ -7,7 +7,8 @@ import sparkwin.operator.general.GeneralAlgorithm
 import sparkwin.operator.session.{KeyedSessions, PackedSessions}
 import sparkwin.operator.slice.{KeyedSlices, PackedSlices}
 import sparkwin.operator.storm.{StormAlgorithm, StormArrival}
-import sparkwin.operator.store.{KeyedBackend, StateKind}
+import sparkwin.core.timer.TimerQueue
+import sparkwin.operator.store.{KeyState, KeyedBackend, StateKind}
 
 /** The window operator: one shell over the algorithms.
   *
@@ -78,6 +79,9 @@ final class WindowOperator private (
       context.processingTime = processingTime
     }
 
+  /** The windows the backend's current key holds ([[OpenWindow]]), for readers of a checkpoint. */
+  def openWindows: Seq[OpenWindow] = algorithm.openWindows(backend.state, backend.eventTimers)
+
   /** Lateness as the algorithms judge it ([[WindowContext.isLate]]). */
   def isLate(window: Window): Boolean = context.isLate(window)
   def isLateAt(maxTimestamp: Long): Boolean = context.isLateAt(maxTimestamp)
@@ -147,4 +151,11 @@ abstract class WindowAlgorithm {
     * itself rather than by timers (the packed slices fire a window for all its keys at once).
     */
   def onWatermark(wm: Long): Unit = ()
+
+  /** The windows a key's `state` holds, with `eventTimers` its pending event-time timers, as a
+    * reader of a checkpoint sees them ([[OpenWindow]]), in order of their bounds. Only the keyed
+    * layouts keep a state per key.
+    */
+  def openWindows(state: KeyState, eventTimers: TimerQueue): Seq[OpenWindow] =
+    throw new UnsupportedOperationException(s"${getClass.getSimpleName} keeps no state per key")
 }

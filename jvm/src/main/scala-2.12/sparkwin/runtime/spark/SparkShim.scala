@@ -1,6 +1,7 @@
 package sparkwin.runtime.spark
 
-import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
+import org.apache.spark.SerializableWritable
+import org.apache.spark.sql.{Column, DataFrame, Encoders, Row, SparkSession}
 import org.apache.spark.sql.catalyst.plans.logical.EventTimeWatermark
 import org.apache.spark.sql.functions.lit
 import org.apache.spark.sql.streaming.{GroupState, GroupStateTimeout, OutputMode}
@@ -37,6 +38,47 @@ object SparkShim {
     if (plan.time.sparkTimers == SparkTimers.OnWatermark) GroupStateTimeout.EventTimeTimeout
     else GroupStateTimeout.NoTimeout
 
+  /** Moving a checkpoint writes Spark 4's operator: not on this line. */
+  def importState(entries: DataFrame, spec: LoopSpec, watermark: Long): DataFrame =
+    throw new UnsupportedSparkException(
+      "moving a checkpoint (sparkwin.state.migrate) writes sparkwin's Spark 4 runtime: run it on " +
+        "Spark 4.0 or newer"
+    )
+
+  /** A sparkwin operator's stored entries at batch `batchId` (see the Spark 4 shim): here only a
+    * checkpoint of this runtime is read, a group's whole table a row (`key` null).
+    */
+  def stateEntries(
+      spark: SparkSession,
+      location: String,
+      operator: Int,
+      batchId: Long,
+      runtime: String,
+      partitions: Int,
+      providerClass: String
+  ): DataFrame = {
+    if (runtime != Operator)
+      throw new UnsupportedSparkException(
+        s"the checkpoint at $location holds state of sparkwin's Spark 4 runtime ($runtime): read it " +
+          "on Spark 4.0 or newer"
+      )
+    StateStoreEntries.read(spark, location, operator, batchId, partitions, providerClass)
+  }
+
+  /** The sparkwin operators in `df`'s logical plan, outermost first (the order Spark numbers
+    * stateful operators in: a chained query's last pipeline is operator 0).
+    */
+  def operatorsOf(df: DataFrame): Seq[LoopSpec] = {
+    val found = Seq.newBuilder[LoopSpec]
+    df.queryExecution.logical.foreach { node =>
+      node.productIterator.foreach {
+        case p: GroupStateRunner => found += p.spec
+        case _ =>
+      }
+    }
+    found.result()
+  }
+
   /** The key groups' stateful operator over `rows`, grouped by `group` (an Int column). */
   def keyGroupOperator(
       rows: DataFrame,
@@ -69,12 +111,77 @@ object SparkShim {
   }
 }
 
+object StateStoreEntries {
+  import org.apache.spark.sql.execution.streaming.state._
+  import org.apache.spark.sql.types.{BinaryType, IntegerType, LongType, StructField, StructType}
+
+  private val KeySchema = StructType(Seq(StructField("__sw_key_group", IntegerType)))
+  private val ValueSchema = StructType(
+    Seq(
+      StructField("groupState", StructType(Seq(StructField("value", BinaryType)))),
+      StructField("timeoutTimestamp", LongType, nullable = false)
+    )
+  )
+
+  /** Every group's table of a `flatMapGroupsWithState` operator at a batch, read partition by
+    * partition through Spark's state store provider (Spark 3.5 has no state reader), each
+    * partition in a provider of its own: a running query's stores are never touched.
+    */
+  def read(
+      spark: SparkSession,
+      location: String,
+      operator: Int,
+      batchId: Long,
+      partitions: Int,
+      providerClass: String
+  ): DataFrame = {
+    val conf = spark.sessionState.conf.clone()
+    conf.setConfString("spark.sql.streaming.stateStore.providerClass", providerClass)
+    // A store written with changelogs is read with them; one written without reads either way.
+    conf.setConfString("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")
+    val storeConf = new StateStoreConf(conf)
+    val hadoop =
+      spark.sparkContext.broadcast(new SerializableWritable(spark.sparkContext.hadoopConfiguration))
+    val root = new org.apache.hadoop.fs.Path(location, "state").toString
+    val rows =
+      spark.sparkContext.parallelize(0 until partitions, math.max(partitions, 1)).flatMap { partition =>
+        val id =
+          StateStoreProviderId(StateStoreId(root, operator.toLong, partition), java.util.UUID.randomUUID())
+        val provider =
+          StateStoreProvider.createAndInit(id, KeySchema, ValueSchema, 0, storeConf, hadoop.value.value)
+        try {
+          val store = provider.getReadStore(batchId + 1)
+          try
+            store
+              .iterator()
+              .map { pair =>
+                val table = pair.value.getStruct(0, 1)
+                Row(partition, pair.key.getInt(0), null, if (table == null) null else table.getBinary(0))
+              }
+              .toList
+          finally store.abort()
+        } finally provider.close()
+      }
+    spark.createDataFrame(
+      rows,
+      StructType(
+        Seq(
+          StructField("partition", IntegerType),
+          StructField("label", IntegerType),
+          StructField("key", BinaryType),
+          StructField("value", BinaryType)
+        )
+      )
+    )
+  }
+}
+
 /** Spark 3.5's host of the key-group loop: the `flatMapGroupsWithState` function, its state one
   * [[GroupTable]] per key group. Spark forgets a group's timeout at every call, so each call
   * sets it again; the group times out once the watermark passes it (strictly), so the timeout is
   * one before the timer the loop wants.
   */
-final class GroupStateRunner(spec: LoopSpec)
+final class GroupStateRunner(val spec: LoopSpec)
     extends ((Int, Iterator[Row], GroupState[Array[Byte]]) => Iterator[Row])
     with Serializable {
 

@@ -12,7 +12,7 @@ import sparkwin.plan.SparkTimers
   * variable's encoders in every task, and with bytes on both sides they are trivial (DESIGN.md,
   * "State variables").
   */
-final class KeyGroupProcessor(spec: LoopSpec) extends StatefulProcessor[Int, Row, Row] {
+final class KeyGroupProcessor(val spec: LoopSpec) extends StatefulProcessor[Int, Row, Row] {
 
   @transient private var keyStates: MapState[Array[Byte], Array[Byte]] = _
   @transient private var loop: KeyGroupLoop = _

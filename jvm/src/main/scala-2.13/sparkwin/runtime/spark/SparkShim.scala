@@ -1,11 +1,12 @@
 package sparkwin.runtime.spark
 
-import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
+import org.apache.spark.sql.{Column, DataFrame, Encoders, Row, SparkSession}
+import org.apache.spark.sql.functions.{col, lit}
 import org.apache.spark.sql.catalyst.encoders.RowEncoder
-import org.apache.spark.sql.streaming.{OutputMode, TimeMode}
+import org.apache.spark.sql.streaming.OutputMode
 import org.apache.spark.sql.types.StructType
 
-import sparkwin.plan.{Plan, SparkTimers}
+import sparkwin.plan.Plan
 
 /** The Spark 4 side of the streaming runtime (this jar's shim, as spark-rapids and Iceberg keep
   * one per Spark version): key groups go through `transformWithState`, hosted by
@@ -27,6 +28,20 @@ object SparkShim {
   /** How Spark wakes a key group, in Spark's terms (TimePolicy.sparkTimeMode's name). */
   def timers(timeMode: String): String = s"TimeMode.$timeMode"
 
+  /** The sparkwin operators in `df`'s logical plan, outermost first (the order Spark numbers
+    * stateful operators in: a chained query's last pipeline is operator 0).
+    */
+  def operatorsOf(df: DataFrame): Seq[LoopSpec] = {
+    val found = Seq.newBuilder[LoopSpec]
+    df.queryExecution.logical.foreach { node =>
+      node.productIterator.foreach {
+        case p: KeyGroupProcessor => found += p.spec
+        case _ =>
+      }
+    }
+    found.result()
+  }
+
   /** The key groups' stateful operator over `rows`, grouped by `group` (an Int column). */
   def keyGroupOperator(
       rows: DataFrame,
@@ -35,16 +50,71 @@ object SparkShim {
       plan: Plan,
       output: StructType
   ): DataFrame = {
-    val timeMode = plan.timeIn(spec.realTime).sparkTimers match {
-      case SparkTimers.OnWatermark => TimeMode.EventTime()
-      case SparkTimers.OnProcessingTime => TimeMode.ProcessingTime()
-      case SparkTimers.NoTimers => TimeMode.None()
-    }
     rows
       .groupBy(group)
       .as[Int, Row](Encoders.scalaInt, Encoders.row(rows.schema))
-      .transformWithState(new KeyGroupProcessor(spec), timeMode, OutputMode.Append())(
+      .transformWithState(
+        new KeyGroupProcessor(spec),
+        StateImportProcessor.timeMode(spec),
+        OutputMode.Append()
+      )(
         RowEncoder.encoderFor(output, true) // lenient: InstantOutput
       )
+  }
+
+  /** The one batch of a moved checkpoint: `entries` (a stream of `label`, `key`, `value`) into
+    * the key groups' state variable, in the time mode of `spec`'s operator, each group's Spark
+    * timer as `spec`'s policy wants it at Spark watermark `watermark`.
+    */
+  def importState(entries: DataFrame, spec: LoopSpec, watermark: Long): DataFrame = {
+    val input = entries.select(col("label").as("__sw_key_group"), col("key"), col("value"))
+    input
+      .groupBy(col("__sw_key_group"))
+      .as[Int, Row](Encoders.scalaInt, Encoders.row(input.schema))
+      .transformWithState(
+        new StateImportProcessor(spec, watermark),
+        StateImportProcessor.timeMode(spec),
+        OutputMode.Append()
+      )(Encoders.row(StructType(Nil)))
+  }
+
+  /** A sparkwin operator's stored entries at batch `batchId` of the checkpoint at `location`, as
+    * Spark's state reader gives them: `partition`, `label` (the key group), and `key` and `value`
+    * for a `transformWithState` operator's entries, or `key` null and `value` the group's whole
+    * table for one Spark 3.5 wrote (`flatMapGroupsWithState`), which Spark 4 reads as well.
+    */
+  def stateEntries(
+      spark: SparkSession,
+      location: String,
+      operator: Int,
+      batchId: Long,
+      runtime: String,
+      partitions: Int,
+      providerClass: String
+  ): DataFrame = {
+    val reader = spark.read
+      .format("statestore")
+      .option("path", location)
+      .option("operatorId", operator.toLong)
+      .option("batchId", batchId)
+    if (runtime == Operator)
+      reader
+        .option("stateVarName", "sparkwin")
+        .load()
+        .select(
+          col("partition_id").as("partition"),
+          col("key").getField("__sw_key_group").as("label"),
+          col("user_map_key").getField("value").as("key"),
+          col("user_map_value").getField("value").as("value")
+        )
+    else
+      reader
+        .load()
+        .select(
+          col("partition_id").as("partition"),
+          col("key").getField("__sw_key_group").as("label"),
+          lit(null).cast("binary").as("key"),
+          col("value").getField("groupState").getField("value").as("value")
+        )
   }
 }

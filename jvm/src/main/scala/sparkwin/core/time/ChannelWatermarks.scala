@@ -24,11 +24,14 @@ import scala.collection.mutable.ArrayBuffer
   * moved (a restart with more partitions) joins the same way but is aligned only once it has
   * caught up, as any channel coming back is.
   *
-  * With `holdNew` (the source partitions of a real-time batch, which Spark does not name before
-  * they deliver) a channel holds the output back from its first delivery, even if it is behind
-  * it, as a split does in Flink's source reader: otherwise a partition read a little behind the
-  * first one to deliver would stay unaligned, the output would follow the other alone, and its
-  * rows would turn late as they arrived.
+  * With `holdNew` (the source partitions of a real-time batch) a channel holds the output back
+  * from the moment it is known, even if it is behind it, as a split does in Flink's source
+  * reader: otherwise a partition read a little behind the first one to deliver would stay
+  * unaligned, the output would follow the other alone, and its rows would turn late as they
+  * arrived. A batch names its channels before they deliver (`announced` in [[boundary]]: the
+  * source partitions a real-time batch reads, which its map tasks know): they join as declared
+  * channels do, and with `holdNew` they hold the output back even when it has moved (a partition
+  * added later, or a restart with more), until they deliver or go idle.
   *
   * The outcome depends only on the batches' times and contents, not on how often `boundary` ran
   * in between: a boundary without data applies only idle transitions, which a later boundary
@@ -65,17 +68,18 @@ final class ChannelWatermarks private (
   def watermark: Long = valve.currentWatermark
 
   /** The end of batch at `time`, in which each channel of `delivered` brought data whose largest
-    * event time is the value; returns the new watermark.
+    * event time is the value, and which reads the `announced` channels (delivering or not);
+    * returns the new watermark.
     */
-  def boundary(time: Long, delivered: Iterable[(String, Long)]): Long = {
+  def boundary(time: Long, delivered: Iterable[(String, Long)], announced: Iterable[String] = Nil): Long = {
     // Only a batch with data: a boundary without data applies idleness alone (see above).
     if (delivered.nonEmpty) {
       changed = true
-      declared.foreach { id =>
+      (declared.iterator ++ announced.iterator).foreach { id =>
         if (!index.containsKey(id)) {
           val i = channel(id)
           lastData(i) = time
-          valve.markActive(i)
+          if (holdNew) valve.join(i) else valve.markActive(i)
         }
       }
     }
@@ -149,7 +153,7 @@ object ChannelWatermarks {
 
   /** Channel watermarks before any channel delivered; `declared` channels hold the output back
     * from the first batch with data until they deliver or go idle; with `holdNew` every channel
-    * holds it back from its first delivery.
+    * holds it back from when it is first known (announced or delivering).
     */
   def apply(
       strategy: WatermarkStrategy,

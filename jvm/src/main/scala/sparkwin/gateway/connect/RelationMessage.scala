@@ -14,7 +14,8 @@ final case class RelationMessage(
     operation: String,
     planJson: String,
     input: Option[ByteString],
-    streaming: Boolean = false
+    streaming: Boolean = false,
+    argumentsJson: String = ""
 )
 
 object RelationMessage {
@@ -24,11 +25,14 @@ object RelationMessage {
   val Describe: String = Contract.connectOperation("describe")
   val Version: String = Contract.connectOperation("version")
   val Validate: String = Contract.connectOperation("validate")
+  val StateRead: String = Contract.connectOperation("stateRead")
+  val StateBatch: String = Contract.connectOperation("stateBatch")
 
   private val OperationField = field("operation", "string")
   private val PlanJsonField = field("plan_json", "string")
   private val InputField = field("input", "relation")
   private val StreamingField = field("streaming", "bool")
+  private val ArgumentsField = field("arguments_json", "string")
 
   /** A field's number, the contract's type checked against what this reader reads it as. */
   private def field(name: String, readAs: String): Int = {
@@ -60,6 +64,7 @@ object RelationMessage {
     var planJson = ""
     var input: Option[ByteString] = None
     var streaming = false
+    var arguments = ""
     var done = false
     try {
       while (!done) {
@@ -72,12 +77,13 @@ object RelationMessage {
         else if (field == PlanJsonField && lengthDelimited) planJson = in.readStringRequireUtf8()
         else if (field == InputField && lengthDelimited) input = Some(in.readBytes())
         else if (field == StreamingField && varint) streaming = in.readBool()
+        else if (field == ArgumentsField && lengthDelimited) arguments = in.readStringRequireUtf8()
         else in.skipField(tag) // a field of a newer client: proto3 readers ignore what they don't know
       }
     } catch {
       case e: java.io.IOException => throw notProtobuf("relation", e)
     }
-    RelationMessage(operation, planJson, input, streaming)
+    RelationMessage(operation, planJson, input, streaming, arguments)
   }
 
   /** A Relation read with the recursion limit the Connect server uses for its own requests:

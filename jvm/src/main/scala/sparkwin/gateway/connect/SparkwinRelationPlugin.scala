@@ -56,11 +56,65 @@ object SparkwinRelationPlugin {
         single(session, "validate", PythonEntryPoint.validate(message.planJson, message.streaming))
       case RelationMessage.Version =>
         single(session, "version", PythonEntryPoint.version())
+      case RelationMessage.StateRead =>
+        val args = StateArguments(message.argumentsJson)
+        PythonEntryPoint
+          .stateRead(
+            session,
+            args.checkpoint,
+            Option(message.planJson).filter(_.nonEmpty).orNull,
+            args.batchId,
+            args.operator
+          )
+          .queryExecution
+          .analyzed
+      case RelationMessage.StateBatch =>
+        val args = StateArguments(message.argumentsJson)
+        single(
+          session,
+          "stateBatch",
+          PythonEntryPoint.stateBatch(session, args.checkpoint, args.batchId).toString
+        )
       case other =>
         throw new PlanException(
           s"unknown sparkwin Connect operation '$other': the client's sparkwin is newer than the " +
             s"server's jar (${PythonEntryPoint.version()}); install the same version on both"
         )
+    }
+  }
+
+  /** The state operations' arguments: the checkpoint, the batch (-1: the last committed) and the
+    * operator.
+    */
+  private final case class StateArguments(checkpoint: String, batchId: Long, operator: Int)
+
+  private object StateArguments {
+    private val mapper = new com.fasterxml.jackson.databind.ObjectMapper()
+
+    def apply(json: String): StateArguments = {
+      val node =
+        try mapper.readTree(if (json == null || json.isEmpty) "{}" else json)
+        catch {
+          case e: com.fasterxml.jackson.core.JacksonException =>
+            throw new PlanException(
+              s"a sparkwin state operation's arguments are not JSON: ${e.getOriginalMessage}"
+            )
+        }
+      val checkpoint = Option(node.get("checkpoint"))
+        .filter(_.isTextual)
+        .map(_.asText)
+        .getOrElse(
+          throw new PlanException("a sparkwin state operation needs 'checkpoint', the checkpoint's path")
+        )
+      def long(name: String, default: Long): Long =
+        Option(node.get(name))
+          .filter(n => !n.isNull)
+          .map { n =>
+            if (!n.canConvertToLong) throw new PlanException(s"'$name' must be a whole number, got $n")
+            n.asLong
+          }
+          .getOrElse(default)
+      StateArguments(checkpoint, long("batchId", -1L), long("operator", 0L).toInt)
     }
   }
 

@@ -5,11 +5,12 @@ import java.util.{ArrayList => JList}
 import sparkwin.core.{Element, Record}
 import sparkwin.core.agg.Accumulator
 import sparkwin.core.evictor.EvictorContext
+import sparkwin.core.timer.TimerQueue
 import sparkwin.core.trigger.{OnMergeContext, StateDescriptor, TriggerResult}
 import sparkwin.core.window._
 import sparkwin.operator._
 import sparkwin.operator.WindowOperator.WindowMergeException
-import sparkwin.operator.store.{StateKind, WindowContents}
+import sparkwin.operator.store.{KeyState, StateKind, WindowContents}
 
 /** Flink's window operator as an algorithm: assigns elements to windows, merges sessions, runs
   * the trigger, evicts and aggregates, on any assigner and trigger. Lateness, late routing,
@@ -47,6 +48,35 @@ final class GeneralAlgorithm(context: WindowContext) extends WindowAlgorithm {
   private def processingTime = context.currentProcessingTime
 
   private def load(): Unit = keyState = context.state.asInstanceOf[GeneralState]
+
+  // ---------------------------------------------------------------------------------------
+  // Reading a state
+
+  /** Every window with metadata (the live ones, closed ones until cleanup), each with the
+    * contents its state window holds: what its next pane would carry before any eviction.
+    */
+  override def openWindows(state: KeyState, eventTimers: TimerQueue): Seq[OpenWindow] = {
+    val st = state.asInstanceOf[GeneralState]
+    val layout = spec.triggerLayout
+    val out = Seq.newBuilder[OpenWindow]
+    st.meta.forEach { (w, meta) =>
+      val stateWindow =
+        if (st.merging == null) w
+        else Option(st.merging.stateWindow(w.asInstanceOf[TimeWindow])).getOrElse(w)
+      val contents = st.contents.get(stateWindow)
+      val elements = if (contents == null || contents.elements == null) -1L else contents.elements.size.toLong
+      val results =
+        if (spec.function == WindowFunction.ProcessElements) null
+        else if (contents == null) OpenWindow.resultsOf(Accumulator.fresh(aggregates), spec.ansi)
+        else if (contents.accumulators != null) OpenWindow.resultsOf(contents.accumulators, spec.ansi)
+        else OpenWindow.resultsOver(aggregates, contents.elements, spec.ansi)
+      val slots = layout.names.indices.collect {
+        case i if meta.triggerState(i) != null => layout.names(i) -> meta.triggerState(i)
+      }
+      out += OpenWindow(w, results, elements, meta.paneIndex, meta.nonEarlyFired, meta.closed, slots)
+    }
+    out.result().sortBy(o => (o.window.maxTimestamp, o.window.toString))
+  }
 
   // ---------------------------------------------------------------------------------------
   // Elements

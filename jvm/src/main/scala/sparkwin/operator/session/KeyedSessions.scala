@@ -4,8 +4,9 @@ import java.io.{DataInputStream, DataOutputStream}
 
 import sparkwin.core.Record
 import sparkwin.core.agg.{Accumulator, Aggregate}
+import sparkwin.core.timer.TimerQueue
 import sparkwin.core.window.{GlobalWindow, TimeWindow, Window}
-import sparkwin.operator.{Selection, WindowContext}
+import sparkwin.operator.{OpenWindow, Selection, WindowContext}
 import sparkwin.operator.store._
 
 /** A key's live sessions in the keyed layout: bounds and accumulators by index, and when the
@@ -48,6 +49,17 @@ final class KeyedSessions(context: WindowContext) extends SessionAlgorithm(conte
   private var st: SessionState = _
 
   val stateKind: Option[StateKind] = Some(new SessionStateKind(context.spec.aggregates))
+
+  /** The key's live sessions, each with its running aggregates. */
+  override def openWindows(state: KeyState, eventTimers: TimerQueue): Seq[OpenWindow] = {
+    val s = state.asInstanceOf[SessionState]
+    (0 until s.count)
+      .map { i =>
+        val results = OpenWindow.resultsOf(s.accumulators(i), context.spec.ansi)
+        OpenWindow(TimeWindow(s.starts(i), s.ends(i)), results, -1L, 0L, false, false, Nil)
+      }
+      .sortBy(o => (o.window.maxTimestamp, o.window.toString))
+  }
 
   protected def focus(): Unit = st = context.state.asInstanceOf[SessionState]
   protected def count: Int = st.count

@@ -4,8 +4,9 @@ import java.io.{DataInputStream, DataOutputStream}
 
 import sparkwin.core.Record
 import sparkwin.core.agg.{Accumulator, Aggregate}
+import sparkwin.core.timer.TimerQueue
 import sparkwin.core.window.{TimeWindow, Window}
-import sparkwin.operator.{Selection, WindowContext}
+import sparkwin.operator.{OpenWindow, Selection, WindowContext}
 import sparkwin.operator.store._
 
 /** A key's slices in the keyed layout, in order of start: slice `starts(i)` holds `accumulators(i)`
@@ -164,6 +165,41 @@ final class KeyedSlices(context: WindowContext) extends SliceAlgorithm(context) 
     st.dropOldest(leaving)
     if (!st.isEmpty) queueTimer(math.max(grid.firstEnd(st.start(0)), window.end + slide))
     context.stateTouched()
+  }
+
+  /** Every window that holds one of the key's slices and has not fired yet: from the one its
+    * timer waits for (a key's windows fire in order of their ends) to the last of its last slice.
+    */
+  override def openWindows(state: KeyState, eventTimers: TimerQueue): Seq[OpenWindow] = {
+    val st = state.asInstanceOf[SliceState]
+    if (st.isEmpty) return Seq.empty
+    val next = if (eventTimers.isEmpty) grid.firstEnd(st.start(0)) else eventTimers.nextTime + 1
+    val ends = new java.util.TreeSet[java.lang.Long]()
+    var i = 0
+    while (i < st.count) {
+      var e = grid.firstEnd(st.start(i))
+      while (e <= grid.lastEnd(st.start(i))) { if (e >= next) ends.add(e); e += slide }
+      i += 1
+    }
+    val out = Seq.newBuilder[OpenWindow]
+    ends.forEach { e =>
+      val from = st.from(e - size)
+      if (from < st.count && st.start(from) < e) {
+        val accs = Accumulator.fresh(aggregates)
+        var j = from
+        while (j < st.count && st.start(j) < e) { Accumulator.mergeAll(accs, st.accumulators(j)); j += 1 }
+        out += OpenWindow(
+          TimeWindow(e - size, e),
+          OpenWindow.resultsOf(accs, context.spec.ansi),
+          -1L,
+          0L,
+          false,
+          false,
+          Nil
+        )
+      }
+    }
+    out.result()
   }
 
   /** The results of the key's slices from index `i` that start before `end`, merged in order. */

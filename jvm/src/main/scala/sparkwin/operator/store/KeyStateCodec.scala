@@ -158,17 +158,29 @@ object KeyStateCodec {
   val Version = 5
 
   /** What a window's accumulators depend on: each aggregate's kind and parameters, but not its
-    * output name (renaming a column keeps the state).
+    * output name (renaming a column keeps the state). A CRC-32 of their text, the same on every
+    * JVM and Scala version: Scala's hash of the same values differs between 2.12 and 2.13, and a
+    * checkpoint moves from Spark 3.5's runtime to Spark 4's.
     */
-  def aggregateSignature(aggregates: Seq[Aggregate]): Int =
-    scala.util.hashing.MurmurHash3.seqHash(
-      aggregates.map {
-        // A user's class and columns: its saved fields carry its version, checked on restore.
-        case e: Aggregate.Extension => ("Extension", List(e.className, e.columns))
-        case p: Product => (p.productPrefix, p.productIterator.drop(1).toList) // the alias leads
-        case other => (other.getClass.getName, Nil)
-      }
-    )
+  def aggregateSignature(aggregates: Seq[Aggregate]): Int = {
+    def text(v: Any): String = v match {
+      case s: scala.collection.Seq[_] => s.map(text).mkString("[", ",", "]")
+      case p: Product if p.productArity > 0 =>
+        p.productIterator.map(text).mkString(p.productPrefix + "(", ",", ")")
+      case p: Product => p.productPrefix
+      case other => String.valueOf(other)
+    }
+    val described = aggregates.map {
+      // A user's class and columns: its saved fields carry its version, checked on restore.
+      case e: Aggregate.Extension => s"Extension(${e.className},${text(e.columns)})"
+      case p: Product =>
+        p.productIterator.drop(1).map(text).mkString(p.productPrefix + "(", ",", ")") // the alias leads
+      case other => other.getClass.getName
+    }
+    val crc = new java.util.zip.CRC32()
+    crc.update(described.mkString(";").getBytes(java.nio.charset.StandardCharsets.UTF_8))
+    crc.getValue.toInt
+  }
 
   def writeElements(out: DataOutputStream, elements: java.util.List[Element]): Unit = {
     out.writeInt(elements.size)

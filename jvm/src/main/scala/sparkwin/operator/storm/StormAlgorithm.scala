@@ -6,7 +6,7 @@ import java.util.{ArrayList => JList}
 import sparkwin.core.{Element, Record}
 import sparkwin.core.agg.{Accumulator, Aggregate}
 import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows, Window}
-import sparkwin.operator.{PaneInfo, Selection, WindowAlgorithm, WindowContext, WindowFunction}
+import sparkwin.operator.{OpenWindow, PaneInfo, Selection, WindowAlgorithm, WindowContext, WindowFunction}
 import sparkwin.operator.store._
 
 /** Storm's per-key window manager state: queued tuples in arrival order and the policies'
@@ -55,6 +55,23 @@ final class StormAlgorithm(context: WindowContext, storm: StormWindows) extends 
   val stateKind: Option[StateKind] = Some(StormStateKind)
 
   private def watermark: Long = context.currentWatermark
+
+  /** Storm keeps tuples, not windows: one row for the key's queue, its end where the key next
+    * fires (or its latest tuple), its values what the queued tuples add up to.
+    */
+  override def openWindows(state: KeyState, eventTimers: sparkwin.core.timer.TimerQueue): Seq[OpenWindow] = {
+    val st = state.asInstanceOf[StormState]
+    if (st.queue.isEmpty) Seq.empty
+    else {
+      var latest = Long.MinValue
+      st.queue.forEach(e => latest = math.max(latest, e.timestamp))
+      val end = if (st.wakeAt != Long.MinValue) st.wakeAt else latest
+      val results =
+        if (context.spec.function == WindowFunction.ProcessElements) null
+        else OpenWindow.resultsOver(aggregates, st.queue, context.spec.ansi)
+      Seq(OpenWindow(StormWindow(Long.MinValue, end), results, st.queue.size.toLong, 0L, false, false, Nil))
+    }
+  }
 
   def processElement(record: Record, timestamp: Long): Unit = {
     if (timestamp < watermark) {

@@ -5,7 +5,7 @@ import java.util.{ArrayList => JList}
 
 import sparkwin.core.{Element, Record}
 import sparkwin.core.window.{GlobalWindow, StormSize, StormWindow, StormWindows, Window}
-import sparkwin.operator.{Selection, WindowAlgorithm, WindowContext}
+import sparkwin.operator.{OpenWindow, Selection, WindowAlgorithm, WindowContext}
 import sparkwin.operator.store._
 
 /** A key's tuples in arrival order, each stamped with the processing time it arrived at, and
@@ -44,6 +44,23 @@ final class StormArrival(context: WindowContext, storm: StormWindows) extends Wi
   val stateKind: Option[StateKind] = Some(StormArrivalStateKind)
 
   private def now: Long = context.currentProcessingTime
+
+  /** Storm keeps tuples, not windows: one row for the key's queue, its end where the key next
+    * fires (or its latest tuple), its values what the queued tuples add up to.
+    */
+  override def openWindows(state: KeyState, eventTimers: sparkwin.core.timer.TimerQueue): Seq[OpenWindow] = {
+    val st = state.asInstanceOf[StormArrivalState]
+    if (st.queue.isEmpty) Seq.empty
+    else {
+      var latest = Long.MinValue
+      st.queue.forEach(e => latest = math.max(latest, e.timestamp))
+      val end = if (st.wakeAt != Long.MinValue) st.wakeAt else latest
+      val results =
+        if (context.spec.function == sparkwin.operator.WindowFunction.ProcessElements) null
+        else OpenWindow.resultsOver(aggregates, st.queue, context.spec.ansi)
+      Seq(OpenWindow(StormWindow(Long.MinValue, end), results, st.queue.size.toLong, 0L, false, false, Nil))
+    }
+  }
 
   def processElement(record: Record, timestamp: Long): Unit = {
     val st = context.state.asInstanceOf[StormArrivalState]

@@ -16,23 +16,27 @@ object ChannelSummaries {
   val ChannelColumn = "__sw_channel"
   val SummaryColumn = "__sw_channels"
 
-  /** A summary for one key group (`group`, its label): channel ids and their largest times, and
+  /** A summary for one key group (`group`, its label): channel ids and their largest times,
     * whether it is the map partition's last row to the group (`last`: a real-time group writes
-    * what it holds there, [[WriteBehind]]).
+    * what it holds there, [[WriteBehind]]), and how many source partitions the batch reads
+    * (`partitions`: a real-time pipeline's channels are its source partitions, `0` to `n - 1`,
+    * each known to hold the watermark back before it delivers; 0 where channels are the user's).
     */
   val SummarySchema: StructType = StructType(
     Seq(
       StructField("group", IntegerType, nullable = false),
       StructField("ids", ArrayType(StringType, containsNull = false), nullable = false),
       StructField("maxTs", ArrayType(LongType, containsNull = false), nullable = false),
-      StructField("last", BooleanType, nullable = false)
+      StructField("last", BooleanType, nullable = false),
+      StructField("partitions", IntegerType, nullable = false)
     )
   )
 
   /** Watches a partition's rows go by and remembers each channel's largest event time; with
     * `closings` (real-time mode, [[Closings]]) also whether the last move closed a window.
+    * `partitions`: what its summaries say of the batch's source partitions ([[SummarySchema]]).
     */
-  final class Tap(closings: Closings = null) {
+  final class Tap(closings: Closings = null, partitions: Int = 0) {
     private val max = new java.util.TreeMap[String, java.lang.Long]()
     private var moved = false // since the last summary
     private var urgent = false // a move since the last summary closed a window
@@ -78,7 +82,7 @@ object ChannelSummaries {
       * channel active, and only ends the partition's rows to each group.
       */
     def markerRows(labels: Array[Int], width: Int): Iterator[Row] =
-      labels.iterator.map(label => summaryRow(label, width, Seq.empty, Seq.empty, last = true))
+      labels.iterator.map(label => summaryRow(label, width, Seq.empty, Seq.empty, last = true, partitions))
 
     def isEmpty: Boolean = max.isEmpty
 
@@ -96,18 +100,33 @@ object ChannelSummaries {
         max.forEach { (id, ts) => ids(i) = id; times(i) = ts.longValue; i += 1 }
         if (PaneTrace.on)
           PaneTrace.mark("summary", ids.indices.map(j => s"${ids(j)}=${times(j)}").mkString(" "))
-        labels.iterator.map(label => summaryRow(label, width, ids.toSeq, times.toSeq, last))
+        labels.iterator.map(label => summaryRow(label, width, ids.toSeq, times.toSeq, last, partitions))
       }
   }
 
-  private def summaryRow(label: Int, width: Int, ids: Seq[Any], times: Seq[Any], last: Boolean): Row = {
+  private def summaryRow(
+      label: Int,
+      width: Int,
+      ids: Seq[Any],
+      times: Seq[Any],
+      last: Boolean,
+      partitions: Int
+  ): Row = {
     val values = new Array[Any](width + 2)
-    values(width + 1) = new GenericRow(Array[Any](label, ids, times, last))
+    values(width + 1) = new GenericRow(Array[Any](label, ids, times, last, partitions))
     new GenericRow(values)
   }
 
   /** Whether a summary struct is its map partition's last row to the group. */
   def isLast(summary: Row): Boolean = summary.getBoolean(3)
+
+  /** How many source partitions a summary struct says its batch reads (0: it does not say). */
+  def partitions(summary: Row): Int = summary.getInt(4)
+
+  /** The channels of a batch's `n` source partitions: their ids, as `spark_partition_id()` gives
+    * them to the rows.
+    */
+  def partitionChannels(n: Int): Seq[String] = (0 until n).map(_.toString)
 
   /** The channels' largest times in a summary row's summary struct. */
   def read(summary: Row, into: java.util.TreeMap[String, java.lang.Long]): Unit = {

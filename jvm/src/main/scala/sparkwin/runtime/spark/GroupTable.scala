@@ -42,6 +42,15 @@ final class GroupTable private (
 
   def remove(key: Array[Byte]): Unit = changes.put(key, GroupTable.Removed)
 
+  /** The stored entries (key, value), copied, in the table's order: for readers of a checkpoint. */
+  def entries: Iterator[(Array[Byte], Array[Byte])] =
+    Iterator.range(0, stored).map { i =>
+      (
+        java.util.Arrays.copyOfRange(bytes, keyAt(i), keyAt(i) + keyLength(i)),
+        java.util.Arrays.copyOfRange(bytes, valueAt(i), valueAt(i) + valueLength(i))
+      )
+    }
+
   /** Whether anything was put or removed since the table was read. */
   def changed: Boolean = !changes.isEmpty
 

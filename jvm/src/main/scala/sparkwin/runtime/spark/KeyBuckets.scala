@@ -232,6 +232,10 @@ object KeyBuckets {
 
     def hash(i: Int): Int = KeyId.hash(keyBytes(i), keyAt(i), keyLength(i))
 
+    /** Entry `i`'s key bytes, copied. */
+    def key(i: Int): Array[Byte] =
+      java.util.Arrays.copyOfRange(keyBytes(i), keyAt(i), keyAt(i) + keyLength(i))
+
     def state(i: Int): AnyRef = if (stateObject(i) != null) stateObject(i) else value(i)
 
     def setState(i: Int, state: Encodable): Unit = stateObject(i) = state
@@ -323,6 +327,18 @@ object KeyBuckets {
       out.array()
     }
   }
+
+  /** The keys a bucket entry's value holds, as (key bytes, state bytes): for readers of a
+    * checkpoint. `index` names the bucket in errors.
+    */
+  def keysOf(bytes: Array[Byte], index: Int): Iterator[(Array[Byte], Array[Byte])] = {
+    val b = Bucket.read(bytes, index)
+    Iterator.range(0, b.size).map(i => (b.key(i), b.value(i)))
+  }
+
+  /** The bucket an entry's key names, or -1 when it names none. */
+  def indexOf(entryKey: Array[Byte]): Int =
+    if (entryKey.length == 5 && entryKey(0) == BucketTag) ByteBuffer.wrap(entryKey, 1, 4).getInt() else -1
 
   private object Bucket {
     def read(bytes: Array[Byte], index: Int): Bucket =

@@ -193,7 +193,7 @@ object KeyGroupCount {
   private[spark] val MaxKeptBytes = 4096
 
   /** Writes the count (a temporary file renamed into place, so a reader never sees half). */
-  private def keep(spark: SparkSession, location: String, count: Int): Unit = {
+  private[runtime] def keep(spark: SparkSession, location: String, count: Int): Unit = {
     val root = new Path(location)
     val fs = root.getFileSystem(spark.sparkContext.hadoopConfiguration)
     val target = new Path(root, KeptFile)

@@ -180,6 +180,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
     // A key's rows in arrival order; keys in the order they first appear.
     val byKey = new java.util.LinkedHashMap[Row, ArrayBuffer[Row]]()
     val delivered = new java.util.TreeMap[String, java.lang.Long]()
+    var partitions = 0 // the batch's source partitions, as its summaries say (real-time mode)
     val summaryAt = payloadWidth + 1
     val tickAt = spec.tickColumn
     var tick = Long.MinValue // a clock tick's time, when this call is one (SparkRuntime.withTicks)
@@ -188,6 +189,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
       else if (policy.ownWatermark && !row.isNullAt(summaryAt)) {
         val summary = row.getStruct(summaryAt)
         ChannelSummaries.read(summary, delivered)
+        partitions = math.max(partitions, ChannelSummaries.partitions(summary))
         summarised = true
         ending ||= ChannelSummaries.isLast(summary)
       } else byKey.computeIfAbsent(keyOf(row), _ => new ArrayBuffer[Row]()) += row
@@ -199,7 +201,8 @@ final class KeyGroupLoop(spec: LoopSpec) {
       )
     val startedAt = if (PaneTrace.on) System.nanoTime() else 0L
     try {
-      val out = run(byKey, delivered, firing, tick, holds = writeBehind != null && !(summarised || firing))
+      val holds = writeBehind != null && !(summarised || firing)
+      val out = run(byKey, delivered, partitions, firing, tick, holds)
       // A summary that fires panes leaves a due write to the group's next one: its panes wait for
       // their own call only (a second's writes are several ms at 100k keys).
       val writes = writeBehind != null &&
@@ -238,6 +241,7 @@ final class KeyGroupLoop(spec: LoopSpec) {
   private def run(
       byKey: java.util.LinkedHashMap[Row, ArrayBuffer[Row]],
       delivered: java.util.TreeMap[String, java.lang.Long],
+      partitions: Int,
       firing: Boolean,
       tick: Long,
       holds: Boolean
@@ -278,7 +282,9 @@ final class KeyGroupLoop(spec: LoopSpec) {
         val cw = watermarks.get
         val was = cw.watermark
         import scala.jdk.CollectionConverters._
-        (was, cw.boundary(now, delivered.asScala.map { case (c, t) => (c, t.longValue) }))
+        val moves = delivered.asScala.map { case (c, t) => (c, t.longValue) }
+        // Every source partition the batch reads holds the watermark back before it delivers.
+        (was, cw.boundary(now, moves, ChannelSummaries.partitionChannels(partitions)))
       },
       sparkWatermark,
       previousWatermark()

@@ -3,6 +3,7 @@ package sparkwin.runtime.spark
 import sparkwin.plan._
 import sparkwin.runtime.spark._
 
+import org.apache.spark.TaskContext
 import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
 import org.apache.spark.sql.functions.{
   col,
@@ -226,9 +227,12 @@ object SparkRuntime {
     * to the group their label names, the others to their key's group. A real-time pipeline
     * without `channel=` has a channel per source partition (Flink's watermark per split, the
     * valve's minimum over them): partitions reach a group at their own pace, and one watermark
-    * for all would turn a slower partition's rows late. Its map side sends a summary whenever its
-    * rows move a channel's largest time (`realTimeEvery`: at most that often, in milliseconds),
-    * not only when its partition ends, which is the batch's end.
+    * for all would turn a slower partition's rows late. Its summaries say how many partitions the
+    * batch reads (the map stage's task count), so every one of them holds the watermark back
+    * from the group's first summary, before it delivers, as Flink's Kafka source knows its splits.
+    * Its map side sends a summary whenever its rows move a channel's largest time
+    * (`realTimeEvery`: at most that often, in milliseconds), not only when its partition ends,
+    * which is the batch's end.
     */
   private def withChannelSummaries(
       input: DataFrame,
@@ -242,6 +246,7 @@ object SparkRuntime {
       case Some(c) => col(s"`${plan.inputSchema.fields(c).name}`").cast(StringType)
       case None => spark_partition_id().cast(StringType)
     }
+    val byPartition = plan.channelColumn.isEmpty && realTimeEvery.isDefined
     // Summaries go to every group that can hold keys.
     val labels = groupLabels(plan, groups)
     val planJson = plan.json
@@ -267,8 +272,10 @@ object SparkRuntime {
               .as(ChannelColumn) :+ lit(null).cast(SummarySchema).as(SummaryColumn): _*
           )
           .mapPartitions { rows =>
-            // In real-time mode a summary that closes a window leaves at once.
-            val tap = new Tap(realTimeEvery.flatMap(_ => Closings.of(PlanDecoder.cached(planJson))).orNull)
+            // In real-time mode a summary that closes a window leaves at once; without channel=,
+            // summaries name the batch's source partitions, this task's and its siblings.
+            val closings = realTimeEvery.flatMap(_ => Closings.of(PlanDecoder.cached(planJson))).orNull
+            val tap = new Tap(closings, if (byPartition) TaskContext.get().numPartitions() else 0)
             val tapped = rows.map { row =>
               if (!row.isNullAt(width) && !row.isNullAt(tsColumn)) {
                 val t = Rows.millis(row.get(tsColumn))

@@ -247,6 +247,9 @@ object WakeupIndex {
     */
   private val PageTag: Byte = 3
 
+  /** Whether an entry's key names a page of wake-ups. */
+  def isPage(entryKey: Array[Byte]): Boolean = entryKey.length == 14 && entryKey(0) == PageTag
+
   /** The bucket of a wake-up at `at` (floor division: negative times too). */
   def slotOf(at: Long): Long = Math.floorDiv(at, BucketMs)
 

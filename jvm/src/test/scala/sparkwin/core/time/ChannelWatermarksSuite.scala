@@ -132,6 +132,41 @@ class ChannelWatermarksSuite extends munit.ScalaCheckSuite {
     assertEquals(more.boundary(30, Seq("p0" -> 400L)), 295L) // and now it holds p0 back
   }
 
+  test("with holdNew the channels a batch announces hold the output back before they deliver") {
+    val announced = Seq("0", "1", "2")
+    val c = ChannelWatermarks(idle, holdNew = true)
+    assertEquals(c.boundary(0, Nil, announced), Long.MinValue)
+    assertEquals(c.channels, Nil) // nothing joins before a batch with data
+    // Partition 0's task delivers first: alone it would move the output past 1 and 2's rows.
+    assertEquals(c.boundary(10, Seq("0" -> 1000L), announced), Long.MinValue)
+    assertEquals(c.channels.map(_._1), Seq("0", "1", "2"))
+    assertEquals(c.boundary(20, Seq("2" -> 700L), announced), Long.MinValue)
+    assertEquals(c.boundary(500, Seq("0" -> 1200L), announced), Long.MinValue)
+    // Partition 1 never delivers: idleness is the way out, the timeout after its announcement.
+    assertEquals(c.nextIdleDeadline, 1010L)
+    assertEquals(c.boundary(1009, Nil, announced), Long.MinValue)
+    assertEquals(c.boundary(1010, Nil, announced), 695L)
+    assertEquals(c.channels.map(_._3), Seq(false, true, false))
+  }
+
+  test("with holdNew a partition announced after the output moved holds it until it delivers") {
+    val c = ChannelWatermarks(idle, holdNew = true)
+    c.boundary(0, Seq("0" -> 100L), Seq("0"))
+    val saved = new java.io.ByteArrayOutputStream()
+    c.write(new java.io.DataOutputStream(saved))
+    // A restart (or a later batch) reads a partition more: it holds the output from its
+    // announcement, behind it, until it catches up or goes idle.
+    val more = ChannelWatermarks.read(
+      idle,
+      new java.io.DataInputStream(new java.io.ByteArrayInputStream(saved.toByteArray)),
+      holdNew = true
+    )
+    assertEquals(more.boundary(10, Seq("0" -> 200L), Seq("0", "1")), 95L)
+    assertEquals(more.channels, Seq(("0", 195L, false), ("1", Long.MinValue, false)))
+    assertEquals(more.boundary(20, Seq("1" -> 150L), Seq("0", "1")), 145L)
+    assertEquals(more.boundary(30, Seq("0" -> 300L, "1" -> 400L), Seq("0", "1")), 295L)
+  }
+
   test("a channel declared twice is refused") {
     val e = intercept[IllegalArgumentException](ChannelWatermarks(bounded, Seq("1", "2", "1")))
     assert(e.getMessage.contains("channels declared twice: 1"), e.getMessage)
@@ -154,19 +189,40 @@ class ChannelWatermarksSuite extends munit.ScalaCheckSuite {
   private val declarations = Gen.someOf("p1", "p3", "p7").map(_.toSeq)
 
   property("a copy that skips batches without data computes what a copy that saw them does") {
-    Prop.forAll(batches, declarations, Gen.long) { (steps, declared, seed) =>
+    Prop.forAll(batches, declarations, Gen.long, Gen.oneOf(false, true)) { (steps, named, seed, holdNew) =>
+      // Channels the plan declares, or (holdNew) source partitions each batch announces.
+      val (declared, announced) = if (holdNew) (Nil, named) else (named, Nil)
       val rnd = new scala.util.Random(seed)
-      val every = ChannelWatermarks(idle, declared)
-      val some = ChannelWatermarks(idle, declared)
+      val every = ChannelWatermarks(idle, declared, holdNew)
+      val some = ChannelWatermarks(idle, declared, holdNew)
       var time = 0L
       steps.foreach { case (gap, data) =>
         time += gap
-        every.boundary(time, data)
+        every.boundary(time, data, announced)
         if (data.nonEmpty || rnd.nextBoolean()) {
-          some.boundary(time, data)
+          some.boundary(time, data, announced)
           assertEquals(some.watermark, every.watermark)
           assertEquals(bytes(some), bytes(every))
         }
+      }
+      true
+    }
+  }
+
+  property("without idleness no announced partition's rows can be late for another's progress") {
+    // Whatever order the partitions' summaries reach a group in, the output never passes a
+    // partition's own watermark: a row is late only behind its own partition's earlier rows.
+    val partitions = Seq("p0", "p1", "p2", "p3")
+    Prop.forAll(batches) { steps =>
+      val c = ChannelWatermarks(bounded, holdNew = true)
+      val seen = scala.collection.mutable.Map.empty[String, Long]
+      var time = 0L
+      steps.foreach { case (gap, data) =>
+        time += gap
+        c.boundary(time, data, partitions)
+        data.foreach { case (id, max) => seen(id) = math.max(seen.getOrElse(id, Long.MinValue), max) }
+        val slowest = partitions.map(id => seen.get(id).fold(Long.MinValue)(_ - 5)).min
+        assert(c.watermark <= slowest, s"${c.watermark} past the slowest partition's $slowest")
       }
       true
     }
@@ -180,7 +236,7 @@ class ChannelWatermarksSuite extends munit.ScalaCheckSuite {
         var time = 0L
         steps.foreach { case (gap, data) =>
           time += gap
-          c.boundary(time, data)
+          c.boundary(time, data, if (holdNew) declared else Nil)
           if (!c.isChanged) assertEquals(bytes(c), written)
           written = bytes(c)
           assert(!c.isChanged) // a write makes them current

@@ -21,6 +21,36 @@ object KeyStateCodecSuite {
 }
 
 class KeyStateCodecSuite extends munit.FunSuite {
+
+  test("the aggregates' signature is the same on every Scala version (a state moves from 3.5 to 4.x)") {
+    import sparkwin.core.agg.{Aggregate, NumericKind}
+    val aggregates = Seq(
+      Aggregate.Count("n", 1),
+      Aggregate.Sum("s", 2, NumericKind.Integral),
+      Aggregate.PercentileApprox(
+        "p",
+        2,
+        IndexedSeq(0.5, 0.9),
+        10000L,
+        array = true,
+        sparkwin.core.agg.NumberType.LongNumber
+      )
+    )
+    // Pinned: the 2.12 and 2.13 builds each run this suite. A CRC-32 of the aggregates' text.
+    assertEquals(KeyStateCodec.aggregateSignature(aggregates), SignatureOfThree)
+    assertEquals(
+      KeyStateCodec.aggregateSignature(aggregates.map {
+        case c: Aggregate.Count => c.copy(alias = "renamed")
+        case other => other
+      }),
+      SignatureOfThree,
+      "a name is not part of it"
+    )
+  }
+
+  // CRC-32 of "Count(1);Sum(2,Integral,38);PercentileApprox(2,[0.5,0.9],10000,true,LongNumber)".
+  private val SignatureOfThree = 630269737
+
   import KeyStateCodecSuite._
 
   private def spec(

@@ -56,4 +56,14 @@ class ChannelSummariesSuite extends munit.FunSuite {
       List("r5", "s7:5", "s9:5", "r11", "s7:11", "s9:11", "r15", "r21", "s7:21", "s9:21", "m7!", "m9!")
     )
   }
+
+  test("every summary, the last marker too, says how many source partitions the batch reads") {
+    val tap = new ChannelSummaries.Tap(partitions = 4)
+    val rows = Iterator(5L, 8L).map { t => tap.see("2", t); Row(t) }
+    val summaries = tap.interleaved(rows, labels, width = 1, everyMs = 0).toList.filter(_.isNullAt(0))
+    assertEquals(summaries.map(r => ChannelSummaries.partitions(r.getStruct(2))).distinct, List(4))
+    assertEquals(ChannelSummaries.partitionChannels(4), Seq("0", "1", "2", "3"))
+    val empty = new ChannelSummaries.Tap(partitions = 4).interleaved(Iterator.empty, labels, 1, 0).toList
+    assertEquals(empty.map(r => ChannelSummaries.partitions(r.getStruct(2))), List(4, 4))
+  }
 }

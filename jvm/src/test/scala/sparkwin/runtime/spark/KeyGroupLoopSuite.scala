@@ -233,11 +233,13 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     }
   }
 
-  /** A data row of source partition `partition` (its channel), and a summary of its largest time. */
+  /** A data row of source partition `partition` (its channel), and a summary of its largest time
+    * from a batch that reads `partitions` source partitions.
+    */
   private def partitionRow(user: String, amount: Long, ts: Long, partition: String) =
     Row(user, amount, ts, partition, null)
-  private def partitionSummary(partition: String, max: Long) =
-    Row(null, null, null, null, Row(0, Seq(partition), Seq(max), false))
+  private def partitionSummary(partition: String, max: Long, partitions: Int = 1) =
+    Row(null, null, null, null, Row(0, Seq(partition), Seq(max), false, partitions))
 
   test("real-time mode: one row per call, and a window fires as soon as a summary passes its end") {
     val group = new RealTimeGroup
@@ -255,19 +257,16 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     assertEquals(call(summary(25L)), List(("b", 10L, 7L)))
   }
 
-  test("real-time mode: a partition read behind another holds the watermark, so its rows count") {
+  test("real-time mode: every partition the batch reads holds the watermark, before its first row") {
     val group = new RealTimeGroup
     def call(row: Row) = group.call(row)
-    def data(user: String, amount: Long, ts: Long, partition: String) =
-      partitionRow(user, amount, ts, partition)
-    def summary(partition: String, max: Long) = partitionSummary(partition, max)
-    assertEquals(call(data("a", 1L, 1L, "0")), Nil)
-    assertEquals(call(summary("0", 5L)), Nil) // partition 0 alone: watermark 4
-    // Partition 1 joins behind the watermark and holds it from then on, as a split does in Flink.
-    assertEquals(call(summary("1", 3L)), Nil)
-    assertEquals(call(summary("0", 15L)), Nil) // partition 0 is past [0, 10); 1 is not
-    // Partition 1's row reaches the group after partition 0 moved on: it is on time and counts.
-    assertEquals(call(data("b", 7L, 8L, "1")), Nil)
+    def summary(partition: String, max: Long) = partitionSummary(partition, max, partitions = 2)
+    assertEquals(call(partitionRow("a", 1L, 1L, "0")), Nil)
+    // Partition 0's task is first, and its summary passes [0, 10): partition 1, which the batch
+    // reads but whose task has not delivered yet, holds the watermark back.
+    assertEquals(call(summary("0", 15L)), Nil)
+    // Partition 1's first row reaches the group after partition 0 moved on: on time, it counts.
+    assertEquals(call(partitionRow("b", 7L, 8L, "1")), Nil)
     assertEquals(call(summary("1", 12L)), List(("a", 0L, 1L), ("b", 0L, 7L)))
   }
 

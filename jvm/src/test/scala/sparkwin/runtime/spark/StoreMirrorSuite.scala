@@ -80,7 +80,7 @@ class StoreMirrorSuite extends munit.FunSuite {
     )
     val store = new Store(mirror)
     def data(user: String, amount: Long, ts: Long) = Row(user, amount, ts, "0", null)
-    def summary(group: Int, max: Long) = Row(null, null, null, null, Row(group, Seq("0"), Seq(max), false))
+    def summary(group: Int, max: Long) = Row(null, null, null, null, Row(group, Seq("0"), Seq(max), false, 1))
     val calls = Seq(
       0 -> data("a", 1L, 1L),
       1 -> data("b", 2L, 2L),

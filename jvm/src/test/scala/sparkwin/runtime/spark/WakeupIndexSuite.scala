@@ -176,7 +176,7 @@ class WakeupIndexSuite extends munit.FunSuite {
       clock += 1
       results(l.call(new Host(store, 0L, clock), Iterator(row), firing = false))
     }
-    def summary(max: Long) = Row(null, null, null, null, Row(0, Seq("0"), Seq(max), false))
+    def summary(max: Long) = Row(null, null, null, null, Row(0, Seq("0"), Seq(max), false, 1))
     (0 until 400).foreach(i => assertEquals(call(Row(s"u$i", 1L, (i % 20).toLong, "0", null)), Nil))
     // Real-time data calls hold their writes until a summary ([[WriteBehind]]): one that closes
     // nothing writes them out.

@@ -67,9 +67,9 @@ class WriteBehindSuite extends munit.FunSuite {
   private def data(user: String, amount: Long, ts: Long) = Row(user, amount, ts, "0", null)
   private val Hour = 3600000L
   private def summary(group: Int, max: Long, last: Boolean = false) =
-    Row(null, null, null, null, Row(group, Seq("0"), Seq(max), last))
+    Row(null, null, null, null, Row(group, Seq("0"), Seq(max), last, 1))
   private def marker(group: Int) =
-    Row(null, null, null, null, Row(group, Seq.empty[String], Seq.empty[Long], true))
+    Row(null, null, null, null, Row(group, Seq.empty[String], Seq.empty[Long], true, 1))
 
   /** The store of group 1 after `rows`, each call's writes put at once (write-through). */
   private def writtenThrough(rows: List[Row]): Store = {
