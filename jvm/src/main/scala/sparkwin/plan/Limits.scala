@@ -86,8 +86,9 @@ object Limits {
     val isTrigger = n.isObject && n.has("kind")
     if (isTrigger && limit == 0) Some(at)
     else if (n.isObject)
-      n.fields()
+      n.properties()
         .asScala
+        .iterator
         .map(e => triggerPast(e.getValue, if (isTrigger) limit - 1 else limit, s"$at/${escaped(e.getKey)}"))
         .collectFirst { case Some(p) => p }
     else if (n.isArray)
