@@ -57,8 +57,9 @@ object ValueCodec {
     case b: Boolean => out.writeByte(if (b) True else False)
     case i: Int => out.writeByte(Int); out.writeInt(i)
     case l: Long => out.writeByte(Long); out.writeLong(l)
-    case d: Double => out.writeByte(Double); out.writeDouble(d)
-    case f: Float => out.writeByte(Float); out.writeFloat(f)
+    // By their raw bits, as Spark's rows keep them: writeDouble would make every NaN one NaN.
+    case d: Double => out.writeByte(Double); out.writeLong(java.lang.Double.doubleToRawLongBits(d))
+    case f: Float => out.writeByte(Float); out.writeInt(java.lang.Float.floatToRawIntBits(f))
     case s: Short => out.writeByte(Short); out.writeShort(s)
     case b: Byte => out.writeByte(Byte); out.writeByte(b)
     case s: String => out.writeByte(Str); writeString(out, s)

@@ -92,7 +92,9 @@ class StateFuzzSuite extends munit.FunSuite {
       Double.NegativeInfinity,
       -0.0,
       Double.MinPositiveValue,
+      java.lang.Double.longBitsToDouble(0x7ff8000000000123L), // a NaN with a payload, as Spark keeps it
       Float.NaN,
+      java.lang.Float.intBitsToFloat(0x7fc00123),
       Float.PositiveInfinity,
       -0.0f,
       Seq(Double.NaN, null, Double.PositiveInfinity),
