@@ -40,6 +40,38 @@ def test_a_plan_past_a_limit_is_refused_at_the_step_with_the_limit(session) -> N
     assert "1001 aggregates; a pipeline computes at most 1000" in str(raised.value)
 
 
+def test_triggers_nested_past_the_limit_are_named_by_their_place_not_repeated(session) -> None:
+    windowed = _keyed(session.createDataFrame([], SCHEMA)).window(
+        sw.TumblingEventTimeWindows.of(1_000)
+    )
+    deep = sw.AfterPane.elementCountAtLeast(2)
+    for _ in range(60):
+        deep = sw.Repeatedly.forever(deep)
+    with pytest.raises(PlanError) as raised:
+        windowed.trigger(deep)
+    assert str(raised.value) == (
+        "trigger: triggers nest more than 32 deep (the one at /trigger"
+        + "/nested" * 32
+        + " is 33 deep); at most 32: flatten the tree (AfterEach, AfterFirst and AfterAll take "
+        "lists)"
+    )
+
+
+def test_more_windows_per_element_than_the_jvm_takes_is_its_refusal(session) -> None:
+    """The JVM's limit is its rule's: Python keeps only its own, lower default."""
+    stream = _keyed(session.createDataFrame([], SCHEMA))
+    wide = sw.SlidingEventTimeWindows.of(86_400_000, 1, maxWindowsPerElement=10**8)
+    with pytest.raises(PlanError) as raised:
+        stream.window(wide)
+    assert str(raised.value) == (
+        "window: SlidingEventTimeWindows.of(86400000, 1) gives 86400000 windows per element (its "
+        "size, 86400000 ms, over its slide, 1 ms); an element is in at most 1000000 windows: use a "
+        "larger slide or a smaller size"
+    )
+    atTheLimit = sw.SlidingEventTimeWindows.of(1_000_000, 1, maxWindowsPerElement=1_000_000)
+    assert stream.window(atTheLimit) is not None
+
+
 def test_a_refusal_names_the_pieces_as_the_builder_wrote_them(session) -> None:
     sessions = _keyed(session.createDataFrame([], SCHEMA)).window(
         sw.EventTimeSessionWindows.withGap(1_000)

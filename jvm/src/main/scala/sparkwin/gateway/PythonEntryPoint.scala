@@ -59,7 +59,7 @@ object PythonEntryPoint {
       realTime: Boolean,
       session: SparkSession,
       checkpoint: String
-  ): String = {
+  ): String = PlanDecoder.guarded { // whatever fails in reading a plan is a PlanException
     val plan = PlanDecoder.decode(planJson)
     val layout = new OutputLayout(plan, java8Time)
     val node = mapper.createObjectNode()
@@ -106,13 +106,12 @@ object PythonEntryPoint {
     * plan: `{"defaults": {"watermark": ...}}` ([[PlanDecoder.defaultWatermark]], or the plan's
     * own).
     */
-  def validate(planJson: String, streaming: Boolean): String = {
+  def validate(planJson: String, streaming: Boolean): String = PlanDecoder.guarded {
     val root = PlanDecoder.parse(planJson)
     val node = mapper.createObjectNode()
-    PlanDecoder.guarded(PlanRules.check(root, Some(streaming))) match {
+    PlanRules.check(root, Some(streaming)) match {
       case None =>
-        val decided =
-          PlanDecoder.guarded(PlanDecoder.completed(root, Some(streaming))).path("watermark")
+        val decided = PlanDecoder.completed(root, Some(streaming)).path("watermark")
         node
           .putObject("defaults")
           .set[JsonNode]("watermark", if (decided.isMissingNode) NullNode.instance else decided)

@@ -36,7 +36,7 @@ object PlanRules {
         message,
         m => {
           val node = plan.at(m.group(1))
-          val text = if (node.isTextual) s"'${node.asText}'" else node.toString
+          val text = Limits.quoted(if (node.isTextual) s"'${node.asText}'" else node.toString)
           scala.util.matching.Regex.quoteReplacement(text)
         }
       )
@@ -247,7 +247,7 @@ object PlanRules {
       Limits.durations(v.root).collectFirst {
         case (at, n)
             if !n.canConvertToLong || math.abs(n.asLong) > Limits.MaxSpanMs || n.asLong == Long.MinValue =>
-          s"${at.stripPrefix("/")} is ${n.asText} ms; a duration or time of a plan is at most ${Limits.MaxSpanMs} ms " +
+          s"${Limits.quoted(at.stripPrefix("/"))} is ${Limits.quoted(n.asText)} ms; a duration or time of a plan is at most ${Limits.MaxSpanMs} ms " +
             "(about 73 million years) either way, so a window's end plus its lateness stays a long"
       }
     },
@@ -257,13 +257,27 @@ object PlanRules {
         s"aggregate(): $n aggregates; a pipeline computes at most ${Limits.MaxAggregates}"
       )
     },
+    // The place, not the tree: a tree past the limit is tens of KB, and the message goes back to
+    // the client (Python writes a piece in braces as the builder's repr of all of it).
     "triggersNestAtMost" -> { v =>
-      v.piece("trigger").flatMap { t =>
-        val depth = Limits.triggerDepth(t, Limits.MaxTriggerNesting + 2)
-        when(depth > Limits.MaxTriggerNesting)(
-          s"trigger: {/trigger} nests triggers more than ${Limits.MaxTriggerNesting} deep; at most " +
-            s"${Limits.MaxTriggerNesting}"
-        )
+      v.piece("trigger").flatMap(Limits.triggerPast(_, Limits.MaxTriggerNesting, "/trigger")).map { at =>
+        s"trigger: triggers nest more than ${Limits.MaxTriggerNesting} deep (the one at " +
+          s"${Limits.quoted(at)} is ${Limits.MaxTriggerNesting + 1} deep); at most " +
+          s"${Limits.MaxTriggerNesting}: flatten the tree (AfterEach, AfterFirst and AfterAll take lists)"
+      }
+    },
+    "windowsPerElementAtMost" -> { v =>
+      v.piece("assigner").filter(_.path("kind").asText == "sliding").flatMap { a =>
+        val (size, slide) = (a.path("sizeMs"), a.path("slideMs"))
+        if (!size.canConvertToLong || !slide.canConvertToLong || size.asLong <= 0 || slide.asLong <= 0) None
+        else {
+          val perElement = (size.asLong - 1) / slide.asLong + 1
+          when(perElement > Limits.MaxWindowsPerElement)(
+            s"window: {/assigner} gives $perElement windows per element (its size, ${size.asLong} ms, over " +
+              s"its slide, ${slide.asLong} ms); an element is in at most ${Limits.MaxWindowsPerElement} " +
+              "windows: use a larger slide or a smaller size"
+          )
+        }
       }
     },
     "declaredChannelsAtMost" -> { v =>

@@ -2,7 +2,6 @@ package sparkwin.runtime.spark
 
 import org.apache.spark.sql.{Column, DataFrame, Encoders, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, lit}
-import org.apache.spark.sql.catalyst.encoders.RowEncoder
 import org.apache.spark.sql.streaming.OutputMode
 import org.apache.spark.sql.types.StructType
 
@@ -52,13 +51,13 @@ object SparkShim {
   ): DataFrame = {
     rows
       .groupBy(group)
-      .as[Int, Row](Encoders.scalaInt, Encoders.row(rows.schema))
+      .as[Int, Row](Encoders.scalaInt, SessionForms.reader(rows.schema))
       .transformWithState(
-        new KeyGroupProcessor(spec),
+        new KeyGroupProcessor(spec, rows.schema),
         StateImportProcessor.timeMode(spec),
         OutputMode.Append()
       )(
-        RowEncoder.encoderFor(output, true) // lenient: InstantOutput
+        SessionForms.writer(output) // lenient: InstantOutput
       )
   }
 
