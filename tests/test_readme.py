@@ -82,7 +82,14 @@ def test_the_readme_stays_a_short_user_document() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["CHANGELOG.md", "docs/benchmarks.md", "docs/benchmarks-history.md"]
+    "name",
+    [
+        "CHANGELOG.md",
+        "docs/benchmarks.md",
+        "docs/benchmarks-history.md",
+        "docs/DESIGN.md",
+        "docs/design-history.md",
+    ],
 )
 def test_links_in_the_history_pages_resolve(name: str) -> None:
     page = README.parent / name
