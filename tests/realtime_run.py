@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_broker import connectorJars, createTopic, readTopic
+from pyspark.sql import functions as F  # noqa: N812
 
 import sparkwin as sw
 
@@ -198,8 +199,11 @@ def main(servers: str, work: Path) -> None:
             createTopic(spark, servers, topic, partitions=1)
 
     def pipeline() -> Any:
+        # `seen`, a timestamp of the amount's microseconds, holds timestamp_micros(Long.MinValue)
+        # for one row: a value without a java.sql form, which must reach errors as it came.
+        stream = readTopic(spark, servers, source, SCHEMA)
         return (
-            perUserSeconds(readTopic(spark, servers, source, SCHEMA))
+            perUserSeconds(stream.withColumn("seen", F.timestamp_micros("amount")))
             .sideOutputLateData("late")
             .aggregate(sw.agg.count(), sw.agg.sum("amount"))
         )
@@ -255,12 +259,14 @@ def main(servers: str, work: Path) -> None:
     closed = time.monotonic()
     firstSeen = waitFor("realTime", "main", 6)
     batchesDone = [p["batchId"] for p in queries["realTime"].recentProgress]
-    # Phase 2, once both modes have closed those windows: a late row, a row without a time, and
-    # rows that close the windows of the phase-1 closing rows.
+    # Phase 2, once both modes have closed those windows: a late row, a row without a time, a row
+    # whose `seen` Spark holds but java.sql cannot, and rows that close the phase-1 closing rows'
+    # windows.
     waitFor("microBatch", "main", 6)
     phase2 = [
         (1, "u1", {"user": "u1", "amount": 7, "ts": 400}),
         (1, "u1", {"user": "u1", "amount": 8, "ts": None}),
+        (0, "u0", {"user": "u0", "amount": -(2**63), "ts": 10_500}),
         (1, "u1", {"user": "u1", "amount": 9, "ts": 20_000}),
         (0, "u0", {"user": "u0", "amount": 9, "ts": 20_000}),
     ]
@@ -268,7 +274,7 @@ def main(servers: str, work: Path) -> None:
     for mode in modes:
         waitFor(mode, "main", 8)
         waitFor(mode, "late", 1)
-        waitFor(mode, "errors", 1)
+        waitFor(mode, "errors", 2)
     for q in queries.values():
         q.stop()
     processing = processingTimeWindows(spark, servers, run, work, produce)
