@@ -132,11 +132,14 @@ object PlanDecoder {
         throw new PlanException(
           s"a plan is a JSON object, got ${if (root == null) "nothing" else root.getNodeType}"
         )
-      val after =
-        try Option(parser.nextToken()).map(_ => parser.currentTokenLocation().getCharOffset)
-        catch { case e: JacksonException => Some(e.getLocation.getCharOffset) }
-      after.foreach { at =>
-        val from = math.max(0L, math.min(at, json.length.toLong)).toInt
+      // Where the object ends: what follows it starts at the first character that is not white
+      // space (Jackson's own location of a bad token differs between its versions).
+      val end = math.max(0L, math.min(parser.currentLocation().getCharOffset, json.length.toLong)).toInt
+      val more =
+        try parser.nextToken() != null
+        catch { case _: JacksonException => true }
+      if (more) {
+        val from = (end until json.length).find(i => !Character.isWhitespace(json.charAt(i))).getOrElse(end)
         throw new PlanException(
           s"the plan's JSON goes on after its object ends, at character $from: " +
             s"'${Limits.quoted(json.substring(from))}'; a plan is one JSON object, with nothing after it"
