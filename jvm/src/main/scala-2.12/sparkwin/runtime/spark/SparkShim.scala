@@ -8,6 +8,7 @@ import org.apache.spark.sql.streaming.{GroupState, GroupStateTimeout, OutputMode
 import org.apache.spark.sql.types.{MetadataBuilder, StructType, TimestampType}
 
 import sparkwin.plan.{Plan, SparkTimers, UnsupportedSparkException}
+import sparkwin.runtime.spark.task.{GroupHost, GroupTable, KeyGroupLoop, LoopSpec}
 
 /** The Spark 3.5 side of the streaming runtime (this jar's shim, as spark-rapids and Iceberg keep
   * one per Spark version): key groups go through `flatMapGroupsWithState`, each group's entries
@@ -188,7 +189,8 @@ final class GroupStateRunner(val spec: LoopSpec)
   @transient private var loop: KeyGroupLoop = _
 
   override def apply(group: Int, rows: Iterator[Row], state: GroupState[Array[Byte]]): Iterator[Row] = {
-    if (loop == null) loop = new KeyGroupLoop(spec) // one per task, as Spark 4's processor
+    if (loop == null)
+      loop = new KeyGroupLoop(spec, SparkShim.Operator) // one per task, as Spark 4's processor
     val host =
       try new GroupStateRunner.Host(group, state)
       catch { case e: sparkwin.core.CorruptStateException => throw e.in(loop.describeGroup(group)) }

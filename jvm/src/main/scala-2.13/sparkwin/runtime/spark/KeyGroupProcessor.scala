@@ -5,6 +5,7 @@ import org.apache.spark.sql.{Encoders, Row}
 import org.apache.spark.sql.streaming._
 
 import sparkwin.plan.SparkTimers
+import sparkwin.runtime.spark.task.{GroupHost, KeyGroupLoop, LoopSpec, PlannedMode, StoreMirror}
 
 /** Spark 4's host of the key-group loop: a `transformWithState` processor whose grouping key is
   * the key group. Its one state variable, `sparkwin`, maps bytes to bytes: the group's entries
@@ -29,7 +30,7 @@ final class KeyGroupProcessor(val spec: LoopSpec) extends StatefulProcessor[Int,
       Encoders.BINARY,
       TTLConfig.NONE
     )
-    loop = new KeyGroupLoop(spec)
+    loop = new KeyGroupLoop(spec, SparkShim.Operator)
     mode = new PlannedMode(spec.realTime)
     // Spark initialises a processor on the driver too, while it plans a batch.
     if (TaskContext.get() == null) mode.atPlanning()
