@@ -107,7 +107,11 @@ object GroupRecord {
       val processing: Boolean,
       val buckets: Int,
       val index: WakeupIndex = null // null: the wake-ups are the table
-  )
+  ) {
+
+    /** The group's wake-ups: the index when it has one, else the table. */
+    def wakeups: Wakeups = if (index != null) index else table
+  }
 
   def encode(r: GroupRecord): Array[Byte] =
     write(

@@ -5,6 +5,7 @@ import java.nio.ByteBuffer
 import scala.collection.mutable.ArrayBuffer
 
 import sparkwin.core.CorruptStateException
+import sparkwin.operator.Operator
 
 /** A big key group's wake-ups indexed by time (DESIGN.md, "Wake-ups by time"): what replaces the
   * [[WakeupTable]] once a group has more than [[WakeupIndex.From]] keys waiting.
@@ -29,11 +30,17 @@ import sparkwin.core.CorruptStateException
 final class WakeupIndex private (
     // Per clock (0: event time, 1: processing time), bucket number to its directory entry.
     private val clocks: Array[java.util.TreeMap[java.lang.Long, WakeupIndex.Bucket]]
-) {
+) extends Wakeups {
   import WakeupIndex._
 
   private val pages = new java.util.HashMap[PageId, Page]()
   private var dirty = false
+  // This call's: what it took out for the keys it wakes (null: nothing yet), and for the key it
+  // processes ([[enter]]) what it took for it and its wake-up when loaded (the index keeps no
+  // key's current wake-up: its state does).
+  private var taken: java.util.LinkedHashMap[KeyId, Wakeup] = _
+  private var took: Wakeup = _
+  private var held: Wakeup = _
 
   /** Whether the directory changed since the record was read (or last [[settle]]d). */
   def changed: Boolean = dirty
@@ -42,7 +49,36 @@ final class WakeupIndex private (
   def isEmpty: Boolean = clocks(Event).isEmpty && clocks(Processing).isEmpty
 
   /** The written directory is what the next call reads. */
-  def settle(): Unit = dirty = false
+  def settle(): Boolean = { dirty = false; true }
+
+  def open(): Unit = taken = null
+
+  def due(host: GroupHost, isDue: (Long, Long) => Boolean): ArrayBuffer[Wakeup] = {
+    taken = takeDue(host, isDue)
+    val all = new ArrayBuffer[Wakeup](taken.size)
+    taken.values.forEach(w => all += w)
+    all
+  }
+
+  def enter(key: Array[Byte], due: Wakeup): Unit = {
+    // A key with rows may have had its entry taken too (it wakes with its rows).
+    took = if (due != null) due else if (taken == null) null else taken.get(new KeyId(key))
+    held = null
+  }
+
+  /** The index lists no key for sure: only an empty group tells. */
+  def holdsNoState(liveKeys: Long): Boolean = liveKeys == 0
+
+  def loaded(operator: Operator): Unit = held = Wakeups.next(operator)
+
+  def left(host: GroupHost, key: Array[Byte], operator: Operator): Unit =
+    moved(host, key, held, Wakeups.next(operator), took)
+
+  def grown(host: GroupHost): Wakeups = this
+
+  /** An indexed record holds no table: an empty one stands for it. */
+  lazy val table: WakeupTable = WakeupTable.empty(twoTimes = true)
+  def index: WakeupIndex = this
 
   /** The earliest indexed wake-up on each clock (Long.MaxValue: none): a bound, since a stale
     * entry may be earlier than any key's true wake-up.
@@ -265,6 +301,7 @@ object WakeupIndex {
       index.add(host, Event, w.key, w.at)
       index.add(host, Processing, w.key, w.processingAt)
     }
+    index.dirty = true // a record written before held no index: it is written with one
     index
   }
 

@@ -1,5 +1,38 @@
 package sparkwin.runtime.spark.task
 
+/** How a key group's loop writes what a call changed: through to the host as every call goes
+  * ([[GroupWrites.Through]]), or held behind it ([[WriteBehind]]). The loop asks it once per
+  * call, and nothing else of the loop knows which.
+  */
+sealed trait GroupWrites {
+
+  /** The host a call of `host`'s group reads and writes. */
+  def over(host: GroupHost): GroupHost
+
+  /** Whether a call (`summarised`: it had a summary; `firing`: it is a timer's) holds its writes. */
+  def holds(summarised: Boolean, firing: Boolean): Boolean
+
+  /** A call of `host`'s group ended (`ending`: it had its map partition's last summary;
+    * `putOut`: it put out panes, late or error rows): writes what is held when the call says so.
+    */
+  def ended(host: GroupHost, summarised: Boolean, firing: Boolean, ending: Boolean, putOut: Boolean): Unit
+
+  /** Whether a key's state may stay the object it was saved as until written ([[KeyStore]]). */
+  def keepsObjects: Boolean
+}
+
+object GroupWrites {
+
+  /** Every call writes what it changed. */
+  object Through extends GroupWrites {
+    def over(host: GroupHost): GroupHost = host
+    def holds(summarised: Boolean, firing: Boolean): Boolean = false
+    def ended(host: GroupHost, summarised: Boolean, firing: Boolean, ending: Boolean, putOut: Boolean): Unit =
+      ()
+    def keepsObjects: Boolean = false
+  }
+}
+
 /** A task's unwritten changes, per key group, in real-time mode: a call leaves what it changed
   * (the group's record, its buckets) here, and the loop writes them to the state store ([[flush]])
   * at a map partition's last summary, at a timer's call, and at a summary once the oldest held
@@ -23,11 +56,25 @@ package sparkwin.runtime.spark.task
   * that add to one entry (a window's last wake-up page takes a key for every row that opens the
   * window) decode and encode it once per flush, not per row.
   */
-final class WriteBehind(holdMs: Long = WriteBehind.HoldMs, nanoTime: () => Long = () => System.nanoTime()) {
+final class WriteBehind(holdMs: Long = WriteBehind.HoldMs, nanoTime: () => Long = () => System.nanoTime())
+    extends GroupWrites {
   import WriteBehind._
 
   // Per group label, its changed entries in the order first changed.
   private val byGroup = new java.util.HashMap[Integer, Held]()
+
+  /** A row's call holds its writes; a summary's or a timer's may write them ([[ended]]). */
+  def holds(summarised: Boolean, firing: Boolean): Boolean = !(summarised || firing)
+
+  /** The map partition's last summary and a timer's call write what the group holds; another
+    * summary writes it once it is [[due]], unless the call put out panes: its panes wait for their
+    * own call only (a second's writes are several ms at 100k keys), and the group's next summary
+    * writes.
+    */
+  def ended(host: GroupHost, summarised: Boolean, firing: Boolean, ending: Boolean, putOut: Boolean): Unit =
+    if (ending || firing || (summarised && !putOut && due(host.keyGroup))) flush(host)
+
+  def keepsObjects: Boolean = true
 
   /** `host` with its writes held here and its reads answered from them first. */
   def over(host: GroupHost): GroupHost = new Deferred(host, changes(host.keyGroup), nanoTime)

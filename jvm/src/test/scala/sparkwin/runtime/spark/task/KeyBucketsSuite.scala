@@ -190,7 +190,7 @@ class KeyBucketsSuite extends munit.FunSuite {
     val entry = KeyBuckets.entryKey(12345)
     assertEquals(entry.length, 5)
     assert(!java.util.Arrays.equals(entry, KeyGroupLoop.GroupRecordKey))
-    assert(!java.util.Arrays.equals(entry, KeyGroupLoop.PreviousWatermarkKey))
+    assert(!java.util.Arrays.equals(entry, GroupClocks.PreviousWatermarkKey))
     val k = new KeyBytes(org.apache.spark.sql.types.StructType.fromDDL("id BYTE"))
       .encode(org.apache.spark.sql.Row(1.toByte))
     assert(k.length > entry.length, s"a key of ${k.length} bytes")
