@@ -46,7 +46,7 @@ final class KeyGroupLoop(spec: LoopSpec, operator: String = "stateful") {
   val policy: TimePolicy = TimePolicy.of(plan, spec.realTime)
   private val combined = spec.combined
   private val keyBytes = new KeyBytes(plan.keys.schema)
-  private val backend = new SparkKeyBackend(plan.spec.aggregates, keepDecoded = spec.realTime)
+  private val backend = new SparkKeyBackend(plan.spec.aggregates, keepDecoded = policy.realTime)
   private val layout = new OutputLayout(plan, spec.java8Time)
   private val collector = new RowCollector(layout)
   private val driver =
@@ -56,7 +56,7 @@ final class KeyGroupLoop(spec: LoopSpec, operator: String = "stateful") {
   private val keyOf: Row => Row = keyExtractor()
   private val partialCodec = new Combiner.PartialCodec(plan.spec)
   private val clocks = new GroupClocks(plan, policy)
-  private val output = new CallOutput(collector, spec.realTime, OutputLayout.metricValues(driver.metrics))
+  private val output = new CallOutput(collector, policy.realTime, OutputLayout.metricValues(driver.metrics))
   // This call's: the host, its group's keys with state, where they keep it, and its wake-ups.
   private var host: GroupHost = _
   private var liveKeys: Long = _
@@ -72,7 +72,7 @@ final class KeyGroupLoop(spec: LoopSpec, operator: String = "stateful") {
   // last summary, a timer's call or a summary once they are old ([[WriteBehind]]); elsewhere
   // every call writes.
   private val writes: GroupWrites =
-    if (spec.realTime && policy.ownWatermark) new WriteBehind(spec.holdMs) else GroupWrites.Through
+    if (policy.realTime && policy.ownWatermark) new WriteBehind(spec.holdMs) else GroupWrites.Through
 
   /** The task's unwritten changes (null: every call writes them; for tests). */
   def deferred: WriteBehind = writes match {
