@@ -7,7 +7,7 @@ times say how the stateful stage spreads over the workers.
 
 Each cluster (tests/standalone_cluster.py: PySpark's own master and workers on 127.0.0.1) gets
 a driver process of its own, which runs the workload once untimed on a small warm-up input,
-then `--runs` timed runs (benchmarks/run.py's `run_spark`: parquet files streamed one a
+then `--runs` timed runs (systems/windows.py's `run_spark`: parquet files streamed one a
 micro-batch until all are processed). `spark.sparkwin.keyGroups` is left unset, so the key
 groups are the default for `spark.sql.shuffle.partitions`; the driver reports the count
 `describe()` gives. Results (windows, sum, sum of start x value) must match across clusters.
@@ -25,32 +25,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+
+from benchmarks import report  # noqa: E402
+from benchmarks.services import StandaloneCluster  # noqa: E402
+from benchmarks.sessions import clusterBenchSession  # noqa: E402
+from benchmarks.systems.windows import run_spark, sparkwin_pipeline  # noqa: E402
+from benchmarks.workloads import WORKLOADS, Events, generate  # noqa: E402
 
 
 def driver(args: dict) -> None:
     """One cluster's driver: warm-up, timed runs, one JSON line."""
-    import sparkwin as sw
-    from benchmarks.run import run_spark, sparkwin_pipeline
-    from benchmarks.workloads import WORKLOADS, Events
-
     workload = next(w for w in WORKLOADS if w.name == args["workload"])
-    spark = sw.session(
-        "sparkwin-cluster-bench",
-        master=args["master"],
-        **{
-            "spark.cores.max": str(args["workers"]),
-            "spark.executor.cores": "1",
-            "spark.executor.memory": "2g",
-            "spark.driver.memory": "2g",
-            "spark.sql.shuffle.partitions": str(args["partitions"]),
-            "spark.sql.session.timeZone": "UTC",
-            "spark.driver.host": "127.0.0.1",
-            "spark.driver.bindAddress": "127.0.0.1",
-            "spark.ui.enabled": "false",
-        },
-    )
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = clusterBenchSession(args["master"], args["workers"], args["partitions"])
     events, warmup = Events(**args["events"]), Events(**args["warmup"])
     source = spark.readStream.schema("key string, ts timestamp, amount long").parquet(
         events.directory
@@ -64,10 +50,6 @@ def driver(args: dict) -> None:
 
 
 def main() -> None:
-    from standalone_cluster import StandaloneCluster
-
-    from benchmarks.workloads import generate
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=500_000)
     parser.add_argument("--keys", type=int, default=10_000)
@@ -124,7 +106,7 @@ def main() -> None:
     }
     print(json.dumps(summary, indent=1))
     if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=1))
+        report.save(args.json, summary, 1)
     subprocess.run(["rm", "-rf", scratch], check=False)
 
 

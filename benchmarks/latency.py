@@ -52,7 +52,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -63,341 +62,27 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
-from kafka_broker import (  # noqa: E402
-    JVM_OPTIONS,
-    SERVER_JVM_OPTIONS,
-    KafkaBroker,
-    connectorJars,
-    endOffsets,
+from pyspark.sql import SparkSession  # noqa: E402
+
+from benchmarks import measure, pane_path, report, topics  # noqa: E402
+from benchmarks.latency_stats import check, closingTimes, latencies, summary  # noqa: E402
+from benchmarks.producer import produceAtRate  # noqa: E402
+from benchmarks.services import BROKER_JVMS, KafkaBroker  # noqa: E402
+from benchmarks.sessions import latencySession  # noqa: E402
+from benchmarks.systems.jvm import sbtClasspath  # noqa: E402
+from benchmarks.systems.latency import (  # noqa: E402
+    BOUND_MS,
+    PARTITIONS,
+    SYSTEMS,
+    WATERMARK,
+    WORKLOADS,
+    readPanes,
+    startFlink,
+    startSpark,
 )
-from pyspark.sql import DataFrame, SparkSession  # noqa: E402
-from pyspark.sql import functions as F  # noqa: E402, N812
-from pyspark.sql.streaming import StreamingQuery  # noqa: E402
 
-import sparkwin as sw  # noqa: E402
-from benchmarks import pane_path  # noqa: E402
-from benchmarks.latency_stats import (  # noqa: E402
-    Pane,
-    check,
-    closingTimes,
-    latencies,
-    summary,
-    table,
-)
-from benchmarks.run import engineClasspath, machine  # noqa: E402
-
-BOUND_MS = 200
-PARTITIONS = 4
 KEYS = 16  # the default key count
-SHUFFLE_PARTITIONS = 4
-SYSTEMS = [
-    "sparkwin-mb",
-    "sparkwin-mb-1s",
-    "sparkwin-valve-1s",
-    "sparkwin-rt",
-    "spark-mb",
-    "spark-mb-1s",
-    "spark-rt",
-    "flink",
-]
-WORKLOADS = ["tumbling", "sliding"]
-# The broker's JVM (`--broker`): as Kafka's start scripts run it, or as the tests do.
-BROKER_JVMS = {"server": SERVER_JVM_OPTIONS, "test": JVM_OPTIONS}
-# Which watermark each system closes windows with (latency_stats.closingTimes).
-# sparkwin in real-time mode keeps a channel per source partition: the valve's, as Flink.
-# sparkwin-valve-1s asks for the same in micro-batch mode (channel="partition").
-VALVE = ("flink", "sparkwin-rt", "sparkwin-valve-1s")
-WATERMARK = {s: "valve" if s in VALVE else "global" for s in SYSTEMS}
-
-
-# ---------------------------------------------------------------------------------------------
-# Topics
-
-
-def admin(spark: SparkSession, servers: str) -> Any:
-    jvm: Any = spark._jvm
-    props = jvm.java.util.Properties()
-    props.setProperty("bootstrap.servers", servers)
-    return jvm.org.apache.kafka.clients.admin.AdminClient.create(props)
-
-
-def createTopics(spark: SparkSession, servers: str, run: str) -> tuple[str, str]:
-    """The run's input topic (PARTITIONS partitions) and output topic (1 partition, each record
-    stamped with the broker's clock when it arrives: LogAppendTime)."""
-    jvm: Any = spark._jvm
-    inTopic, outTopic = f"in-{run}", f"out-{run}"
-    stamped = jvm.java.util.HashMap()
-    stamped.put("message.timestamp.type", "LogAppendTime")
-    topics = jvm.java.util.ArrayList()
-    topics.add(jvm.org.apache.kafka.clients.admin.NewTopic(inTopic, PARTITIONS, 1))
-    topics.add(jvm.org.apache.kafka.clients.admin.NewTopic(outTopic, 1, 1).configs(stamped))
-    client = admin(spark, servers)
-    try:
-        client.createTopics(topics).all().get(30, jvm.java.util.concurrent.TimeUnit.SECONDS)
-    finally:
-        client.close()
-    return inTopic, outTopic
-
-
-def events(spark: SparkSession, servers: str, topic: str) -> DataFrame:
-    """The producer's events as a stream: key, amount, ts (epoch ms), and the Kafka partition."""
-    raw = (
-        spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", servers)
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-        .load()
-    )
-    f = F.split(F.col("value").cast("string"), ",")
-    return raw.select(
-        f[0].alias("key"),
-        f[1].cast("long").alias("amount"),
-        f[2].cast("long").alias("ts"),
-        "partition",
-    )
-
-
-def readPanes(
-    spark: SparkSession, servers: str, topic: str, updates: bool
-) -> tuple[list[Pane], int]:
-    """The rows of an output topic with the broker's arrival time, in offset order, and how many
-    there were. With `updates` (a row per change of a window: Spark's update mode) only one per
-    window: the first that holds its final count and sum (counts only grow), reduced in Spark."""
-    rows = (
-        spark.read.format("kafka")
-        .option("kafka.bootstrap.servers", servers)
-        .option("subscribe", topic)
-        .load()
-        .select(
-            F.split(F.col("value").cast("string"), ",").alias("f"),
-            "offset",
-            F.unix_millis("timestamp").alias("at"),
-        )
-        .select(
-            F.col("f")[0].alias("key"),
-            *[
-                F.col("f")[i].cast("long").alias(n)
-                for i, n in [(1, "start"), (2, "end"), (3, "count"), (4, "total")]
-            ],
-            "offset",
-            "at",
-        )
-    )
-    count = rows.count()
-    if updates:
-        final = F.struct(F.col("count"), -F.col("offset"))
-        rows = rows.groupBy("key", "start", "end").agg(
-            F.max("count").alias("count"),
-            F.max_by("total", final).alias("total"),
-            F.max_by("at", final).alias("at"),
-            F.min("offset").alias("offset"),
-        )
-    # Streamed a partition at a time: at a million keys a run has about a million panes.
-    panes = [
-        Pane(r.key, r.start, r.end, r["count"], r.total, r.at)
-        for r in rows.orderBy("offset").toLocalIterator()
-    ]
-    return panes, count
-
-
-# ---------------------------------------------------------------------------------------------
-# The systems under test
-
-
-def toKafka(df: DataFrame, servers: str, topic: str, checkpoint: str) -> Any:
-    """A writer of rows `key,start,end,count,sum` to the output topic, each sent at once."""
-    return (
-        df.writeStream.format("kafka")
-        .option("kafka.bootstrap.servers", servers)
-        .option("topic", topic)
-        .option("kafka.linger.ms", "0")
-        .option("checkpointLocation", checkpoint)
-    )
-
-
-def sparkwinPanes(
-    ev: DataFrame, workload: str, realTime: bool = False, valve: bool = False
-) -> DataFrame:
-    """With `valve`, a watermark per Kafka partition and their minimum (Flink's; real-time mode
-    keeps one per source partition by itself): in micro-batch mode a window then fires in the
-    batch that brings its closing event, not the batch after, as Spark's watermark does."""
-    windows = (
-        sw.TumblingEventTimeWindows.of(1000)
-        if workload == "tumbling"
-        else sw.SlidingEventTimeWindows.of(10_000, 1000)
-    )
-    pipeline = (
-        sw.stream(
-            ev if valve else ev.drop("partition"),
-            timestamp="ts",
-            watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS),
-            **({"channel": "partition", "channels": range(PARTITIONS)} if valve else {}),
-        )
-        .keyBy("key")
-        .window(windows)
-        .aggregate(sw.agg.count(), sw.agg.sum("amount"))
-    )
-    return pipeline.toDF(realTime=realTime).select(
-        F.concat_ws(
-            ",",
-            "key",
-            F.unix_millis("window_start"),
-            F.unix_millis("window_end"),
-            "count",
-            "sum_amount",
-        ).alias("value")
-    )
-
-
-def sparkPanes(ev: DataFrame, workload: str) -> DataFrame:
-    size, slide = ("1 second", "1 second") if workload == "tumbling" else ("10 seconds", "1 second")
-    return (
-        ev.withColumn("ts", F.timestamp_millis("ts"))
-        .withWatermark("ts", f"{BOUND_MS} milliseconds")
-        .groupBy("key", F.window("ts", size, slide))
-        .agg(F.count("*").alias("count"), F.sum("amount").alias("sum"))
-        .select(
-            F.concat_ws(
-                ",",
-                "key",
-                F.unix_millis("window.start"),
-                F.unix_millis("window.end"),
-                "count",
-                "sum",
-            ).alias("value")
-        )
-    )
-
-
-def startSparkwinRealTime(
-    ev: DataFrame, workload: str, servers: str, topic: str, checkpoint: str, batch: str
-) -> StreamingQuery:
-    """sparkwin in real-time mode: the pipeline's real-time plan (windows fire inside a batch,
-    on the key groups' own watermark) through Spark's Kafka writer in update mode, with the same
-    `key,start,end,count,sum` values as the other Spark systems."""
-    return (
-        toKafka(sparkwinPanes(ev, workload, realTime=True), servers, topic, checkpoint)
-        .outputMode("update")
-        .trigger(realTime=batch)
-        .start()
-    )
-
-
-def startSpark(
-    system: str,
-    spark: SparkSession,
-    servers: str,
-    inTopic: str,
-    outTopic: str,
-    workload: str,
-    rtBatch: str,
-    checkpoint: str,
-    intervalMs: int | None = None,
-) -> StreamingQuery:
-    ev = events(spark, servers, inTopic)
-    if system == "sparkwin-rt":
-        # Read when the plan is made: the map side's summaries leave at most this often.
-        if intervalMs is not None:
-            spark.conf.set("spark.sparkwin.realTime.summaryIntervalMs", str(intervalMs))
-        else:
-            spark.conf.unset("spark.sparkwin.realTime.summaryIntervalMs")
-        return startSparkwinRealTime(ev, workload, servers, outTopic, checkpoint, rtBatch)
-    panes = (
-        sparkwinPanes(ev, workload, valve=system in VALVE)
-        if system.startswith("sparkwin")
-        else sparkPanes(ev, workload)
-    )
-    writer = toKafka(panes, servers, outTopic, checkpoint)
-    if system.endswith("-rt"):
-        return writer.outputMode("update").trigger(realTime=rtBatch).start()
-    if system.endswith("-1s"):
-        writer = writer.trigger(processingTime="1 second")
-    return writer.outputMode("append").start()
-
-
-def startFlink(
-    classpath: str,
-    servers: str,
-    inTopic: str,
-    outTopic: str,
-    workload: str,
-    intervalMs: int | None = None,
-) -> subprocess.Popen:
-    """LatencyFlinkJob in a JVM of its own, returned once its job runs; `intervalMs`: its
-    periodic watermark interval (Flink's default: 200 ms)."""
-    process = subprocess.Popen(
-        [
-            "java",
-            "-Xmx2g",
-            "-cp",
-            classpath,
-            "sparkwin.bench.LatencyFlinkJob",
-            servers,
-            inTopic,
-            outTopic,
-            workload,
-            str(BOUND_MS),
-            "2",
-            *([str(intervalMs)] if intervalMs is not None else []),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.strip() == "running":
-            return process
-    raise RuntimeError(f"the Flink job ended before it ran (exit code {process.wait()})")
-
-
-def produce(
-    classpath: str, servers: str, topic: str, rate: int, seconds: float, keys: int, truthPath: str
-) -> dict:
-    """LatencyProducer's run: `rate` events a second for `seconds` over `keys` keys; its truth
-    file, read."""
-    subprocess.run(
-        [
-            "java",
-            "-Xmx2g",
-            "-XX:+UseParallelGC",
-            "-cp",
-            classpath,
-            "sparkwin.bench.LatencyProducer",
-            servers,
-            topic,
-            str(PARTITIONS),
-            str(rate),
-            str(seconds),
-            str(keys),
-            str(BOUND_MS),
-            truthPath,
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return json.loads(Path(truthPath).read_text())
-
-
-def awaitQuiet(spark: SparkSession, servers: str, topic: str, quiet: float, limit: float) -> float:
-    """Waits until the output topic got nothing new for `quiet` seconds, `limit` at most; the
-    seconds waited."""
-    began = time.monotonic()
-    last, since = -1, time.monotonic()
-    while time.monotonic() - began < limit:
-        end = endOffsets(spark, servers, topic, [0])[0]
-        if end != last:
-            last, since = end, time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            break
-        time.sleep(0.5)
-    return time.monotonic() - began
-
-
-# ---------------------------------------------------------------------------------------------
-# One run, all runs
 
 
 def runOne(
@@ -410,9 +95,11 @@ def runOne(
     keys: int,
     args: argparse.Namespace,
 ) -> dict[str, Any]:
+    """One system on one workload at one rate and key count, on topics of its own: started,
+    fed by the producer, drained, stopped; its panes checked, then their latencies."""
     servers = broker.bootstrapServers
     run = f"{system}-{workload}-{rate}-{keys}-{uuid.uuid4().hex[:6]}"
-    inTopic, outTopic = createTopics(spark, servers, run)
+    inTopic, outTopic = topics.createInputAndOutput(spark, servers, run, PARTITIONS)
     stop: Callable[[], None]
     batchMs: list[float] = []
     batches: list[tuple[int, str, int]] = []
@@ -441,30 +128,26 @@ def runOne(
 
         def stop() -> None:
             # Micro-batch durations (median, max): what a micro-batch system's latency is made of.
-            took = sorted(p["durationMs"].get("triggerExecution", 0) for p in query.recentProgress)
-            batches[:] = [
-                (p["batchId"], p["timestamp"], p["durationMs"].get("triggerExecution", 0))
-                for p in query.recentProgress
-            ]
-            if took:
-                batchMs[:] = [took[len(took) // 2], took[-1]]
-            stateOps.update(stateOperatorMedians(query.recentProgress))
+            batchMs[:], batches[:] = measure.batchTimes(query.recentProgress)
+            stateOps.update(measure.stateOperatorMedians(query.recentProgress))
             query.stop()
             shutil.rmtree(checkpoint, ignore_errors=True)
 
     try:
         time.sleep(args.settle)  # the query's or job's first poll of the (empty) topic
         with tempfile.TemporaryDirectory() as tmp:
-            truth = produce(
+            truth = produceAtRate(
                 classpath,
                 servers,
                 inTopic,
+                PARTITIONS,
                 rate,
                 args.warmup + args.seconds + args.cooldown,
                 keys,
+                BOUND_MS,
                 f"{tmp}/truth.json",
             )
-        drained = awaitQuiet(spark, servers, outTopic, args.quiet, args.drain)
+        drained = topics.awaitQuiet(spark, servers, outTopic, args.quiet, args.drain)
     finally:
         stop()
     updates = system == "spark-rt"
@@ -508,66 +191,6 @@ def runOne(
     # A producer that could not keep the rate says nothing about the system.
     result["held"] = result["held"] and truth["achieved"] >= 0.95 * rate and not missing
     return result
-
-
-def stateOperatorMedians(progress: list[dict]) -> dict[str, float]:
-    """Where a micro-batch's time goes, median over the batches that had data: the batch's
-    `addBatch` and the stateful operator's rows updated and removed, update, removal and commit
-    times (Spark's progress; summed over the operator's tasks)."""
-    fields = (
-        "numRowsUpdated",
-        "numRowsRemoved",
-        "allUpdatesTimeMs",
-        "allRemovalsTimeMs",
-        "commitTimeMs",
-    )
-    rows: dict[str, list[float]] = {f: [] for f in (*fields, "addBatchMs", "numInputRows")}
-    for p in progress:
-        if not p.get("numInputRows"):
-            continue
-        rows["numInputRows"].append(p["numInputRows"])
-        rows["addBatchMs"].append(p["durationMs"].get("addBatch", 0))
-        for op in p.get("stateOperators", [])[:1]:
-            for f in fields:
-                rows[f].append(op.get(f, 0))
-    return {f: sorted(v)[len(v) // 2] for f, v in rows.items() if v}
-
-
-def session(
-    jfr: str | None = None,
-    tracePanes: str | None = None,
-    intervalMs: int | None = None,
-    javaOptions: str | None = None,
-) -> SparkSession:
-    """The Spark session every Spark system runs in; with `jfr`, its JVM records a Java Flight
-    Recorder profile there (written when the session stops); with `tracePanes`, sparkwin writes
-    the points of its panes' paths there (`PaneTrace`, benchmarks/pane_path.py); `javaOptions`:
-    more options for its JVM (e.g. `-Xlog:gc:file=gc.log:timemillis`)."""
-    conf = {
-        "spark.jars": ",".join(connectorJars()),
-        "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
-        "spark.sql.session.timeZone": "UTC",
-        "spark.driver.memory": "4g",
-    }
-    options = [javaOptions] if javaOptions else []
-    if jfr:
-        options += [
-            f"-XX:StartFlightRecording=filename={jfr},settings=profile,dumponexit=true",
-            # Spark's task stacks run deeper than JFR's default 64 frames, and
-            # benchmarks/jfr_split.py needs their bottom to tell the stages apart.
-            "-XX:FlightRecorderOptions=stackdepth=256",
-        ]
-    if tracePanes:
-        options.append(f"-Dsparkwin.trace={tracePanes}")
-    if options:
-        conf["spark.driver.extraJavaOptions"] = " ".join(options)
-    if intervalMs is not None:
-        # Real-time mode's pipelined shuffle holds a part-filled buffer up to 50 ms before it
-        # sends it (Spark's default); tuned like the summary interval, as Flink's buffer timeout.
-        conf["spark.shuffle.streaming.networkBufferMaxWaitTimeMs"] = str(intervalMs)
-    spark = sw.session("sparkwin-latency", master="local[8]", **conf)
-    spark.sparkContext.setLogLevel("OFF")
-    return spark
 
 
 def keyCounts(text: str) -> list[int]:
@@ -657,7 +280,10 @@ def main() -> None:
     args = p.parse_args()
     if args.markdown:
         print(
-            markdown([r for f in args.markdown for r in json.loads(Path(f).read_text())["results"]])
+            report.latencyMarkdown(
+                [r for f in args.markdown for r in json.loads(Path(f).read_text())["results"]],
+                KEYS,
+            )
         )
         return
     quick = args.quick
@@ -675,8 +301,8 @@ def main() -> None:
     if args.quiet is None:
         # Real-time mode with sparkwin today fires at batch ends: wait out more than a batch.
         args.quiet = 8.0 if not any(s.endswith("-rt") for s in systems) else 12.0
-    classpath = os.environ.get("SPARKWIN_FLINK_CLASSPATH") or engineClasspath("flinkBench")
-    spark = session(args.jfr, args.trace_panes, args.interval_ms, args.java_options)
+    classpath = os.environ.get("SPARKWIN_FLINK_CLASSPATH") or sbtClasspath("flinkBench")
+    spark = latencySession(args.jfr, args.trace_panes, args.interval_ms, args.java_options)
     results = []
     try:
         with KafkaBroker(jvmOptions=BROKER_JVMS[args.broker]) as broker:
@@ -701,7 +327,7 @@ def main() -> None:
                                 write(args.json, args, results)
     finally:
         spark.stop()
-    print("\n" + table(results))
+    print("\n" + report.latencyTable(results))
     failed = [r for r in results if "error" in r]
     for r in failed:
         print(f"{r['system']} {r['workload']} {r['rate']} {r.get('keys', KEYS)}: {r['error']}")
@@ -709,32 +335,9 @@ def main() -> None:
         sys.exit(1)
 
 
-def markdown(results: list[dict]) -> str:
-    """The runs as docs/benchmarks.md's table: latency in seconds per workload, rate and system."""
-
-    def sec(v: float | None) -> str:
-        return "-" if v is None else f"{v / 1000:.2f}"
-
-    lines = [
-        "| workload | rate (achieved) | keys | system | p50 s | p99 s | max s | growth s | held |",
-        "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |",
-    ]
-    for r in results:
-        achieved = f"{r['achieved'] / 1000:.1f}k" if r.get("achieved") else "-"
-        held = "error" if "error" in r else "yes" if r["held"] else "no"
-        lines.append(
-            f"| {r['workload']} | {r['rate'] // 1000}k ({achieved}) | {r.get('keys', KEYS)} | "
-            f"{r['system']} | "
-            f"{sec(r['p50'])} | {sec(r['p99'])} | {sec(r['max'])} | {sec(r['growth'])} | {held} |"
-        )
-    return "\n".join(lines)
-
-
 def write(path: str, args: argparse.Namespace, results: list[dict]) -> None:
     """The results so far, with the machine and the options."""
-    Path(path).write_text(
-        json.dumps({"machine": machine(), "args": vars(args), "results": results}, indent=1)
-    )
+    report.save(path, {"machine": report.machine(), "args": vars(args), "results": results}, 1)
 
 
 if __name__ == "__main__":

@@ -200,28 +200,3 @@ def summary(points: Iterable[tuple[int, int]], growthLimitMs: int = 1000) -> dic
         "growth": growth,
         "held": growth < growthLimitMs,
     }
-
-
-def fmt(v: Any) -> str:
-    return "-" if v is None else f"{v:.0f}"
-
-
-def table(results: list[dict]) -> str:
-    """The runs as a plain table, a failed run as a row without latencies (its error follows);
-    with a column of key counts when a run says its own."""
-    withKeys = any("keys" in r for r in results)
-    lines = [
-        f"{'workload':<9} {'rate':>7} "
-        + (f"{'keys':>8} " if withKeys else "")
-        + f"{'system':<15} {'achieved':>8} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} "
-        f"{'growth':>7} held"
-    ]
-    for r in results:
-        lines.append(
-            f"{r['workload']:<9} {r['rate']:>7} "
-            + (f"{r.get('keys', '-'):>8} " if withKeys else "")
-            + f"{r['system']:<15} {fmt(r['achieved']):>8} "
-            f"{fmt(r['p50']):>7} {fmt(r['p99']):>7} {fmt(r['max']):>7} {fmt(r['growth']):>7} "
-            f"{'error' if 'error' in r else 'yes' if r['held'] else 'NO'}"
-        )
-    return "\n".join(lines)

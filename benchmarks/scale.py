@@ -34,6 +34,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import charts, report  # noqa: E402
+from benchmarks.systems.jvm import sbtClasspath  # noqa: E402
 
 # name -> [(label, run.py arguments, systems to leave out)]
 SERIES: dict[str, list[tuple[str, list[str], set[str]]]] = {
@@ -74,31 +78,6 @@ def runPoint(
             return json.load(f)["cases"]
 
 
-def chart(points: list[dict], path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    series = list(dict.fromkeys(p["series"] for p in points))
-    fig, axes = plt.subplots(1, len(series), figsize=(4.2 * len(series), 3.6), squeeze=False)
-    for ax, name in zip(axes[0], series, strict=True):
-        mine = [p for p in points if p["series"] == name]
-        labels = list(dict.fromkeys(p["point"] for p in mine))
-        for system in dict.fromkeys(p["system"] for p in mine):
-            xs = [labels.index(p["point"]) for p in mine if p["system"] == system]
-            ys = [p["us_per_event"] for p in mine if p["system"] == system]
-            ax.plot(xs, ys, marker="o", label=system)
-        ax.set_xticks(range(len(labels)), labels, fontsize=8)
-        ax.set_title(name)
-        ax.set_ylabel("µs per event")
-        ax.set_ylim(bottom=0)
-        ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--series", default=",".join(SERIES))
@@ -118,10 +97,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.spark:  # the engine alone does not depend on the line
         systems = [s for s in systems if s not in ("engine", "engine-keyed")]
     if "engine" in systems and not os.environ.get("SPARKWIN_BENCH_CLASSPATH"):
-        sys.path.insert(0, str(ROOT))
-        from benchmarks.run import engineClasspath  # sbt starts once, not once per point
-
-        os.environ["SPARKWIN_BENCH_CLASSPATH"] = engineClasspath()
+        # sbt starts once, not once per point
+        os.environ["SPARKWIN_BENCH_CLASSPATH"] = sbtClasspath()
     points: list[dict] = []
     for name in [s for s in args.series.split(",") if s]:
         for label, runArgs, skip in SERIES[name]:
@@ -142,21 +119,10 @@ def main(argv: list[str] | None = None) -> None:
                     }
                 )
             if args.json:  # after every point: a stopped run keeps what it measured
-                with open(args.json, "w") as f:
-                    json.dump({"points": points}, f, indent=2)
-    print(
-        f"\n{'series':8} {'point':12} {'system':9} {'seconds':>8} {'µs/event':>9} "
-        f"{'state cpu':>9} {'jvm cpu':>8}"
-    )
-    for p in points:
-        b = p.get("breakdown")
-        cpu = f"{b['stateful_stage_cpu'] / 1000:9.1f} {b['jvm_cpu'] / 1000:8.1f}" if b else ""
-        print(
-            f"{p['series']:8} {p['point']:12} {p['system']:9} {p['seconds']:8.1f} "
-            f"{p['us_per_event']:9.3f} {cpu}"
-        )
+                report.save(args.json, {"points": points})
+    print("\n" + report.scaleTable(points))
     if args.chart:
-        chart(points, args.chart)
+        charts.costPerEvent(points, args.chart)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,11 @@
-"""The soak test's driver: one process the chaos loop of benchmarks/soak.py kills with SIGKILL and
+"""The soak test's driver: one process the chaos loop (benchmarks/chaos.py) kills with SIGKILL and
 starts again from the same checkpoint.
 
     python benchmarks/soak_driver.py '<json arguments>'
 
-It makes a session on the standalone cluster (``master``), runs `soak.pipeline` on the Kafka
-topic with ``writeStream`` to three directories (main, late, errors), and appends one JSON line
-per finished micro-batch to ``progress`` (batch id, offsets read, the valve's watermark, the
+It makes a session on the standalone cluster (``master``), runs `systems.soak.pipeline` on the
+Kafka topic with ``writeStream`` to three directories (main, late, errors), and appends one JSON
+line per finished micro-batch to ``progress`` (batch id, offsets read, the valve's watermark, the
 state store's rows): the harness reads the watermark and offsets from there. A query that fails
 (an executor lost too often) is started again from its checkpoint, as a supervisor would. It
 stops cleanly once the file ``stop`` exists.
@@ -25,12 +25,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from kafka_broker import connectorJars  # noqa: E402
 
 import sparkwin as sw  # noqa: E402
-from benchmarks import soak  # noqa: E402
+from benchmarks.sessions import soakDriverSession  # noqa: E402
+from benchmarks.systems import soak  # noqa: E402
 
 
 def _record(progress: Any) -> dict[str, Any]:
@@ -66,11 +64,7 @@ def _awaitSlots(spark: Any, slots: int, stop: Path) -> None:
 
 def main(args: dict[str, Any]) -> None:
     realTime = bool(args.get("realTime"))
-    conf = {**soak.CLUSTER_CONF, "spark.jars": ",".join(connectorJars())}
-    if realTime:
-        conf["spark.cores.max"] = str(soak.realTimeSlots())
-    spark = sw.session(appName="sparkwin-soak", master=args["master"], **conf)
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = soakDriverSession(args["master"], soak.realTimeSlots() if realTime else None)
     out = Path(args["out"])
     stop = Path(args["stop"])
     progressFile = Path(args["progress"])

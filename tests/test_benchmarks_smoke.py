@@ -1,9 +1,10 @@
 """The benchmark's pieces are right on a few hundred events (no timings here): the generator
 keeps its promises, and the applyInPandasWithState implementation computes the same windows
-as sparkwin."""
+as sparkwin; and benchmarks/ imports one way."""
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 from pathlib import Path
@@ -16,8 +17,10 @@ from pyspark.sql import functions as F  # noqa: N812
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import pandas_windows  # noqa: E402
-from benchmarks.run import breakdown, run_spark, spark_setting, sparkwin_windows  # noqa: E402
+from benchmarks.measure import breakdown  # noqa: E402
+from benchmarks.run import spark_setting  # noqa: E402
+from benchmarks.systems import pandas_windows  # noqa: E402
+from benchmarks.systems.windows import run_spark, sparkwin_windows  # noqa: E402
 from benchmarks.workloads import BOUND_MS, CHANNELS, GRANULE, WORKLOADS, generate  # noqa: E402
 
 
@@ -156,7 +159,7 @@ def test_conf_settings_need_a_key_and_an_equals_sign() -> None:
 def test_the_scale_series_vary_one_factor_and_resize_the_workloads(tmp_path) -> None:
     import argparse
 
-    from benchmarks import scale
+    from benchmarks import charts, scale
     from benchmarks.run import resized
 
     assert set(scale.SERIES) == {"events", "keys", "slides"}
@@ -173,7 +176,7 @@ def test_the_scale_series_vary_one_factor_and_resize_the_workloads(tmp_path) -> 
         {"series": s, "point": p, "system": sys_, "us_per_event": v}
         for s, p, sys_, v in [("events", "1M", "sparkwin", 6.5), ("events", "3M", "sparkwin", 3.1)]
     ]
-    scale.chart(points, str(tmp_path / "scale.png"))
+    charts.costPerEvent(points, str(tmp_path / "scale.png"))
     assert (tmp_path / "scale.png").stat().st_size > 1000
 
 
@@ -300,14 +303,14 @@ def test_latency_check_refuses_wrong_duplicate_and_early_panes_but_not_a_late_ta
 
 
 def test_latency_table_prints_a_failed_run_as_a_row_beside_the_others() -> None:
-    from benchmarks.latency_stats import table
+    from benchmarks.report import latencyTable
 
     held = {"workload": "tumbling", "rate": 100000, "system": "flink", "achieved": 99870.4}
     held |= {"p50": 153.2, "p99": 270.9, "max": 301.0, "growth": 2.0, "held": True}
     failed = {"workload": "tumbling", "rate": 100000, "system": "sparkwin-rt", "achieved": None}
     failed |= {"p50": None, "p99": None, "max": None, "growth": None, "held": False}
     failed["error"] = "ResultMismatchError: 683 differences from the events"
-    rows = table([failed, held]).splitlines()
+    rows = latencyTable([failed, held]).splitlines()
     assert len(rows) == 3
     assert rows[1].split() == [
         "tumbling",
@@ -336,7 +339,8 @@ def test_latency_table_prints_a_failed_run_as_a_row_beside_the_others() -> None:
 def test_latency_takes_a_list_of_key_counts() -> None:
     import argparse
 
-    from benchmarks.latency import keyCounts, markdown
+    from benchmarks.latency import KEYS, keyCounts
+    from benchmarks.report import latencyMarkdown
 
     assert keyCounts("16,100000,1000000") == [16, 100_000, 1_000_000]
     for bad in ["", "16,", "0", "-5", "many"]:
@@ -345,7 +349,7 @@ def test_latency_takes_a_list_of_key_counts() -> None:
     row = {"workload": "tumbling", "rate": 10000, "keys": 100000, "system": "flink"}
     row |= {"achieved": 9990.0, "p50": 150.0, "p99": 280.0, "max": 300.0, "growth": 1.0}
     row |= {"held": True}
-    assert "| 10k (10.0k) | 100000 | flink |" in markdown([row])
+    assert "| 10k (10.0k) | 100000 | flink |" in latencyMarkdown([row], KEYS)
 
 
 def test_latency_check_finds_every_window_of_many_keys_without_listing_them() -> None:
@@ -368,7 +372,7 @@ def test_latency_valve_system_runs_the_same_windows_per_partition_watermark(spar
     """sparkwin-valve-1s's pipeline (channel="partition" over the input's partitions) gives the
     same panes as sparkwin-mb's on data no watermark makes late, and is measured from the valve's
     closing event."""
-    from benchmarks.latency import PARTITIONS, WATERMARK, sparkwinPanes
+    from benchmarks.systems.latency import PARTITIONS, WATERMARK, sparkwinPanes
 
     rows = [(f"k{i % 3}", i, 100 * i, i % PARTITIONS) for i in range(40)]
     ev = spark.createDataFrame(rows, "key string, amount long, ts long, partition int")
@@ -377,3 +381,63 @@ def test_latency_valve_system_runs_the_same_windows_per_partition_watermark(spar
     assert valve == plain and len(plain) == 12  # 4 one-second windows x 3 keys
     assert "k0,0,1000,4,18" in plain
     assert WATERMARK["sparkwin-valve-1s"] == "valve" and WATERMARK["sparkwin-mb-1s"] == "global"
+
+
+def benchmarkImports() -> dict[str, set[str]]:
+    """Each module of benchmarks/ (dotted name) and the modules of benchmarks/ it imports, read
+    from its import statements (`from benchmarks import x` names module x where x is one)."""
+    root = Path(__file__).resolve().parent.parent
+    modules = {
+        ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in (root / "benchmarks").rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        imported: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from the module's package, `level - 1` up
+                    parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*parts, *([base] if base else [])])
+                imported |= {
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                    for a in node.names
+                }
+        graph[name] = {m for m in imported if m in modules and m != name}
+    return graph
+
+
+def importCircle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A circle of imports (its modules in order, the first again at the end), or None."""
+    state: dict[str, str] = {}  # "open" while on the walk's path, then "done"
+    path: list[str] = []
+
+    def walk(module: str) -> list[str] | None:
+        state[module] = "open"
+        path.append(module)
+        for imported in sorted(graph[module]):
+            if state.get(imported) == "open":
+                return [*path[path.index(imported) :], imported]
+            if imported not in state and (circle := walk(imported)):
+                return circle
+        path.pop()
+        state[module] = "done"
+        return None
+
+    for module in sorted(graph):
+        if module not in state and (circle := walk(module)):
+            return circle
+    return None
+
+
+def test_benchmarks_import_one_way_without_a_circle() -> None:
+    graph = benchmarkImports()
+    # The reading sees imports: a command imports the pieces it runs.
+    assert "benchmarks.systems.windows" in graph["benchmarks.run"]
+    assert "benchmarks.services" in graph["benchmarks.topics"]
+    assert importCircle(graph) is None, f"benchmarks/ imports in a circle: {importCircle(graph)}"
+    assert importCircle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]

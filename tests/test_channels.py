@@ -112,7 +112,9 @@ def test_an_idle_channel_stops_holding_back_and_windows_fire_without_new_data(sp
     micro-batch time) it stops holding the others back. Partition 3 delivers once, far ahead,
     and goes quiet too; once the last active partitions are quiet as well, the valve flushes to
     the furthest watermark (Flink's all-idle rule). All of it in micro-batches without data."""
-    idle = 4_000
+    # Batches with data must come within the idle timeout of each other (a loaded machine's
+    # take seconds), or partitions 0-1 would go idle between them too.
+    idle = 8_000
     # A first batch on partition 0 alone: a query's first micro-batch takes seconds more than
     # the next ones, and those batches must come within the idle timeout of each other.
     batches = [[{"user": "u", "amount": 1, "ts": 0, "part": 0}]]

@@ -26,7 +26,8 @@ import sparkwin
 import sparkwin as sw
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks import soak  # noqa: E402
+from benchmarks import chaos  # noqa: E402
+from benchmarks.systems import soak  # noqa: E402
 
 JOB = str(Path(__file__).resolve().parent / "cluster_job.py")
 SUM_COLUMNS = ["user", "window_start", "window_end", "sum_amount", "count", "pane_timing"]
@@ -147,7 +148,7 @@ def test_a_stream_killed_at_random_loses_and_repeats_nothing(
         sampleEvery=15,
         heap=False,
     )
-    report = soak.runSoak(spark, kafkaBroker.bootstrapServers, cluster, config, tmp_path)
+    report = chaos.runSoak(spark, kafkaBroker.bootstrapServers, cluster, config, tmp_path)
     summary = {k: v for k, v in report.items() if k not in ("samples", "config")}
     assert [k["target"] for k in report["kills"]][:2] == ["executor", "driver"], summary
     assert report["driverStarts"] >= 2 and report["eventsInWindows"] > 0, summary
@@ -193,7 +194,7 @@ def test_a_real_time_stream_whose_executor_is_killed_keeps_every_window_exact(
         realTime=True,
         batchSeconds=5,
     )
-    report = soak.runSoak(spark, kafkaBroker.bootstrapServers, cluster, config, tmp_path)
+    report = chaos.runSoak(spark, kafkaBroker.bootstrapServers, cluster, config, tmp_path)
     summary = {k: v for k, v in report.items() if k not in ("samples", "config")}
     assert [k["target"] for k in report["kills"]][:1] == ["executor"], summary
     assert report["eventsInWindows"] > 0, summary

@@ -36,6 +36,7 @@ from sparkstreams import (
 
 import sparkwin as sw
 from sparkwin._spark import jar as _jar
+from sparkwin._spark import runtime as _runtime
 from sparkwin._transport import connect as _connect
 from sparkwin._transport.connect import message as _connect_plan
 from sparkwin.errors import (
@@ -275,6 +276,46 @@ def test_plan_errors_from_the_jvm_are_plan_errors(session) -> None:
     assert "JVM stacktrace" not in str(raised.value)
     with pytest.raises(PlanError, match="plan version 99"):
         pipeline.toDF()
+
+
+def test_a_plan_that_does_not_read_is_a_plan_error_on_both_transports(session) -> None:
+    """docs/DESIGN.md, "Hostile input": nesting past the plan's limit (here 900 levels, under
+    Jackson's own 1,000), text after the plan, a plan version of the wrong kind: each a
+    PlanError from describe() and the rules, never a server error without details."""
+    text = tumbling(session.createDataFrame([], SCHEMA)).planJson()
+    wrongVersion = json.loads(text)
+    wrongVersion["planVersion"] = "1"
+    bad = [
+        (
+            text.replace('"keys":', f'"extra": {"[" * 899}{"]" * 899}, "keys":', 1),
+            True,
+            r"^the plan's JSON nests more than 128 levels deep \(objects and arrays\), at "
+            r"/extra/0/",
+        ),
+        (
+            text + text,
+            True,
+            r"^the plan's JSON goes on after its object ends, at character \d+: '\{",
+        ),
+        (
+            text + " junk",
+            True,
+            r"^the plan's JSON goes on after its object ends, at character \d+: 'junk'; a plan "
+            r"is one JSON object, with nothing after it$",
+        ),
+        (
+            json.dumps(wrongVersion),
+            False,
+            r"^planVersion must be a whole number, the plan format's version \(1 for this jar\), "
+            r'got string "1"$',
+        ),
+    ]
+    for planJson, rulesRead, words in bad:
+        with pytest.raises(PlanError, match=words):
+            _runtime.describe(session, planJson)
+        if rulesRead:  # the rules read a plan so far; its version is the decoder's
+            with pytest.raises(PlanError, match=words):
+                _runtime.verdict(session, planJson, True)
 
 
 def test_a_bad_setting_names_the_setting(session, tmp_path: Path) -> None:

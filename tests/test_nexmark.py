@@ -245,12 +245,13 @@ def test_the_benchmark_finds_q7s_highest_bids_and_refuses_unequal_results(tmp_pa
     # The streaming runs themselves are the benchmark's (sparkwin, Spark and Flink checked
     # equal before any timing); here the pieces it adds to the example queries.
     from benchmarks import nexmark as bench
+    from benchmarks.systems.nexmark import highestBids, nativeQ7
 
     events = generate(NexmarkConfig(events=2000, seed=4, rate=50))
     directory = str(tmp_path / "events")
     generator.writeParquet(events, directory, 2)
-    highest = bench.nativeQ7(spark.read.parquet(directory))
-    got = bench.highestBids(spark, directory, highest).toPandas()
+    highest = nativeQ7(spark.read.parquet(directory))
+    got = highestBids(spark, directory, highest).toPandas()
     pdf = events.to_pandas()
     bids = pdf[pdf.event_type == "bid"].assign(start=lambda b: np.array(millis(b.ts)) // 10_000)
     top = bids[bids.price == bids.groupby("start").price.transform("max")]
@@ -265,7 +266,7 @@ def test_the_benchmark_finds_q7s_highest_bids_and_refuses_unequal_results(tmp_pa
 
 
 def test_jvm_input_packs_each_query_in_the_run_py_layout(tmp_path) -> None:
-    from benchmarks import nexmark as bench
+    from benchmarks.systems import nexmark_jvm as bench
 
     events = generate(NexmarkConfig(events=500, seed=4, rate=50))
     bench.writeJvmInput(events, str(tmp_path))

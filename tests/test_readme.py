@@ -81,11 +81,27 @@ def test_the_readme_stays_a_short_user_document() -> None:
         assert f"]({page}" in text, f"README does not link {page}"
 
 
-@pytest.mark.parametrize("name", ["CHANGELOG.md", "docs/benchmarks.md"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "CHANGELOG.md",
+        "docs/benchmarks.md",
+        "docs/benchmarks-history.md",
+        "docs/DESIGN.md",
+        "docs/design-history.md",
+    ],
+)
 def test_links_in_the_history_pages_resolve(name: str) -> None:
     page = README.parent / name
     for target in relative_links(page):
         assert (page.parent / target).exists(), f"{name} links to a missing {target}"
+
+
+def test_the_benchmarks_page_is_read_in_one_sitting() -> None:
+    """The method and the latest figures; what changed between runs goes to the history page."""
+    page = README.parent / "docs" / "benchmarks.md"
+    assert len(page.read_text().splitlines()) < 600
+    assert "](benchmarks-history.md)" in page.read_text()
 
 
 def test_the_support_table_says_what_the_support_table_in_the_code_says() -> None:

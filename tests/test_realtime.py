@@ -83,6 +83,23 @@ def test_real_time_refuses_foreach_output_mixed_sinks_and_process_functions(
         process.toDF(realTime=True)
 
 
+def test_real_time_refuses_a_trigger_without_a_batch_length_and_a_bounded_input(
+    spark, streamingEvents, events, tmp_path
+) -> None:
+    pipeline = _pipeline(streamingEvents)
+    for interval, found in [(300, "got 300"), ("  ", "got '  '")]:
+        with pytest.raises(sw.errors.PlanError, match=f"batch length as a string.*{found}"):
+            pipeline.writeStream(
+                str(tmp_path / "chk"),
+                outputs={"main": sw.forEachRow(print)},
+                trigger={"realTime": interval},
+            )
+    assert not (tmp_path / "chk").exists()
+    bounded = _pipeline(events, ts="ts", key="user")
+    with pytest.raises(sw.errors.PlanError, match="runs streams only"):
+        bounded.toDF(realTime=True)
+
+
 def test_real_time_refuses_plans_it_cannot_run(spark, streamingEvents) -> None:
     chained = (
         sw.stream(_pipeline(streamingEvents).toDF(), "window_time")

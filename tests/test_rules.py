@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import sparkwin as sw
+from sparkwin import _transport as transport
 from sparkwin._plan.refusal import render as _render
 from sparkwin._spark import runtime as _runtime
 from sparkwin.errors import PlanError, translated
@@ -37,6 +38,38 @@ def test_a_plan_past_a_limit_is_refused_at_the_step_with_the_limit(session) -> N
     with pytest.raises(PlanError) as raised:
         windowed.aggregate(*[sw.agg.count().alias(f"n{i}") for i in range(1_001)])
     assert "1001 aggregates; a pipeline computes at most 1000" in str(raised.value)
+
+
+def test_triggers_nested_past_the_limit_are_named_by_their_place_not_repeated(session) -> None:
+    windowed = _keyed(session.createDataFrame([], SCHEMA)).window(
+        sw.TumblingEventTimeWindows.of(1_000)
+    )
+    deep = sw.AfterPane.elementCountAtLeast(2)
+    for _ in range(60):
+        deep = sw.Repeatedly.forever(deep)
+    with pytest.raises(PlanError) as raised:
+        windowed.trigger(deep)
+    assert str(raised.value) == (
+        "trigger: triggers nest more than 32 deep (the one at /trigger"
+        + "/nested" * 32
+        + " is 33 deep); at most 32: flatten the tree (AfterEach, AfterFirst and AfterAll take "
+        "lists)"
+    )
+
+
+def test_more_windows_per_element_than_the_jvm_takes_is_its_refusal(session) -> None:
+    """The JVM's limit is its rule's: Python keeps only its own, lower default."""
+    stream = _keyed(session.createDataFrame([], SCHEMA))
+    wide = sw.SlidingEventTimeWindows.of(86_400_000, 1, maxWindowsPerElement=10**8)
+    with pytest.raises(PlanError) as raised:
+        stream.window(wide)
+    assert str(raised.value) == (
+        "window: SlidingEventTimeWindows.of(86400000, 1) gives 86400000 windows per element (its "
+        "size, 86400000 ms, over its slide, 1 ms); an element is in at most 1000000 windows: use a "
+        "larger slide or a smaller size"
+    )
+    atTheLimit = sw.SlidingEventTimeWindows.of(1_000_000, 1, maxWindowsPerElement=1_000_000)
+    assert stream.window(atTheLimit) is not None
 
 
 def test_a_refusal_names_the_pieces_as_the_builder_wrote_them(session) -> None:
@@ -117,27 +150,18 @@ def test_connect_and_classic_say_the_same(spark, connectSpark) -> None:
 def test_the_jar_is_asked_once_per_plan_so_far(spark, monkeypatch) -> None:
     asked: list[str] = []
     monkeypatch.setattr(_runtime, "_refusals", {})
-    monkeypatch.setattr(_runtime, "entryPoint", _Counting(_runtime.entryPoint, asked))
+    chosen = transport.of(spark)
+    real = chosen.validate
+
+    def counted(planJson: str, streaming: bool) -> str:
+        asked.append(planJson)
+        return real(planJson, streaming)
+
+    monkeypatch.setattr(chosen, "validate", counted)
     df = spark.createDataFrame([], SCHEMA)
     for _ in range(2):
         _keyed(df).window(sw.TumblingEventTimeWindows.of(10)).aggregate(sw.agg.count())
     assert len(asked) == 4  # stream, keyBy, window, aggregate: each once
-
-
-class _Counting:
-    def __init__(self, entryPoint, asked: list[str]) -> None:
-        self._entryPoint, self._asked = entryPoint, asked
-
-    def __call__(self, spark):
-        real = self._entryPoint(spark)
-        asked = self._asked
-
-        class Counted:
-            def validate(self, planJson: str, streaming: bool) -> str:
-                asked.append(planJson)
-                return real.validate(planJson, streaming)
-
-        return Counted()
 
 
 def test_render_writes_strings_in_quotes_and_unknown_pieces_as_json() -> None:
@@ -158,7 +182,7 @@ def test_the_jar_answers_a_plan_off_any_python_builder_with_its_own_words(spark)
                 .plan
             )
             plan["trigger"] = sw.DeltaTrigger.of(1.0, "price").jsonValue()
-            _runtime.entryPoint(spark).describe(json.dumps(plan), False)
+            transport.of(spark).describe(json.dumps(plan), False, None)
 
 
 # The rules' own words: each lives in the jar only (PlanRules.scala), not in the package.

@@ -165,9 +165,9 @@ class TumblingProcessingTimeWindows(_Tumbling):
 # ---------------------------------------------------------------------------------------------
 # Sliding
 
-# Windows per element a sliding assigner may give: the default, and the JVM's own limit.
+# Windows per element a sliding assigner gives unless asked for more. The JVM's own limit for
+# every plan is its rule's (PlanRules, asked when the window is set), not a copy here.
 MAX_WINDOWS_PER_ELEMENT = 10_000
-HARD_MAX_WINDOWS_PER_ELEMENT = 1_000_000
 
 
 @dataclass(frozen=True, repr=False)
@@ -191,8 +191,9 @@ class _Sliding(WindowAssigner):
         (|offset| < slide).
 
         Each element belongs to ``ceil(size / slide)`` windows, and each costs work and state:
-        more than `maxWindowsPerElement` (default 10,000; at most 1,000,000, which the JVM also
-        enforces) is refused, so a typo such as a slide of 1 ms cannot stall a job.
+        more than `maxWindowsPerElement` (default 10,000) is refused, so a typo such as a slide
+        of 1 ms cannot stall a job. A larger `maxWindowsPerElement` allows more, up to the JVM's
+        own limit for every plan (a million), which refuses the window when it is set.
 
         Example::
 
@@ -201,15 +202,12 @@ class _Sliding(WindowAssigner):
         sizeMs = toMillis(size, "size")
         slideMs = toMillis(slide, "slide")
         offsetMs = toMillis(offset, "offset", allowNegative=True)
-        if (
-            isinstance(maxWindowsPerElement, bool)
-            or not isinstance(maxWindowsPerElement, int)
-            or not 1 <= maxWindowsPerElement <= HARD_MAX_WINDOWS_PER_ELEMENT
-        ):
-            raise ValueError(
-                f"maxWindowsPerElement must be an int in [1, {HARD_MAX_WINDOWS_PER_ELEMENT:,}], "
-                f"got {maxWindowsPerElement!r}"
+        if isinstance(maxWindowsPerElement, bool) or not isinstance(maxWindowsPerElement, int):
+            raise TypeError(
+                f"maxWindowsPerElement must be an int, got {type(maxWindowsPerElement).__name__}"
             )
+        if maxWindowsPerElement < 1:
+            raise ValueError(f"maxWindowsPerElement must be 1 or more, got {maxWindowsPerElement}")
         perElement = -(-sizeMs // slideMs)
         if perElement > maxWindowsPerElement:
             raise ValueError(

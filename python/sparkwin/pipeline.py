@@ -144,9 +144,7 @@ class Pipeline:
     def _union(self, realTime: bool = False, checkpointLocation: str | None = None) -> DataFrame:
         if realTime:
             _realtime.requireRealTime(self.df.sparkSession, "real-time mode")
-            if not self._isStreaming():
-                raise ValueError("realTime=True needs a streaming input (a Kafka stream)")
-        if self._isStreaming():
+        if self._isStreaming() or realTime:  # PlanRules refuses real time on a bounded input
             unioned = _runtime.union(self.df, self.planJson(), realTime, checkpointLocation)
             if checkpointLocation is not None:  # refused before the query starts, or recorded
                 _runtime.admit(unioned, checkpointLocation)
@@ -213,11 +211,6 @@ class Pipeline:
              .option("checkpointLocation", "/chk").outputMode("update")
              .trigger(realTime="5 minutes").start())
         """
-        if realTime and self.processFunction is not None:
-            raise ValueError(
-                "real-time mode cannot run process() pipelines (a pane's rows go to Python in "
-                "Arrow batches, which real-time mode does not run): use aggregate()"
-            )
         _checkLocation(checkpointLocation, optional=True)
         return _runtime.mainOutput(
             self._union(realTime, checkpointLocation),
@@ -394,21 +387,15 @@ class Pipeline:
         queryName: str | None,
     ) -> StreamingQuery:
         """``writeStream`` in real-time mode: every check before the query starts."""
-        interval = trigger[_realtime.REAL_TIME]
-        if not isinstance(interval, str) or not interval.strip():
-            raise ValueError(
-                "trigger={'realTime': ...} takes the batch length as a string, e.g. "
-                f"{{'realTime': '5 minutes'}}, got {interval!r}"
-            )
         spark = self.df.sparkSession
         _realtime.requireRealTime(spark, "writeStream(trigger={'realTime': ...})")
-        kind = _realtime.checkTargets(targets, foreachOutput, self.processFunction is not None)
+        # PlanRules judges the plan, the trigger, the outputs and the task slots; asked before
+        # planning on the checkpoint, which keeps its key-group count there.
+        kind = _realtime.refuse(self.df, self.planJson(), targets, foreachOutput, trigger)
         if kind is KafkaOutput:
             schemas = self.schemas()
             for t, o in targets.items():
                 o.prepare(spark, schemas[t], t)
-        # Slots first: planning on the checkpoint keeps its key-group count there.
-        _realtime.checkSlots(spark, self.df)
         # refuses what real-time mode cannot run, and a checkpoint the query cannot resume
         unioned = self._union(True, checkpointLocation)
         return _realtime.start(

@@ -3,7 +3,9 @@
 The harness runs the same JVM engine Spark runs, in process, through the session's gateway:
 elements, watermarks, idleness and processing time go in by hand, results come out as dicts.
 It needs a SparkSession only for the JVM. Values: timestamps are epoch milliseconds (ints) on
-the way out; ``datetime`` or ints on the way in.
+the way out; ``datetime`` or ints on the way in. Dates are ``date``s, or days since 1970-01-01
+(ints) in and where Python's ``date`` cannot hold them out. A value its column cannot hold (as
+Spark's type would not) is refused, naming the column.
 
 The harness also keeps a run log (``runLog()``): every call, what became of each element (as
 the engine decided it, returned by the call), which panes fired when (from the engine's count)
@@ -21,7 +23,15 @@ from typing import Any
 
 import pandas as pd
 from pyspark.sql import SparkSession
-from pyspark.sql.types import DataType, DateType, DecimalType, StructType, TimestampType
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    DateType,
+    DecimalType,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+)
 
 from sparkwin import _transport as transport
 from sparkwin._spark.runtime import PaneWindow, describe
@@ -62,11 +72,16 @@ def _toJson(value: Any) -> Any:
     return value
 
 
+_EPOCH_DAY = dt.date(1970, 1, 1)
+_DAYS = ((dt.date.min - _EPOCH_DAY).days, (dt.date.max - _EPOCH_DAY).days)
+
+
 def _fromJson(value: Any, dataType: DataType) -> Any:
     if value is None:
         return None
     if isinstance(dataType, DateType):
-        return dt.date(1970, 1, 1) + dt.timedelta(days=value)
+        # Python's date holds years 1 to 9999; a date Spark holds beyond them stays its days.
+        return _EPOCH_DAY + dt.timedelta(days=value) if _DAYS[0] <= value <= _DAYS[1] else value
     if isinstance(dataType, DecimalType):
         return decimal.Decimal(value)
     return value
@@ -80,9 +95,16 @@ _INT_RANGES = {
 }
 
 
+# What Spark's types hold beyond the longs and ints above: a timestamp is a long of microseconds
+# (so whole milliseconds within these), a date an int of days.
+_TIMESTAMP_MS = (-((2**63) // 1000), (2**63 - 1) // 1000)
+_DATE_DAYS = (-(2**31), 2**31 - 1)
+
+
 def _checkValue(name: str, value: Any, dataType: DataType) -> None:
     """A row's value must be one the column's type can hold, as Spark would insist: the engine
-    would otherwise read a wrapped or defaulted value and compute a wrong answer silently."""
+    would otherwise read a wrapped or defaulted value and compute a wrong answer silently. Arrays
+    and structs are checked value by value (``column[0]``, ``column.field``)."""
     if value is None:
         return
     kind = dataType.simpleString()
@@ -101,12 +123,70 @@ def _checkValue(name: str, value: Any, dataType: DataType) -> None:
     elif kind == "boolean":
         if not isinstance(value, bool):
             raise TypeError(f"column {name!r} is boolean: got {type(value).__name__} {value!r}")
-    elif isinstance(dataType, TimestampType):
+    elif isinstance(dataType, TimestampType | TimestampNTZType):
         if isinstance(value, bool) or not isinstance(value, int | dt.datetime):
             raise TypeError(
                 f"column {name!r} is a timestamp: give a datetime or epoch milliseconds, got "
                 f"{type(value).__name__} {value!r}"
             )
+        low, high = _TIMESTAMP_MS
+        if isinstance(value, int) and not low <= value <= high:
+            raise ValueError(
+                f"column {name!r} is a timestamp: {value} ms is outside what Spark holds "
+                f"([{low}, {high}] ms, a long of microseconds)"
+            )
+    elif isinstance(dataType, DateType):
+        if isinstance(value, bool) or not isinstance(value, int | dt.date):
+            raise TypeError(
+                f"column {name!r} is a date: give a date or days since 1970-01-01, got "
+                f"{type(value).__name__} {value!r}"
+            )
+        low, high = _DATE_DAYS
+        if isinstance(value, int) and not low <= value <= high:
+            raise ValueError(
+                f"column {name!r} is a date: {value} days is outside what Spark holds "
+                f"([{low}, {high}], an int of days)"
+            )
+    elif isinstance(dataType, DecimalType):
+        _checkDecimal(name, value, dataType)
+    elif isinstance(dataType, ArrayType):
+        if not isinstance(value, list | tuple):
+            raise TypeError(f"column {name!r} is {kind}: got {type(value).__name__} {value!r}")
+        for i, item in enumerate(value):
+            _checkValue(f"{name}[{i}]", item, dataType.elementType)
+    elif isinstance(dataType, StructType):
+        if not isinstance(value, Mapping):
+            raise TypeError(f"column {name!r} is a struct: give a dict, got {type(value).__name__}")
+        unknown = sorted(set(value) - set(dataType.fieldNames()))
+        if unknown:
+            raise ValueError(
+                f"column {name!r} has no fields {unknown}; it has {dataType.fieldNames()}"
+            )
+        for f in dataType.fields:
+            _checkValue(f"{name}.{f.name}", value.get(f.name), f.dataType)
+
+
+def _checkDecimal(name: str, value: Any, dataType: DecimalType) -> None:
+    """A decimal column takes a ``Decimal`` or an int that fits its precision once rounded to its
+    scale (half up, as Spark rounds)."""
+    kind = dataType.simpleString()
+    if isinstance(value, bool) or not isinstance(value, int | decimal.Decimal):
+        raise TypeError(
+            f"column {name!r} is {kind}: give a Decimal or an int, got "
+            f"{type(value).__name__} {value!r}"
+        )
+    number = decimal.Decimal(value)
+    if not number.is_finite():
+        raise ValueError(f"column {name!r} is {kind}: {value} is not a finite number")
+    before = dataType.precision - dataType.scale  # digits before the point
+    if number.adjusted() <= before:  # rounded only where it may fit: a bounded precision
+        exact = decimal.Context(prec=dataType.precision + 2)
+        step = decimal.Decimal(1).scaleb(-dataType.scale)
+        number = number.quantize(step, decimal.ROUND_HALF_UP, exact)
+    if number and number.adjusted() >= before:
+        raise ValueError(
+            f"column {name!r} is {kind}: {value} has more than {before} digits before the point"
+        )
 
 
 @dataclass(frozen=True, slots=True)

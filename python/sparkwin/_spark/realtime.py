@@ -32,11 +32,9 @@ from sparkwin.outputs import (
     TableOutput,
 )
 
-__all__ = ["REAL_TIME", "checkTargets", "isRealTime", "requireRealTime", "start"]
+__all__ = ["REAL_TIME", "isRealTime", "refuse", "requireRealTime", "start"]
 
 REAL_TIME = "realTime"
-
-_FIX = "use sw.toKafka(topic, servers) or sw.forEachRow(fn) for this output"
 
 
 def isRealTime(trigger: Mapping[str, Any] | None) -> bool:
@@ -61,78 +59,52 @@ def requireRealTime(spark: Any, what: str) -> None:
     )
 
 
-def checkTargets(
-    targets: Mapping[str, Output], foreachOutput: Any, isProcess: bool
+# How PlanRules names each kind of output (plan/RealTimeQuery.scala).
+_KINDS: tuple[tuple[type[Output] | tuple[type[Output], ...], str], ...] = (
+    (KafkaOutput, "kafka"),
+    (RowOutput, "row"),
+    (PathOutput, "directory"),
+    ((TableOutput, DeltaOutput), "table"),
+    (FunctionOutput, "function"),
+)
+
+
+def refuse(
+    df: DataFrame,
+    planJson: str,
+    targets: Mapping[str, Output],
+    foreachOutput: Any,
+    trigger: Mapping[str, Any],
 ) -> type[Output]:
-    """The kind of output every target shares (KafkaOutput or RowOutput), or a ValueError
-    naming the output real-time mode cannot write and the fix."""
-    if foreachOutput is not None:
-        raise ValueError(
-            "real-time mode has no micro-batches for foreachOutput(tag, df, batchId): give "
-            "outputs={tag: sw.forEachRow(fn)} or {tag: sw.toKafka(topic, servers)} instead"
-        )
-    if isProcess:
-        raise ValueError(
-            "real-time mode cannot run process() pipelines (a pane's rows go to Python in "
-            "Arrow batches, which real-time mode does not run): use aggregate(), or micro-batch "
-            "mode"
-        )
-    if not targets:
-        raise ValueError(f"real-time mode needs at least one output: {_FIX}")
+    """Asks ``PlanRules`` whether real-time mode can run this query (the plan, its trigger, its
+    outputs, the task slots it needs), raising its refusal as a ``PlanError``; else the kind of
+    output every target shares (KafkaOutput or RowOutput)."""
+    spark = df.sparkSession
+    interval = trigger[REAL_TIME]
+    outputs = []
     for tag, out in targets.items():
-        where = f"outputs[{tag!r}]"
-        if isinstance(out, PathOutput):
-            raise ValueError(
-                f"{where} is a directory ({out.path!r}), written per micro-batch; real-time mode "
-                f"writes row by row: {_FIX}"
-            )
-        if isinstance(out, TableOutput | DeltaOutput):
-            raise ValueError(
-                f"{where} is a table, written per micro-batch; real-time mode writes row by "
-                f"row: {_FIX}"
-            )
-        if isinstance(out, FunctionOutput):
-            raise ValueError(
-                f"{where} is a foreachBatch function fn(df, batchId); real-time mode has no "
-                "micro-batches: wrap a per-row function as sw.forEachRow(fn), or write to "
-                "sw.toKafka(topic, servers)"
-            )
-        if not isinstance(out, KafkaOutput | RowOutput):
-            raise ValueError(f"{where}: real-time mode cannot write {out!r}: {_FIX}")
-    kinds = {type(o) for o in targets.values()}
-    if len(kinds) > 1:
-        raise ValueError(
-            "real-time mode writes every output of one query through one sink: make them all "
-            "sw.toKafka(...) or all sw.forEachRow(...)"
-        )
-    if KafkaOutput in kinds:
-        sinks = {(o.bootstrapServers, o.options) for o in targets.values()}  # type: ignore[attr-defined]
-        if len(sinks) > 1:
-            raise ValueError(
-                "real-time mode writes every Kafka output through one Kafka sink: give every "
-                "sw.toKafka(...) the same bootstrapServers and options (the topics may differ)"
-            )
-    return kinds.pop()
-
-
-def checkSlots(spark: SparkSession, df: DataFrame) -> None:
-    """Refuses a query that needs more task slots at once than the cluster has: real-time
-    mode runs every source partition and every shuffle partition of a batch as a task at once,
-    and a task waiting for a slot holds the others back for the whole batch."""
-    sources = _sourcePartitions(spark, df)
-    if sources is None:
-        return
-    count, described = sources
-    shuffle = int(spark.conf.get("spark.sql.shuffle.partitions", "200") or "200")
-    need = count + shuffle
-    have = _taskSlots(spark)
-    if have is not None and need > have:
-        raise ValueError(
-            f"real-time mode runs all of a batch's tasks at once: {described} and {shuffle} "
-            f"shuffle partitions (spark.sql.shuffle.partitions) need {need} task slots, and "
-            f"this cluster has {have}. Lower spark.sql.shuffle.partitions to at most "
-            f"{max(have - count, 1)}, or run with more cores (e.g. master local[{need}])"
-        )
+        kind = next((k for cls, k in _KINDS if isinstance(out, cls)), "other")
+        outputs.append({"tag": tag, "kind": kind, "written": getattr(out, "path", repr(out))})
+    sinks = {
+        (o.bootstrapServers, o.options) for o in targets.values() if isinstance(o, KafkaOutput)
+    }
+    facts: dict[str, Any] = {
+        "interval": interval if isinstance(interval, str) else None,
+        "intervalGiven": repr(interval),
+        "foreachOutput": foreachOutput is not None,
+        "outputs": outputs,
+        "kafkaSinks": len(sinks),
+        "shufflePartitions": int(spark.conf.get("spark.sql.shuffle.partitions", "200") or "200"),
+    }
+    if foreachOutput is None and outputs and all(o["kind"] in ("kafka", "row") for o in outputs):
+        sources = _sourcePartitions(spark, df)  # asks the brokers: only for a query that may run
+        if sources is not None:
+            facts["sources"] = {"count": sources[0], "described": sources[1]}
+        slots = _taskSlots(spark)
+        if slots is not None:
+            facts["taskSlots"] = slots
+    transport.of(spark).refuseRealTime(planJson, df.isStreaming, json.dumps(facts))
+    return type(next(iter(targets.values())))
 
 
 def _taskSlots(spark: SparkSession) -> int | None:

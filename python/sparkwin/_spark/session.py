@@ -21,7 +21,8 @@ from sparkwin._spark import delta as _delta
 from sparkwin._spark import kafka as _kafka
 from sparkwin._spark.jar import jarPath
 from sparkwin._support import lineFor, requireFeature
-from sparkwin._transport import classic, connect
+from sparkwin._transport import classic
+from sparkwin._transport import connect as _connect
 from sparkwin.errors import UnsupportedSparkError
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -90,13 +91,13 @@ def configure(
     if kafka:
         builder = _kafka.withKafka(builder)
     if "spark.remote" in builder._options:  # a Connect client: refused where Connect cannot run
-        requireFeature(pyspark.__version__, "connect", "Spark Connect", connect.CLASSIC)
+        requireFeature(pyspark.__version__, "connect", "Spark Connect", _connect.CLASSIC)
     jar = jarPath()  # the jar of the installed PySpark's Scala version
     existing = builder._options.get("spark.jars")
     jars = jar if not existing else f"{existing},{jar}"
     builder = builder.config("spark.jars", jars)
     if line.connect:
-        builder = connect.withPlugin(builder)  # Spark Connect: the relation plugin (server side)
+        builder = _connect.withPlugin(builder)  # Spark Connect: the relation plugin (server side)
     for key, value in _REQUIRED_CONF.items():
         builder = builder.config(key, value)
     return builder
@@ -182,7 +183,7 @@ def session(
     for key, value in settings.items():
         builder = builder.config(key, str(value))
     if connect:
-        return connect.startSession(configure(builder, delta=delta, kafka=kafka))
+        return _connect.startSession(configure(builder, delta=delta, kafka=kafka))
     spark = configure(builder, delta=delta, kafka=kafka).getOrCreate()
     classic.entryPoint(spark)  # the jars the options hid, ours on the executors; the version
     _refuseMissingPackages(spark, delta=delta, kafka=kafka)

@@ -31,6 +31,11 @@ class Transport(ABC):
         """The first rule a plan so far breaks, or the decoder's defaults, as JSON."""
 
     @abstractmethod
+    def refuseRealTime(self, planJson: str, streaming: bool, queryJson: str | None) -> None:
+        """Raises ``PlanRules``' refusal of a real-time query (``queryJson``: its trigger, outputs
+        and task slots; None for the plan alone) as a ``PlanError``."""
+
+    @abstractmethod
     def windowed(
         self, df: DataFrame, planJson: str, realTime: bool, checkpoint: str | None
     ) -> DataFrame:

@@ -91,6 +91,10 @@ class ClassicTransport(Transport):
         with translated():
             return str(self._entry().validate(planJson, streaming))
 
+    def refuseRealTime(self, planJson: str, streaming: bool, queryJson: str | None) -> None:
+        with translated():
+            self._entry().refuseRealTime(planJson, streaming, queryJson)
+
     def windowed(
         self, df: DataFrame, planJson: str, realTime: bool, checkpoint: str | None
     ) -> DataFrame:

@@ -81,6 +81,12 @@ REPLAY_UNSUPPORTED = (
 )
 
 
+REAL_TIME_UNSUPPORTED = (
+    "real-time mode's query is built by the classic (Py4J) runtime",
+    "Run it from a classic SparkSession (sparkwin.session()).",
+)
+
+
 def unsupported(what: str, why: str, instead: str) -> ConnectUnsupportedError:
     return ConnectUnsupportedError(f"{what} is not available on Spark Connect: {why}. {instead}")
 
@@ -218,6 +224,9 @@ class ConnectTransport(Transport):
         from sparkwin._transport.connect.message import VALIDATE
 
         return self._single(VALIDATE, planJson, streaming=streaming)
+
+    def refuseRealTime(self, planJson: str, streaming: bool, queryJson: str | None) -> None:
+        raise unsupported("real-time mode", *REAL_TIME_UNSUPPORTED)
 
     def windowed(self, df: Any, planJson: str, realTime: bool, checkpoint: str | None) -> Any:
         """The server plans the relation lazily; its schema is asked for here so that a plan

@@ -86,6 +86,37 @@ object Fuzz {
       ms <- Gen.listOfN(n, byteMutation)
     } yield ms.foldLeft(base.clone)((b, m) => m(b))
 
+  /** Nesting depths around `limit`: under it, at it, just past it and far past it, where a
+    * reader's check of the depth (or its stack) is tested.
+    */
+  def depthsNear(limit: Int): Gen[Int] =
+    Gen.oneOf(limit - 2, limit - 1, limit, limit + 1, limit + 2, limit * 2, limit * 8)
+
+  /** What may follow a valid text: white space (to be read), or another value, a copy, a lone
+    * bracket, junk, a NUL, a comment (each to be refused).
+    */
+  def trailing(copy: String): Gen[(String, Boolean)] = Gen.oneOf(
+    Gen.oneOf(" ", "\n", "\t \r\n").map(w => (w, false)),
+    Gen
+      .oneOf(
+        copy,
+        " " + copy,
+        "}",
+        "]",
+        "{",
+        "[1]",
+        "\"x\"",
+        "0",
+        "null",
+        " junk",
+        "\u0000",
+        "//c",
+        "/* c */",
+        ","
+      )
+      .map(t => (t, true))
+  )
+
   /** Random bytes of up to 64. */
   val randomBytes: Gen[Array[Byte]] =
     Gen.choose(0, 64).flatMap(n => Gen.listOfN(n, Gen.choose(-128, 127)).map(_.map(_.toByte).toArray))
@@ -98,8 +129,14 @@ object Fuzz {
 
   private def allocated(): Long = threads.getThreadAllocatedBytes(Thread.currentThread.getId)
 
+  /** The workers' stack: a quarter of a server thread's default (1 MiB), as little as a cold
+    * JIT's interpreted frames leave a deep walk, so a recursion that only a hot JIT survives is
+    * found here (a plan nested 900 levels deep overflowed that way, under Jackson's own limit).
+    */
+  val StackBytes: Long = 256L * 1024
+
   private val daemons: ThreadFactory = (r: Runnable) => {
-    val t = new Thread(r, "sparkwin-fuzz"); t.setDaemon(true); t
+    val t = new Thread(null, r, "sparkwin-fuzz", StackBytes); t.setDaemon(true); t
   }
 
   /** Feeds `n` inputs of `gen` (input `i` from seed `seed + i`) to `body`. An input passes when
@@ -121,7 +158,8 @@ object Fuzz {
     val caught = mutable.TreeMap.empty[String, Int]
     var read, refused = 0
     def fail(kind: String, input: T, detail: String): Unit = {
-      val (count, first) = failures.getOrElse(kind, (0, s"$detail; input ${describe(input).take(300)}"))
+      val (count, first) =
+        failures.getOrElse(kind, (0, s"$detail; input of ${size(input)}: ${describe(input).take(300)}"))
       failures(kind) = (count + 1, first)
     }
     try {

@@ -25,7 +25,18 @@ trait Record extends sparkwin.api.Input {
 
   /** The fields as an array the caller may keep. */
   def toArray: Array[Any] = Array.tabulate(length)(get)
+
+  /** A value of this record that the runtime could not give the engine in the form it gives
+    * every other (null: none), so the record goes to the errors output as it came.
+    */
+  def unheld: UnheldValue = null
 }
+
+/** A value Spark holds that has no form in the session's types (`java.sql.Timestamp` cannot hold
+  * `timestamp_micros(Long.MinValue)`): the top-level column it is in, the value as words
+  * (`the timestamp -290308-12-21T19:59:05.224192Z`), and the form it lacks.
+  */
+final case class UnheldValue(column: String, value: String, form: String)
 
 /** The local runtime's record: an array of field values. */
 final class ArrayRecord(val values: Array[Any]) extends Record {

@@ -60,7 +60,7 @@ object PythonEntryPoint {
       realTime: Boolean,
       session: SparkSession,
       checkpoint: String
-  ): String = {
+  ): String = PlanDecoder.guarded { // whatever fails in reading a plan is a PlanException
     val plan = PlanDecoder.decode(planJson)
     val layout = new OutputLayout(plan, java8Time)
     val node = mapper.createObjectNode()
@@ -89,6 +89,17 @@ object PythonEntryPoint {
     mapper.writeValueAsString(node)
   }
 
+  /** Refuses, as a [[PlanException]], what real-time mode cannot run: the plan on an input that
+    * is a stream or not, and the query about to start (`queryJson`: [[RealTimeQuery]]'s facts,
+    * or null for `toDF(realTime=True)`).
+    */
+  def refuseRealTime(planJson: String, streaming: Boolean, queryJson: String): Unit =
+    PlanRules.refuseRealTime(
+      PlanDecoder.decode(planJson),
+      Some(streaming),
+      Option(queryJson).map(RealTimeQuery.parse)
+    )
+
   /** The first rule of [[PlanRules]] the plan so far breaks, for Python's builder to raise
     * after each step: JSON `{"rule": ..., "message": ...}` with the plan's pieces as
     * `{/pointer}`s in the message (Python names them as the user wrote them). A plan it accepts
@@ -96,13 +107,12 @@ object PythonEntryPoint {
     * plan: `{"defaults": {"watermark": ...}}` ([[PlanDecoder.defaultWatermark]], or the plan's
     * own).
     */
-  def validate(planJson: String, streaming: Boolean): String = {
+  def validate(planJson: String, streaming: Boolean): String = PlanDecoder.guarded {
     val root = PlanDecoder.parse(planJson)
     val node = mapper.createObjectNode()
-    PlanDecoder.guarded(PlanRules.check(root, Some(streaming))) match {
+    PlanRules.check(root, Some(streaming)) match {
       case None =>
-        val decided =
-          PlanDecoder.guarded(PlanDecoder.completed(root, Some(streaming))).path("watermark")
+        val decided = PlanDecoder.completed(root, Some(streaming)).path("watermark")
         node
           .putObject("defaults")
           .set[JsonNode]("watermark", if (decided.isMissingNode) NullNode.instance else decided)

@@ -125,11 +125,15 @@ object Contract {
 
   private def fail(message: String) = throw new PlanException(message)
 
+  /** A value as a message quotes it ([[Limits.quoted]]). */
+  private def shown(value: JsonNode): String = Limits.quoted(String.valueOf(value))
+
   private def obj(value: JsonNode, fields: JsonNode, path: String, skip: Option[String]): Unit = {
-    if (value == null || !value.isObject) fail(s"$path must be an object, got $value")
+    if (value == null || !value.isObject) fail(s"$path must be an object, got ${shown(value)}")
     val known = fields.fieldNames().asScala.toSet ++ skip
     val unknown = value.fieldNames().asScala.filterNot(known).toSeq.sorted
-    if (unknown.nonEmpty) fail(s"$path has fields the contract does not know: ${unknown.mkString(", ")}")
+    if (unknown.nonEmpty)
+      fail(s"$path has fields the contract does not know: ${Limits.quoted(unknown.mkString(", "))}")
     fields.fields().asScala.foreach(e => field(value.get(e.getKey), e.getValue.asText, s"$path.${e.getKey}"))
   }
 
@@ -139,23 +143,25 @@ object Contract {
     if (value == null || value.isNull) { if (!optional) fail(s"$path is required"); return }
     spec match {
       case ListSpec(item, bounds) =>
-        if (!value.isArray) fail(s"$path must be a list, got $value")
+        if (!value.isArray) fail(s"$path must be a list, got ${shown(value)}")
         val (low, high) = boundsOf(bounds)
         if (value.size < low || high.exists(value.size > _))
           fail(s"$path must have $bounds items, got ${value.size}")
         value.elements().asScala.zipWithIndex.foreach { case (v, i) => field(v, item, s"$path[$i]") }
       case s if s.startsWith("@") => section(value, s.drop(1), path)
       case "int" | "long" | "long>=0" | "long>0" =>
-        if (!value.isIntegralNumber || !value.canConvertToLong) fail(s"$path must be a long, got $value")
-        if (spec == "long>=0" && value.asLong < 0) fail(s"$path must be >=0, got $value")
-        if (spec == "long>0" && value.asLong <= 0) fail(s"$path must be >0, got $value")
-      case "double" => if (!value.isNumber) fail(s"$path must be a number, got $value")
+        if (!value.isIntegralNumber || !value.canConvertToLong)
+          fail(s"$path must be a long, got ${shown(value)}")
+        if (spec == "long>=0" && value.asLong < 0) fail(s"$path must be >=0, got ${shown(value)}")
+        if (spec == "long>0" && value.asLong <= 0) fail(s"$path must be >0, got ${shown(value)}")
+      case "double" => if (!value.isNumber) fail(s"$path must be a number, got ${shown(value)}")
       case RangeSpec(low, high) =>
         if (!value.isNumber || value.asDouble < low.toDouble || value.asDouble > high.toDouble)
-          fail(s"$path must be a number from $low to $high, got $value")
-      case "bool" => if (!value.isBoolean) fail(s"$path must be true or false, got $value")
+          fail(s"$path must be a number from $low to $high, got ${shown(value)}")
+      case "bool" => if (!value.isBoolean) fail(s"$path must be true or false, got ${shown(value)}")
       case "string" | "column" =>
-        if (!value.isTextual || value.asText.isEmpty) fail(s"$path must be a non-empty string, got $value")
+        if (!value.isTextual || value.asText.isEmpty)
+          fail(s"$path must be a non-empty string, got ${shown(value)}")
       case "schema" =>
         if (!value.isObject || value.path("type").asText != "struct") fail(s"$path must be a struct schema")
       case "params" =>
@@ -163,28 +169,30 @@ object Contract {
         if (
           !value.isObject || !value.properties().asScala.forall(e => e.getKey.nonEmpty && scalar(e.getValue))
         )
-          fail(s"$path must map names to strings, numbers or booleans, got $value")
+          fail(s"$path must map names to strings, numbers or booleans, got ${shown(value)}")
       case choice if choice.contains("|") =>
         if (!choice.split('|').contains(value.asText) || !value.isTextual)
-          fail(s"$path must be one of ${choice.split('|').mkString(", ")}, got $value")
+          fail(s"$path must be one of ${choice.split('|').mkString(", ")}, got ${shown(value)}")
       case other => fail(s"$path: unknown type '$other' in contract.json")
     }
   }
 
   private def section(value: JsonNode, name: String, path: String): Unit = {
     val s = plan.get("sections").get(name)
-    if (!value.isObject) fail(s"$path must be an object, got $value")
+    if (!value.isObject) fail(s"$path must be an object, got ${shown(value)}")
     val kinds = s.get("kinds")
     s.get("tag").asText match {
       case "onlyKey" =>
         val keys = value.fieldNames().asScala.toSeq
         if (keys.size != 1 || !kinds.has(keys.head))
-          fail(s"$path must have one of ${kinds.fieldNames().asScala.mkString(", ")}, got $value")
+          fail(s"$path must have one of ${kinds.fieldNames().asScala.mkString(", ")}, got ${shown(value)}")
         obj(value, kinds.get(keys.head), path, None)
       case tag =>
         val kind = value.path(tag).asText
         if (!kinds.has(kind))
-          fail(s"$path.$tag must be one of ${kinds.fieldNames().asScala.mkString(", ")}, got '$kind'")
+          fail(
+            s"$path.$tag must be one of ${kinds.fieldNames().asScala.mkString(", ")}, got '${Limits.quoted(kind)}'"
+          )
         obj(value, kinds.get(kind), s"$path($kind)", Some(tag))
     }
   }

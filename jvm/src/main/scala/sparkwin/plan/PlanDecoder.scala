@@ -3,6 +3,8 @@ package sparkwin.plan
 import scala.jdk.CollectionConverters._
 import scala.util.Try
 
+import com.fasterxml.jackson.core.{JacksonException, JsonFactoryBuilder, JsonParser, StreamReadConstraints}
+import com.fasterxml.jackson.core.exc.StreamConstraintsException
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.ObjectNode
 import org.apache.spark.sql.types._
@@ -74,7 +76,12 @@ object PlanDecoder {
 
   /** The hidden aggregate of an EARLIEST or LATEST timestamp combiner. */
   val WindowTimeAlias: String = "__sw_window_time"
-  private val mapper = new ObjectMapper()
+  // Its parser refuses nesting past Limits.MaxPlanNesting (Jackson's own limit is 1,000).
+  private val mapper = new ObjectMapper(
+    new JsonFactoryBuilder()
+      .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(Limits.MaxPlanNesting).build())
+      .build()
+  )
   val SupportedVersion: Int = Contract.planVersion
 
   // Executors decode a plan once per JVM, not per key or partition: a decoded plan is
@@ -95,8 +102,10 @@ object PlanDecoder {
     guarded(decodeTree(json, root, streaming))
   }
 
-  /** A plan's JSON tree, or a [[PlanException]] when the text is not one JSON object (bad
-    * syntax, nesting past Jackson's limit, a number or a string past its limits).
+  /** A plan's JSON tree, or a [[PlanException]] when the text is not one JSON object and nothing
+    * more: bad syntax, nesting past [[Limits.MaxPlanNesting]], a number or a string past Jackson's
+    * limits, anything but white space after the object. It is the one reader of a plan's text:
+    * nothing walks a tree it has not bounded.
     */
   def parse(json: String): JsonNode = {
     if (json == null) throw new PlanException("no plan: the plan's JSON is null")
@@ -104,17 +113,43 @@ object PlanDecoder {
       throw new PlanException(
         s"the plan's JSON is ${json.length} characters; a plan is at most ${Limits.MaxPlanChars}"
       )
-    val root =
-      try mapper.readTree(json)
-      catch {
-        case e: com.fasterxml.jackson.core.JacksonException =>
-          throw new PlanException(s"the plan is not valid JSON: ${e.getOriginalMessage}")
+    val parser = mapper.getFactory.createParser(json)
+    try {
+      val root =
+        try mapper.readTree[JsonNode](parser)
+        catch {
+          case _: StreamConstraintsException
+              if parser.getParsingContext.getNestingDepth >= Limits.MaxPlanNesting =>
+            throw new PlanException(
+              s"the plan's JSON nests more than ${Limits.MaxPlanNesting} levels deep (objects and arrays), at " +
+                s"${Limits.quoted(placeOf(parser))}; a plan nests at most ${Limits.MaxPlanNesting}, which no plan " +
+                s"sparkwin's builder writes reaches (its triggers nest at most ${Limits.MaxTriggerNesting} deep)"
+            )
+          case e: JacksonException =>
+            throw new PlanException(s"the plan is not valid JSON: ${Limits.quoted(e.getOriginalMessage)}")
+        }
+      if (root == null || !root.isObject)
+        throw new PlanException(
+          s"a plan is a JSON object, got ${if (root == null) "nothing" else root.getNodeType}"
+        )
+      val after =
+        try Option(parser.nextToken()).map(_ => parser.currentTokenLocation().getCharOffset)
+        catch { case e: JacksonException => Some(e.getLocation.getCharOffset) }
+      after.foreach { at =>
+        val from = math.max(0L, math.min(at, json.length.toLong)).toInt
+        throw new PlanException(
+          s"the plan's JSON goes on after its object ends, at character $from: " +
+            s"'${Limits.quoted(json.substring(from))}'; a plan is one JSON object, with nothing after it"
+        )
       }
-    if (root == null || !root.isObject)
-      throw new PlanException(
-        s"a plan is a JSON object, got ${if (root == null) "nothing" else root.getNodeType}"
-      )
-    root
+      root
+    } finally parser.close()
+  }
+
+  /** Where `parser` stands, as a JSON pointer (`/` for the plan's own object). */
+  private def placeOf(parser: JsonParser): String = {
+    val at = parser.getParsingContext.pathAsPointer().toString
+    if (at.isEmpty) "/" else at
   }
 
   /** The last guard of a plan from outside: an exception that no check of the decoder or the
@@ -125,6 +160,13 @@ object PlanDecoder {
     try body
     catch {
       case e: PlanException => throw e
+      // A stack too small for a walk of the plan: one no check of the plan's size or depth
+      // bounded (a hole, reported as one); the server keeps serving.
+      case e: StackOverflowError =>
+        throw new PlanException(
+          s"the plan could not be read: $e (a check sparkwin lacks; please report it)",
+          e
+        )
       case e: VirtualMachineError => throw e
       case e: UnsupportedSparkException => throw e
       case e: RuntimeException =>
@@ -135,7 +177,13 @@ object PlanDecoder {
     }
 
   private def decodeTree(json: String, root: JsonNode, streaming: Option[Boolean]): Plan = {
-    val version = int(root, "planVersion")
+    val stated = required(root, "planVersion")
+    if (!stated.isIntegralNumber || !stated.canConvertToInt)
+      throw new PlanException(
+        s"planVersion must be a whole number, the plan format's version ($SupportedVersion for this jar), " +
+          s"got ${stated.getNodeType.toString.toLowerCase} ${Limits.quoted(stated.toString)}"
+      )
+    val version = stated.asInt
     if (version != SupportedVersion)
       throw new PlanException(
         s"plan version $version is not supported by this jar (it reads version $SupportedVersion)"
@@ -275,7 +323,7 @@ object PlanDecoder {
       byName.getOrElse(
         name,
         throw new PlanException(
-          s"$param: no column '$name'; the input has ${schema.fieldNames.mkString(", ")}"
+          s"$param: no column '${Limits.quoted(name)}'; the input has ${Limits.quoted(schema.fieldNames.mkString(", "))}"
         )
       )
     def field(i: Int): StructField = schema.fields(i)
@@ -385,23 +433,24 @@ object PlanDecoder {
   /** An aggregate and the output field it produces (name, Spark type). */
   private def decodeAggregate(n: JsonNode, columns: Columns): (Aggregate, StructField) = {
     val alias = str(n, "alias")
+    val named = Limits.quoted(alias) // as messages quote it
     val fn = str(n, "fn")
-    val col = optional(n, "column").map(c => columns.index(c.asText, s"aggregate $alias"))
-    def input = col.getOrElse(throw new PlanException(s"aggregate $alias ($fn) needs a column"))
+    val col = optional(n, "column").map(c => columns.index(c.asText, s"aggregate $named"))
+    def input = col.getOrElse(throw new PlanException(s"aggregate $named ($fn) needs a column"))
     def inType = columns.field(input).dataType
     def numeric(): NumericKind = inType match {
       case ByteType | ShortType | IntegerType | LongType => NumericKind.Integral
       case FloatType | DoubleType => NumericKind.Fractional
       case _: DecimalType => NumericKind.Decimal
-      case other => throw new PlanException(s"aggregate $alias: $fn needs a numeric column, got $other")
+      case other => throw new PlanException(s"aggregate $named: $fn needs a numeric column, got $other")
     }
     // The contract's type rules, the same Python's builder applies with the parameter's name.
     for ((param, types, words) <- Contract.aggregateInputs(fn)) {
-      val t = columns.field(columns.index(str(n, param), s"aggregate $alias")).dataType
+      val t = columns.field(columns.index(str(n, param), s"aggregate $named")).dataType
       if (!types.contains(Contract.typeName(t)))
-        throw new PlanException(s"aggregate $alias: $fn needs $words for $param, got ${t.simpleString}")
+        throw new PlanException(s"aggregate $named: $fn needs $words for $param, got ${t.simpleString}")
     }
-    def ord = columns.index(str(n, "ord"), s"aggregate $alias")
+    def ord = columns.index(str(n, "ord"), s"aggregate $named")
     fn match {
       case "jvm" => Extensions.aggregate(n, alias, columns.forExtensions)
       case "stddev" | "stddevSamp" | "stddevPop" | "variance" | "varSamp" | "varPop" =>
@@ -453,7 +502,7 @@ object PlanDecoder {
         val percentages = n.get("percentages").elements().asScala.map(_.asDouble).toIndexedSeq
         val array = bool(n, "array")
         if (!array && percentages.size != 1)
-          throw new PlanException(s"aggregate $alias: one percentage, or array true for several")
+          throw new PlanException(s"aggregate $named: one percentage, or array true for several")
         val out = if (array) ArrayType(inType, containsNull = false) else inType
         (
           Aggregate.PercentileApprox(alias, input, percentages, long(n, "accuracy"), array, resultType),
@@ -504,11 +553,13 @@ object PlanDecoder {
     case other => orderable(other)
   }
 
+  // A piece's own check (Scala's `require`) says what is wrong; "requirement failed" says nothing.
   private def guard[A](body: => A): A =
     try body
     catch {
       case e: PlanException => throw e
-      case e: IllegalArgumentException => throw new PlanException(e.getMessage)
+      case e: IllegalArgumentException =>
+        throw new PlanException(String.valueOf(e.getMessage).stripPrefix("requirement failed: "))
     }
 
   /** The Spark struct type in `n`'s `field` (Spark's JSON form of a schema). */
@@ -525,8 +576,9 @@ object PlanDecoder {
     Option(n.get(field)).filterNot(_.isNull)
   private def str(n: JsonNode, field: String): String = required(n, field).asText
   private def long(n: JsonNode, field: String): Long = required(n, field).asLong
-  private def int(n: JsonNode, field: String): Int = required(n, field).asInt
   private def bool(n: JsonNode, field: String): Boolean = required(n, field).asBoolean
   private def required(n: JsonNode, field: String): JsonNode =
-    optional(n, field).getOrElse(throw new PlanException(s"the plan lacks '$field' in $n"))
+    optional(n, field).getOrElse(
+      throw new PlanException(s"the plan lacks '${Limits.quoted(field)}' in ${Limits.quoted(n.toString)}")
+    )
 }

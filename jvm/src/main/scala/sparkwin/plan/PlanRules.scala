@@ -6,6 +6,7 @@ import scala.util.Try
 import com.fasterxml.jackson.databind.JsonNode
 import org.apache.spark.sql.types.{DataType, StructType}
 
+import sparkwin.core.time.WatermarkStrategy
 import sparkwin.core.trigger.Trigger
 import sparkwin.core.window.WindowAssigner
 
@@ -35,7 +36,7 @@ object PlanRules {
         message,
         m => {
           val node = plan.at(m.group(1))
-          val text = if (node.isTextual) s"'${node.asText}'" else node.toString
+          val text = Limits.quoted(if (node.isTextual) s"'${node.asText}'" else node.toString)
           scala.util.matching.Regex.quoteReplacement(text)
         }
       )
@@ -76,6 +77,118 @@ object PlanRules {
         )
       else None
     why.foreach(w => throw new PlanException(w))
+  }
+
+  /** Refuses what Spark's real-time mode (`trigger(realTime=...)`) cannot run, before a query
+    * starts, naming the fix: the plan on an input that is a stream or not (`streaming`, where
+    * known), and, where the client is about to start it, the query around it ([[RealTimeQuery]]).
+    * `toDF(realTime=True)` asks with the plan alone; `writeStream` with the query too.
+    */
+  def refuseRealTime(plan: Plan, streaming: Option[Boolean], query: Option[RealTimeQuery]): Unit = {
+    query.foreach(q => realTimeTrigger(q).foreach(realTimeRefusal))
+    if (streaming.contains(false))
+      realTimeRefusal("real-time mode runs streams only; a bounded DataFrame runs as a batch job")
+    if (plan.isProcess)
+      realTimeRefusal(
+        "real-time mode cannot run process() pipelines (a pane's rows go to Python in Arrow " +
+          "batches, which real-time mode does not run): use aggregate(), or micro-batch mode"
+      )
+    plan.timeIn(realTime = true) // the policy's own rules: refuseInRealTime
+    query.foreach(q => (realTimeOutputs(q) orElse realTimeSlots(q)).foreach(realTimeRefusal))
+  }
+
+  private def realTimeRefusal(message: String): Nothing = throw new PlanException(message)
+
+  private val RealTimeSinks = "use sw.toKafka(topic, servers) or sw.forEachRow(fn) for this output"
+
+  private def realTimeTrigger(q: RealTimeQuery): Option[String] =
+    q.interval match {
+      case Left(text) if text.trim.nonEmpty => None
+      case given =>
+        val found = given.fold(t => s"'$t'", identity)
+        Some(
+          "trigger={'realTime': ...} takes the batch length as a string, e.g. " +
+            s"{'realTime': '5 minutes'}, got $found"
+        )
+    }
+
+  private def realTimeOutputs(q: RealTimeQuery): Option[String] = {
+    val perOutput = q.outputs.iterator.flatMap { o =>
+      val where = s"outputs['${o.tag}']"
+      o.kind match {
+        case "kafka" | "row" => None
+        case "directory" =>
+          Some(
+            s"$where is a directory ('${o.written}'), written per micro-batch; real-time mode " +
+              s"writes row by row: $RealTimeSinks"
+          )
+        case "table" =>
+          Some(
+            s"$where is a table, written per micro-batch; real-time mode writes row by row: $RealTimeSinks"
+          )
+        case "function" =>
+          Some(
+            s"$where is a foreachBatch function fn(df, batchId); real-time mode has no " +
+              "micro-batches: wrap a per-row function as sw.forEachRow(fn), or write to " +
+              "sw.toKafka(topic, servers)"
+          )
+        case _ => Some(s"$where: real-time mode cannot write ${o.written}: $RealTimeSinks")
+      }
+    }
+    val kinds = q.outputs.map(_.kind).distinct
+    if (q.foreachOutput)
+      Some(
+        "real-time mode has no micro-batches for foreachOutput(tag, df, batchId): give " +
+          "outputs={tag: sw.forEachRow(fn)} or {tag: sw.toKafka(topic, servers)} instead"
+      )
+    else if (q.outputs.isEmpty) Some(s"real-time mode needs at least one output: $RealTimeSinks")
+    else if (perOutput.hasNext) Some(perOutput.next())
+    else if (kinds.size > 1)
+      Some(
+        "real-time mode writes every output of one query through one sink: make them all " +
+          "sw.toKafka(...) or all sw.forEachRow(...)"
+      )
+    else if (q.kafkaSinks > 1)
+      Some(
+        "real-time mode writes every Kafka output through one Kafka sink: give every " +
+          "sw.toKafka(...) the same bootstrapServers and options (the topics may differ)"
+      )
+    else None
+  }
+
+  /** A real-time batch runs every source partition and every shuffle partition as a task at
+    * once, and a task waiting for a slot holds the others back for the whole batch.
+    */
+  private def realTimeSlots(q: RealTimeQuery): Option[String] =
+    for {
+      (count, described) <- q.sources
+      have <- q.taskSlots
+      need = count + q.shufflePartitions
+      if need > have
+    } yield s"real-time mode runs all of a batch's tasks at once: $described and ${q.shufflePartitions} " +
+      s"shuffle partitions (spark.sql.shuffle.partitions) need $need task slots, and this cluster " +
+      s"has $have. Lower spark.sql.shuffle.partitions to at most ${math.max(have - count, 1)}, or " +
+      s"run with more cores (e.g. master local[$need])"
+
+  /** What a plan's time policy cannot do in real-time mode ([[TimePolicy.decide]] asks, so no
+    * real-time policy exists for a plan refused here).
+    */
+  private[plan] def refuseInRealTime(plan: Plan, policy: TimePolicy): Unit = {
+    def refuse(why: String): Nothing = realTimeRefusal(s"real-time mode: $why")
+    if (policy.inheritsWatermark)
+      refuse(
+        "a pipeline over another pipeline's results (chained windows) needs two stateful " +
+          "operators and Spark's watermark between them, which moves only between batches: run " +
+          "it in micro-batch mode, or write the first pipeline's results to Kafka and read them " +
+          "as a new stream with a watermark of its own"
+      )
+    if (policy.eventTimers && !policy.ownWatermark)
+      refuse("event-time windows need a watermark strategy (sw.stream(df, ts, watermark=...))")
+    if (plan.watermark.exists(_.kind.isInstanceOf[WatermarkStrategy.Punctuated]))
+      refuse(
+        "a punctuated watermark cannot run per channel on a live stream; use " +
+          "WatermarkStrategy.forBoundedOutOfOrderness(...)"
+      )
   }
 
   /** Every rule's name, in the order they are asked. */
@@ -134,7 +247,7 @@ object PlanRules {
       Limits.durations(v.root).collectFirst {
         case (at, n)
             if !n.canConvertToLong || math.abs(n.asLong) > Limits.MaxSpanMs || n.asLong == Long.MinValue =>
-          s"${at.stripPrefix("/")} is ${n.asText} ms; a duration or time of a plan is at most ${Limits.MaxSpanMs} ms " +
+          s"${Limits.quoted(at.stripPrefix("/"))} is ${Limits.quoted(n.asText)} ms; a duration or time of a plan is at most ${Limits.MaxSpanMs} ms " +
             "(about 73 million years) either way, so a window's end plus its lateness stays a long"
       }
     },
@@ -144,13 +257,27 @@ object PlanRules {
         s"aggregate(): $n aggregates; a pipeline computes at most ${Limits.MaxAggregates}"
       )
     },
+    // The place, not the tree: a tree past the limit is tens of KB, and the message goes back to
+    // the client (Python writes a piece in braces as the builder's repr of all of it).
     "triggersNestAtMost" -> { v =>
-      v.piece("trigger").flatMap { t =>
-        val depth = Limits.triggerDepth(t, Limits.MaxTriggerNesting + 2)
-        when(depth > Limits.MaxTriggerNesting)(
-          s"trigger: {/trigger} nests triggers more than ${Limits.MaxTriggerNesting} deep; at most " +
-            s"${Limits.MaxTriggerNesting}"
-        )
+      v.piece("trigger").flatMap(Limits.triggerPast(_, Limits.MaxTriggerNesting, "/trigger")).map { at =>
+        s"trigger: triggers nest more than ${Limits.MaxTriggerNesting} deep (the one at " +
+          s"${Limits.quoted(at)} is ${Limits.MaxTriggerNesting + 1} deep); at most " +
+          s"${Limits.MaxTriggerNesting}: flatten the tree (AfterEach, AfterFirst and AfterAll take lists)"
+      }
+    },
+    "windowsPerElementAtMost" -> { v =>
+      v.piece("assigner").filter(_.path("kind").asText == "sliding").flatMap { a =>
+        val (size, slide) = (a.path("sizeMs"), a.path("slideMs"))
+        if (!size.canConvertToLong || !slide.canConvertToLong || size.asLong <= 0 || slide.asLong <= 0) None
+        else {
+          val perElement = (size.asLong - 1) / slide.asLong + 1
+          when(perElement > Limits.MaxWindowsPerElement)(
+            s"window: {/assigner} gives $perElement windows per element (its size, ${size.asLong} ms, over " +
+              s"its slide, ${slide.asLong} ms); an element is in at most ${Limits.MaxWindowsPerElement} " +
+              "windows: use a larger slide or a smaller size"
+          )
+        }
       }
     },
     "declaredChannelsAtMost" -> { v =>

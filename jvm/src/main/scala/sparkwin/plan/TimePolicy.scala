@@ -1,6 +1,5 @@
 package sparkwin.plan
 
-import sparkwin.core.time.WatermarkStrategy
 import sparkwin.operator.OperatorSpec
 
 /** Which clocks the engine's timers run on for a pipeline (its assigner and its triggers). */
@@ -178,7 +177,7 @@ object TimePolicy {
       watermarked = plan.watermark.exists(_.sparkDelayMillis.isDefined),
       realTime = realTime
     )
-    if (realTime) refuseInRealTime(plan, policy)
+    if (realTime) PlanRules.refuseInRealTime(plan, policy)
     policy
   }
 
@@ -187,25 +186,6 @@ object TimePolicy {
     */
   def ofSpec(spec: OperatorSpec): TimePolicy =
     TimePolicy(domains(spec), channels = false, idleness = false, inheritsWatermark = false)
-
-  /** What real-time mode cannot run, refused before a query starts, naming the fix. */
-  private def refuseInRealTime(plan: Plan, policy: TimePolicy): Unit = {
-    def refuse(why: String): Nothing = throw new PlanException(s"real-time mode: $why")
-    if (policy.inheritsWatermark)
-      refuse(
-        "a pipeline over another pipeline's results (chained windows) needs two stateful " +
-          "operators and Spark's watermark between them, which moves only between batches: run " +
-          "it in micro-batch mode, or write the first pipeline's results to Kafka and read them " +
-          "as a new stream with a watermark of its own"
-      )
-    if (policy.eventTimers && !policy.ownWatermark)
-      refuse("event-time windows need a watermark strategy (sw.stream(df, ts, watermark=...))")
-    if (plan.watermark.exists(_.kind.isInstanceOf[WatermarkStrategy.Punctuated]))
-      refuse(
-        "a punctuated watermark cannot run per channel on a live stream; use " +
-          "WatermarkStrategy.forBoundedOutOfOrderness(...)"
-      )
-  }
 
   /** The clocks of the engine's timers: the assigner's and, when its trigger decides when
     * windows fire, every trigger's of the tree. Each declares its own (`WindowAssigner.ownClocks`,

@@ -89,7 +89,15 @@ class PlanRulesSuite extends munit.FunSuite {
       "triggersNestAtMost",
       plan("trigger" -> ((1 to 40).foldLeft(count)((t, _) => s"""{"kind": "repeatedly", "nested": $t}"""))),
       false,
-      "nests triggers more than 32 deep"
+      "trigger: triggers nest more than 32 deep (the one at /trigger" + "/nested" * 32 + " is 33 deep)"
+    ),
+    (
+      "windowsPerElementAtMost",
+      plan(
+        "assigner" -> """{"kind": "sliding", "sizeMs": 1000001, "slideMs": 1, "offsetMs": 0, "eventTime": false}"""
+      ),
+      false,
+      "window: {/assigner} gives 1000001 windows per element"
     ),
     (
       "declaredChannelsAtMost",

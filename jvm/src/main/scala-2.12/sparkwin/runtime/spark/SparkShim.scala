@@ -8,7 +8,7 @@ import org.apache.spark.sql.streaming.{GroupState, GroupStateTimeout, OutputMode
 import org.apache.spark.sql.types.{MetadataBuilder, StructType, TimestampType}
 
 import sparkwin.plan.{Plan, SparkTimers, UnsupportedSparkException}
-import sparkwin.runtime.spark.task.{GroupHost, GroupTable, KeyGroupLoop, LoopSpec}
+import sparkwin.runtime.spark.task.{GroupHost, GroupTable, KeyGroupLoop, LoopSpec, SessionForms}
 
 /** The Spark 3.5 side of the streaming runtime (this jar's shim, as spark-rapids and Iceberg keep
   * one per Spark version): key groups go through `flatMapGroupsWithState`, each group's entries
@@ -104,10 +104,10 @@ object SparkShim {
     val tagged = rows.withColumn(WatermarkTag, lit(null).cast(TimestampType).as(WatermarkTag, tag))
     tagged
       .groupBy(group)
-      .as[Int, Row](Encoders.scalaInt, Encoders.row(tagged.schema))
-      .flatMapGroupsWithState(OutputMode.Append(), timeout(plan))(new GroupStateRunner(spec))(
+      .as[Int, Row](Encoders.scalaInt, SessionForms.reader(tagged.schema))
+      .flatMapGroupsWithState(OutputMode.Append(), timeout(plan))(new GroupStateRunner(spec, rows.schema))(
         Encoders.BINARY,
-        Encoders.row(output)
+        SessionForms.writer(output)
       )
   }
 }
@@ -180,17 +180,22 @@ object StateStoreEntries {
 /** Spark 3.5's host of the key-group loop: the `flatMapGroupsWithState` function, its state one
   * [[GroupTable]] per key group. Spark forgets a group's timeout at every call, so each call
   * sets it again; the group times out once the watermark passes it (strictly), so the timeout is
-  * one before the timer the loop wants.
+  * one before the timer the loop wants. Its rows (`input`'s columns, then the watermark tag) come as `SessionForms.reader`
+  * reads them, and reach the loop in the session's forms ([[SessionForms]]).
   */
-final class GroupStateRunner(val spec: LoopSpec)
+final class GroupStateRunner(val spec: LoopSpec, input: StructType)
     extends ((Int, Iterator[Row], GroupState[Array[Byte]]) => Iterator[Row])
     with Serializable {
 
   @transient private var loop: KeyGroupLoop = _
+  @transient private var forms: SessionForms = _
 
-  override def apply(group: Int, rows: Iterator[Row], state: GroupState[Array[Byte]]): Iterator[Row] = {
-    if (loop == null)
-      loop = new KeyGroupLoop(spec, SparkShim.Operator) // one per task, as Spark 4's processor
+  override def apply(group: Int, read: Iterator[Row], state: GroupState[Array[Byte]]): Iterator[Row] = {
+    if (loop == null) { // one per task, as Spark 4's processor
+      loop = new KeyGroupLoop(spec, SparkShim.Operator)
+      forms = new SessionForms(input)
+    }
+    val rows = if (forms.identity) read else read.map(forms)
     val host =
       try new GroupStateRunner.Host(group, state)
       catch { case e: sparkwin.core.CorruptStateException => throw e.in(loop.describeGroup(group)) }

@@ -3,20 +3,24 @@ package sparkwin.runtime.spark
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.{Encoders, Row}
 import org.apache.spark.sql.streaming._
+import org.apache.spark.sql.types.StructType
 
 import sparkwin.plan.SparkTimers
-import sparkwin.runtime.spark.task.{GroupHost, KeyGroupLoop, LoopSpec, PlannedMode, StoreMirror}
+import sparkwin.runtime.spark.task.{GroupHost, KeyGroupLoop, LoopSpec, PlannedMode, SessionForms, StoreMirror}
 
 /** Spark 4's host of the key-group loop: a `transformWithState` processor whose grouping key is
   * the key group. Its one state variable, `sparkwin`, maps bytes to bytes: the group's entries
   * ([[KeyGroupLoop]]), its keys packed in buckets ([[KeyBuckets]]). Spark builds every state
   * variable's encoders in every task, and with bytes on both sides they are trivial (DESIGN.md,
-  * "State variables").
+  * "State variables"). Its rows (of schema `input`) come as `SessionForms.reader` reads them, and
+  * reach the loop in the session's forms ([[SessionForms]]).
   */
-final class KeyGroupProcessor(val spec: LoopSpec) extends StatefulProcessor[Int, Row, Row] {
+final class KeyGroupProcessor(val spec: LoopSpec, input: StructType)
+    extends StatefulProcessor[Int, Row, Row] {
 
   @transient private var keyStates: MapState[Array[Byte], Array[Byte]] = _
   @transient private var loop: KeyGroupLoop = _
+  @transient private var forms: SessionForms = _
   @transient private var mode: PlannedMode = _
   // In real-time mode, what this task's store holds ([[StoreMirror]]): each row is a call that
   // would read back the entries the row before wrote. Null in micro-batch mode (a group is
@@ -31,6 +35,7 @@ final class KeyGroupProcessor(val spec: LoopSpec) extends StatefulProcessor[Int,
       TTLConfig.NONE
     )
     loop = new KeyGroupLoop(spec, SparkShim.Operator)
+    forms = new SessionForms(input)
     mode = new PlannedMode(spec.realTime)
     // Spark initialises a processor on the driver too, while it plans a batch.
     if (TaskContext.get() == null) mode.atPlanning()
@@ -39,7 +44,7 @@ final class KeyGroupProcessor(val spec: LoopSpec) extends StatefulProcessor[Int,
 
   override def handleInputRows(key: Int, rows: Iterator[Row], timers: TimerValues): Iterator[Row] = {
     mode.rowsOf(key)
-    loop.call(new Host(key, timers), rows, firing = false)
+    loop.call(new Host(key, timers), if (forms.identity) rows else rows.map(forms), firing = false)
   }
 
   override def handleExpiredTimer(key: Int, timers: TimerValues, info: ExpiredTimerInfo): Iterator[Row] =

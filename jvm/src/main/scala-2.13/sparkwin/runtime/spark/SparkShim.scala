@@ -2,12 +2,11 @@ package sparkwin.runtime.spark
 
 import org.apache.spark.sql.{Column, DataFrame, Encoders, Row, SparkSession}
 import org.apache.spark.sql.functions.{col, lit}
-import org.apache.spark.sql.catalyst.encoders.RowEncoder
 import org.apache.spark.sql.streaming.OutputMode
 import org.apache.spark.sql.types.StructType
 
 import sparkwin.plan.Plan
-import sparkwin.runtime.spark.task.LoopSpec
+import sparkwin.runtime.spark.task.{LoopSpec, SessionForms}
 
 /** The Spark 4 side of the streaming runtime (this jar's shim, as spark-rapids and Iceberg keep
   * one per Spark version): key groups go through `transformWithState`, hosted by
@@ -53,13 +52,13 @@ object SparkShim {
   ): DataFrame = {
     rows
       .groupBy(group)
-      .as[Int, Row](Encoders.scalaInt, Encoders.row(rows.schema))
+      .as[Int, Row](Encoders.scalaInt, SessionForms.reader(rows.schema))
       .transformWithState(
-        new KeyGroupProcessor(spec),
+        new KeyGroupProcessor(spec, rows.schema),
         StateImportProcessor.timeMode(spec),
         OutputMode.Append()
       )(
-        RowEncoder.encoderFor(output, true) // lenient: InstantOutput
+        SessionForms.writer(output) // lenient: InstantOutput
       )
   }
 

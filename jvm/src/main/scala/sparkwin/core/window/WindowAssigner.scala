@@ -63,11 +63,6 @@ final case class SlidingWindows(size: Long, slide: Long, offset: Long, isEventTi
   require(size > 0, s"size must be positive, got $size")
   require(slide > 0, s"slide must be positive, got $slide")
   require(math.abs(offset) < slide, s"|offset| must be smaller than slide, got offset $offset")
-  require(
-    (size - 1) / slide + 1 <= SlidingWindows.MaxPerElement,
-    s"size $size ms and slide $slide ms give ${(size - 1) / slide + 1} windows per element, more than " +
-      s"${SlidingWindows.MaxPerElement}: use a larger slide"
-  )
 
   def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] = {
     val t = if (isEventTime) ts else ctx.currentProcessingTime
@@ -141,12 +136,6 @@ final case class SessionWindows(gap: Long, gapColumn: Int, isEventTime: Boolean)
     val g = if (gapColumn < 0) gap else SessionWindows.dynamicGap(record, gapColumn)
     TimeWindow(t, t + g) :: Nil
   }
-}
-
-object SlidingWindows {
-
-  /** Windows per element beyond which a plan is refused (Python's default limit is lower). */
-  val MaxPerElement: Long = 1000000L
 }
 
 object SessionWindows {

@@ -87,7 +87,10 @@ object RelationMessage {
   }
 
   /** A Relation read with the recursion limit the Connect server uses for its own requests:
-    * protobuf's default (100) is less than a long DataFrame chain needs.
+    * protobuf's default (100) is less than a long DataFrame chain needs. Protobuf reads nesting
+    * recursively, and the plugin reads it inside Spark's own planning, so a relation within the
+    * limit may still be deeper than the thread's stack holds: that is refused as well, the
+    * server keeps serving.
     */
   def parseRelation(bytes: ByteString, recursionLimit: Int): org.apache.spark.connect.proto.Relation =
     try {
@@ -100,5 +103,11 @@ object RelationMessage {
     } catch {
       case e: java.io.IOException =>
         throw new PlanException(s"the input of a sparkwin relation is not a valid Relation: $e")
+      case _: StackOverflowError =>
+        throw new PlanException(
+          s"the input of a sparkwin relation nests deeper than this server's thread can read (it takes " +
+            s"up to $recursionLimit levels, spark.connect.grpc.marshallerRecursionLimit): build the " +
+            "input DataFrame with fewer steps, or save it and read it back"
+        )
     }
 }

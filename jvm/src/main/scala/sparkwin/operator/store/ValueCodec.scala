@@ -10,7 +10,8 @@ import sparkwin.core.{ArrayRecord, Record}
 import sparkwin.core.window.{GlobalWindow, TimeWindow, Window}
 
 /** A tagged binary encoding of the values that live in engine state: primitives, strings,
-  * decimals, timestamps, dates, byte arrays, sequences, records and windows.
+  * decimals, timestamps, dates, intervals, times of day, byte arrays, sequences, records and
+  * windows.
   *
   * Tags are part of the checkpoint format; never renumber them. A reader takes no length or count
   * from the bytes that the bytes left cannot back (`CorruptStateException.count`): a corrupt
@@ -39,6 +40,9 @@ object ValueCodec {
   private final val GlobalWin = 19
   private final val MapTag = 20
   private final val LocalDateTime = 21
+  private final val Duration = 22 // Spark's day-time intervals
+  private final val Period = 23 // Spark's year-month intervals
+  private final val LocalTime = 24 // Spark's times of day
 
   /** How deep sequences, records and maps may nest in one value: a corrupt value of nested
     * sequences five bytes a level would otherwise read into a `StackOverflowError`.
@@ -52,8 +56,9 @@ object ValueCodec {
     case b: Boolean => out.writeByte(if (b) True else False)
     case i: Int => out.writeByte(Int); out.writeInt(i)
     case l: Long => out.writeByte(Long); out.writeLong(l)
-    case d: Double => out.writeByte(Double); out.writeDouble(d)
-    case f: Float => out.writeByte(Float); out.writeFloat(f)
+    // By their raw bits, as Spark's rows keep them: writeDouble would make every NaN one NaN.
+    case d: Double => out.writeByte(Double); out.writeLong(java.lang.Double.doubleToRawLongBits(d))
+    case f: Float => out.writeByte(Float); out.writeInt(java.lang.Float.floatToRawIntBits(f))
     case s: Short => out.writeByte(Short); out.writeShort(s)
     case b: Byte => out.writeByte(Byte); out.writeByte(b)
     case s: String => out.writeByte(Str); writeString(out, s)
@@ -66,6 +71,11 @@ object ValueCodec {
     case d: java.time.LocalDate => out.writeByte(LocalDate); out.writeLong(d.toEpochDay)
     case d: java.sql.Date => out.writeByte(SqlDate); out.writeLong(d.getTime)
     case d: java.time.LocalDateTime => out.writeByte(LocalDateTime); writeString(out, d.toString)
+    case d: java.time.Duration =>
+      out.writeByte(Duration); out.writeLong(d.getSeconds); out.writeInt(d.getNano)
+    case p: java.time.Period =>
+      out.writeByte(Period); out.writeInt(p.getYears); out.writeInt(p.getMonths); out.writeInt(p.getDays)
+    case t: java.time.LocalTime => out.writeByte(LocalTime); out.writeLong(t.toNanoOfDay)
     case b: Array[Byte] => out.writeByte(Bytes); out.writeInt(b.length); out.write(b)
     case w: TimeWindow => out.writeByte(TimeWin); out.writeLong(w.start); out.writeLong(w.end)
     case GlobalWindow => out.writeByte(GlobalWin)
@@ -115,6 +125,9 @@ object ValueCodec {
     case LocalDate => java.time.LocalDate.ofEpochDay(in.readLong())
     case SqlDate => new java.sql.Date(in.readLong())
     case LocalDateTime => java.time.LocalDateTime.parse(readString(in))
+    case Duration => java.time.Duration.ofSeconds(in.readLong(), in.readInt().toLong)
+    case Period => java.time.Period.of(in.readInt(), in.readInt(), in.readInt())
+    case LocalTime => java.time.LocalTime.ofNanoOfDay(in.readLong())
     case Bytes => val b = new Array[Byte](count(in, 1, "a byte array's bytes")); in.readFully(b); b
     case TimeWin => TimeWindow(in.readLong(), in.readLong())
     case GlobalWin => GlobalWindow
@@ -128,7 +141,7 @@ object ValueCodec {
       m.result()
     case SeqTag => readSeq(in, inside(depth)).toSeq
     case t =>
-      throw new CorruptStateException.Refused(s"expected a value's tag (0 to $LocalDateTime), found $t")
+      throw new CorruptStateException.Refused(s"expected a value's tag (0 to $LocalTime), found $t")
   }
 
   private def inside(depth: Int): Int =

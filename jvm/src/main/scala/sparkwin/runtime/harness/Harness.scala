@@ -184,7 +184,9 @@ object Harness {
     else
       t match {
         case TimestampType | TimestampNTZType => new java.sql.Timestamp(n.asLong)
-        case DateType => java.sql.Date.valueOf(java.time.LocalDate.ofEpochDay(n.asLong))
+        // Days as they are: a java.sql.Date made from a LocalDate past year 9999 or before year 1
+        // reads back as another day (its calendar wraps the year), which errors would show.
+        case DateType => java.time.LocalDate.ofEpochDay(n.asLong)
         case LongType => n.asLong
         case IntegerType => n.asInt
         case ShortType => n.asInt.toShort

@@ -78,12 +78,6 @@ class AssignerSuite extends munit.FunSuite {
     assertEquals(merged, Seq((TimeWindow(0, 10), Seq(TimeWindow(0, 5), TimeWindow(5, 10)))))
   }
 
-  test("sliding: more than a million windows per element is refused") {
-    val refused = intercept[IllegalArgumentException](SlidingWindows(86400000L, 1L, 0L, isEventTime = true))
-    assert(refused.getMessage.contains("86400000 windows per element"), refused.getMessage)
-    assertEquals(SlidingWindows(1000000L, 1L, 0L, isEventTime = true).size, 1000000L)
-  }
-
   test("event times outside Spark's range are errors, and so are dynamic gaps no long can hold") {
     assert(sparkwin.core.EventTime.inRange(sparkwin.core.EventTime.Max))
     assert(!sparkwin.core.EventTime.inRange(sparkwin.core.EventTime.Max + 1))

@@ -60,7 +60,49 @@ class StateFuzzSuite extends munit.FunSuite {
     new ArrayRecord(Array("k", 1L, Seq(1, 2))),
     Map("a" -> 1, "b" -> Seq("c", null)),
     Seq(Seq(Seq(1L)), Map(1 -> Array[Byte](9)))
-  )
+  ) ++ edges
+
+  /** Values at the edges of what Spark's types hold, as a row brings them to state: timestamps
+    * and dates at both ends of Spark's range (java.time's and java.sql's forms), decimals of 38
+    * digits, day-time and year-month intervals and times of day at their ends, NaN, infinite and
+    * negative zero doubles and floats, and nested.
+    */
+  private def edges: Seq[Any] = {
+    val minMicros = java.time.Instant.ofEpochSecond(Math.floorDiv(Long.MinValue, 1000000L), 224192000L)
+    val maxMicros = java.time.Instant.ofEpochSecond(Math.floorDiv(Long.MaxValue, 1000000L), 775807000L)
+    val farTimestamp = new java.sql.Timestamp(Long.MaxValue / 1000); farTimestamp.setNanos(775807000)
+    Seq(
+      minMicros,
+      maxMicros,
+      farTimestamp,
+      new java.sql.Timestamp(Long.MinValue / 1000),
+      java.time.LocalDate.ofEpochDay(Int.MinValue.toLong),
+      java.time.LocalDate.ofEpochDay(Int.MaxValue.toLong),
+      new java.sql.Date(Int.MaxValue.toLong * 86400000L),
+      java.time.LocalDateTime
+        .ofEpochSecond(Math.floorDiv(Long.MinValue, 1000000L), 0, java.time.ZoneOffset.UTC),
+      new java.math.BigDecimal("-99999999999999999999999999999.999999999"),
+      new java.math.BigDecimal("1E-38"),
+      java.time.Duration.ofSeconds(Math.floorDiv(Long.MinValue, 1000000L), 224192000L),
+      java.time.Duration.ofSeconds(Math.floorDiv(Long.MaxValue, 1000000L), 775807000L),
+      java.time.Period.of(Int.MinValue / 12, -8, 0),
+      java.time.Period.of(Int.MaxValue / 12, 7, 0),
+      java.time.LocalTime.MIN,
+      java.time.LocalTime.MAX,
+      Double.NaN,
+      Double.NegativeInfinity,
+      -0.0,
+      Double.MinPositiveValue,
+      java.lang.Double.longBitsToDouble(0x7ff8000000000123L), // a NaN with a payload, as Spark keeps it
+      Float.NaN,
+      java.lang.Float.intBitsToFloat(0x7fc00123),
+      Float.PositiveInfinity,
+      -0.0f,
+      Seq(Double.NaN, null, Double.PositiveInfinity),
+      new ArrayRecord(Array(minMicros, Seq(maxMicros, null), java.time.Duration.ZERO)),
+      Map(java.time.LocalDate.ofEpochDay(Int.MinValue.toLong) -> Seq(java.time.Period.ZERO))
+    )
+  }
 
   private def encoded(v: Any): Array[Byte] = {
     val out = new ByteArrayOutputStream()
@@ -81,6 +123,28 @@ class StateFuzzSuite extends munit.FunSuite {
     val valid = values.map(encoded) :+ encoded(values.toArray)
     val gen = Gen.frequency(9 -> Fuzz.mutatedBytes(valid), 1 -> Fuzz.randomBytes)
     Fuzz.bytes("ValueCodec", Fuzz.cases(3000), gen, bound)(typed)(decoded)
+  }
+
+  test("every value a row brings, at the edges of Spark's types too, reads back as it was written") {
+    def same(a: Any, b: Any): Boolean = (a, b) match {
+      case (x: Array[Byte], y: Array[Byte]) => x.sameElements(y)
+      case (x: Array[_], y: scala.collection.Seq[_]) =>
+        x.length == y.length && x.zip(y).forall { case (p, q) => same(p, q) }
+      case (x: ArrayRecord, y: ArrayRecord) => same(x.values, y.values.toSeq)
+      case (x: scala.collection.Seq[_], y: scala.collection.Seq[_]) =>
+        x.length == y.length && x.zip(y).forall { case (p, q) => same(p, q) }
+      case (x: scala.collection.Map[_, _], y: scala.collection.Map[_, _]) =>
+        x.size == y.size && x.forall { case (k, v) =>
+          y.exists { case (k2, v2) => same(k, k2) && same(v, v2) }
+        }
+      // Doubles and floats by their bits: NaN is itself, and -0.0 is not 0.0.
+      case (x: Double, y: Double) =>
+        java.lang.Double.doubleToRawLongBits(x) == java.lang.Double.doubleToRawLongBits(y)
+      case (x: Float, y: Float) =>
+        java.lang.Float.floatToRawIntBits(x) == java.lang.Float.floatToRawIntBits(y)
+      case (x, y) => x == y
+    }
+    for (v <- values) assert(same(v, decoded(encoded(v))), s"$v read back as ${decoded(encoded(v))}")
   }
 
   test("a value's length beyond its bytes is refused before anything is allocated") {

@@ -5,14 +5,14 @@ import sparkwin.runtime.spark._
 import sparkwin.runtime.spark.task.ReplayKeys
 
 import org.apache.spark.sql.{DataFrame, Encoders, Row}
-import org.apache.spark.sql.functions.{broadcast, col, monotonically_increasing_id, unix_millis}
+import org.apache.spark.sql.functions.{broadcast, col, lit, monotonically_increasing_id, unix_millis}
 import org.apache.spark.sql.types._
 import org.apache.spark.storage.StorageLevel
 
 import sparkwin.core.RecordError
 import sparkwin.runtime.local._
 import sparkwin.core.time.WatermarkStrategy
-import sparkwin.runtime.spark.task.{OutputLayout, Rows}
+import sparkwin.runtime.spark.task.{OutputLayout, Rows, SessionForms}
 
 /** A replay's result: the union of all outputs (results carry `fired_at`), the watermark
   * timeline, and what the first pass cost. `unpersist()` releases the cached input.
@@ -73,12 +73,16 @@ object ReplayRuntime {
       case None => (df.withColumn(Channel, org.apache.spark.sql.functions.lit(0)), Array("0"))
       case Some(c) =>
         val name = plan.inputSchema.fields(c).name
-        val values = df
-          .select(col(s"`$name`"))
-          .where(col(s"`$name`").isNotNull)
-          .distinct()
+        val distinct = df.select(col(s"`$name`")).where(col(s"`$name`").isNotNull).distinct()
+        // In the session's forms (the channels' ids are their text); a value without one makes
+        // its rows errors, and no channel.
+        val forms = new SessionForms(distinct.schema)
+        val values = distinct
           .orderBy(col(s"`$name`"))
+          .as[Row](SessionForms.reader(distinct.schema))
           .collect()
+          .map(forms)
+          .filter(r => Rows.unheld(r) == null)
         val mapping = spark.createDataFrame(
           java.util.Arrays.asList(values.zipWithIndex.map { case (r, i) => Row(r.get(0), i) }: _*),
           StructType(
@@ -116,6 +120,9 @@ object ReplayRuntime {
       case _ => -1
     }
     val interval = strategy.interval
+    // What the watermark needs of a row, no more: the other columns are the element pass's (a
+    // value there may have no session form, and its row is an error then).
+    val markerColumn = if (marker >= 0) col(s"`${plan.inputSchema.fields(marker).name}`") else lit(false)
     val summaries = prepared
       // Times outside the engine's range go to errors in the element pass and move no watermark.
       .where(
@@ -123,7 +130,8 @@ object ReplayRuntime {
           Channel
         ).isNotNull
       )
-      .groupByKey(r => (r.getInt(n + 1), Activity.bucket(r.getLong(n), interval)))(
+      .select(col(s"`${plan.timestampName}`"), markerColumn, col(Arrival), col(Channel), col(Ordinal))
+      .groupByKey(r => (r.getInt(3), Activity.bucket(r.getLong(2), interval)))(
         Encoders.tuple(Encoders.scalaInt, Encoders.scalaLong)
       )
       .mapGroups { (group: (Int, Long), rows: Iterator[Row]) =>
@@ -132,8 +140,8 @@ object ReplayRuntime {
           channel,
           bucket,
           rows.map { r =>
-            val pos = Position.element(r.getLong(n), channel, r.getLong(n + 2))
-            (pos, Rows.millis(r.get(ts)), marker >= 0 && !r.isNullAt(marker) && r.getBoolean(marker))
+            val pos = Position.element(r.getLong(2), channel, r.getLong(4))
+            (pos, Rows.millis(r.get(0)), !r.isNullAt(1) && r.getBoolean(1))
           }
         )
         def p(x: Position) = Seq(x.time, x.channel.toLong, x.ordinal)
@@ -174,7 +182,7 @@ object ReplayRuntime {
     val planJson = plan.json
     val union = prepared
       .groupBy(plan.keys.groupingColumns: _*)
-      .as[Row, Row](Encoders.row(plan.keys.schema), Encoders.row(prepared.schema))
+      .as[Row, Row](SessionForms.reader(plan.keys.schema), SessionForms.reader(prepared.schema))
       .flatMapGroups { (key: Row, rows: Iterator[Row]) =>
         ReplayKeys.run(
           PlanDecoder.cached(planJson),
@@ -186,7 +194,7 @@ object ReplayRuntime {
           key,
           rows
         )
-      }(Encoders.row(layout.unionSchema))
+      }(SessionForms.writer(layout.unionSchema))
     new ReplayHandle(union, timeline, passMillis, channelValues, prepared)
   }
 }

@@ -4,7 +4,7 @@ import sparkwin.plan._
 import sparkwin.runtime.spark._
 
 import org.apache.spark.TaskContext
-import org.apache.spark.sql.{Column, DataFrame, Encoders, Row}
+import org.apache.spark.sql.{Column, DataFrame, Dataset, Encoders, Row}
 import org.apache.spark.sql.functions.{
   col,
   element_at,
@@ -28,6 +28,7 @@ import sparkwin.runtime.spark.task.{
   LoopSpec,
   OutputLayout,
   Rows,
+  SessionForms,
   WakeReports
 }
 
@@ -64,9 +65,8 @@ object SparkRuntime {
   ): DataFrame = {
     val java8 = df.sparkSession.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
     val layout = new OutputLayout(plan, java8)
+    if (realTime) PlanRules.refuseRealTime(plan, Some(df.isStreaming), None)
     if (df.isStreaming) streaming(df, plan, layout, realTime, checkpoint)
-    else if (realTime)
-      throw new PlanException("real-time mode runs streams only; a bounded DataFrame runs as a batch job")
     else batch(df, plan, layout)
   }
 
@@ -89,43 +89,59 @@ object SparkRuntime {
   private def grouped(input: DataFrame, plan: Plan) =
     input
       .groupBy(plan.keys.groupingColumns: _*)
-      .as[Row, Row](Encoders.row(plan.keys.schema), Encoders.row(plan.inputSchema))
+      .as[Row, Row](SessionForms.reader(plan.keys.schema), SessionForms.reader(plan.inputSchema))
+
+  /** `df`'s rows as sparkwin reads them ([[SessionForms]]): every value Spark can hold. */
+  private def readable(df: DataFrame): Dataset[Row] = df.as[Row](SessionForms.reader(df.schema))
 
   /** Pre-aggregated input (see [[Combiner]]), led by the key columns. */
-  private def combinedInput(input: DataFrame, plan: Plan): DataFrame = {
+  private def combinedInput(input: DataFrame, plan: Plan, java8: Boolean): DataFrame = {
     val planJson = plan.json
-    input
-      .select(combinerColumns(plan): _*)
+    readable(input.select(combinerColumns(plan, java8): _*))
       .mapPartitions { rows =>
         val p = PlanDecoder.cached(planJson)
         Combiner.combine(p, rows, p.inputSchema.size)
-      }(Encoders.row(Combiner.partialSchema(plan)))
+      }(SessionForms.writer(Combiner.partialSchema(plan)))
   }
 
   /** The combiner's input: the input columns, then the event time in epoch milliseconds. A row
-    * is turned into objects column by column, so what the combiner does not read stays null
-    * (it is kept whole only in a row without a timestamp, for the error output), and a
-    * timestamp from 1900 on is read as its milliseconds, not as a `java.sql.Timestamp` (with a
-    * time zone lookup and a rebase per row). Before 1900 Spark's rebase from the Proleptic
-    * Gregorian calendar can shift a timestamp's milliseconds, so those still go as objects.
+    * is turned into objects column by column, so what the combiner does not read stays null,
+    * and a timestamp from 1900 on is read as its milliseconds, not as a `java.sql.Timestamp`
+    * (with a time zone lookup and a rebase per row). Before 1900 Spark's rebase from the
+    * Proleptic Gregorian calendar can shift a timestamp's milliseconds, so those still go as
+    * objects. A row the engine may not take is read whole, as it came, for the error output and
+    * its reason (`BadRecords`, asked by the combiner): its timestamp null or outside the
+    * engine's range, its channel null, or (the session reading `java.sql` times) a time anywhere
+    * in it outside 0001..9999, which may have no `java.sql` form ([[SessionForms]]): read as an
+    * element is, an unread column could make it an error row.
     */
-  private def combinerColumns(plan: Plan): Seq[Column] = {
+  private def combinerColumns(plan: Plan, java8: Boolean): Seq[Column] = {
     val schema = plan.inputSchema
     val ts = col(s"`${plan.timestampName}`")
     val read = plan.keyColumns.toSet ++ plan.spec.aggregates.flatMap(_.columns)
     val modern = ts >= lit(java.sql.Timestamp.from(java.time.Instant.parse("1900-01-01T00:00:00Z")))
+    val unread = schema.fields.indices.filterNot(read)
+    val whole = Seq(
+      Some(ts.isNull || !inEventTimeRange(ts, plan)),
+      plan.channelColumn.map(c => col(s"`${schema.fields(c).name}`").isNull),
+      if (java8) None
+      else
+        unread
+          .map(i => SessionForms.farTimes(col(s"`${schema.fields(i).name}`"), schema.fields(i).dataType))
+          .reduceOption(_ || _)
+    ).flatten.reduce(_ || _)
     val columns = schema.fields.toSeq.zipWithIndex.map { case (f, i) =>
       val c = col(s"`${f.name}`")
       val kept =
         if (read(i)) c
-        else if (i == plan.timestampColumn && !plan.timestampIsLong) when(ts.isNull || !modern, c)
+        else if (i == plan.timestampColumn && !plan.timestampIsLong) when(whole || !modern, c)
         else if (i == plan.timestampColumn) c
-        else when(ts.isNull, c)
+        else when(whole, c)
       kept.as(f.name, f.metadata)
     }
     val millis =
       if (plan.timestampIsLong) lit(null).cast(LongType)
-      else when(modern, unix_millis(ts))
+      else when(modern && !whole, unix_millis(ts))
     columns :+ millis.as(Combiner.Millis)
   }
 
@@ -183,11 +199,12 @@ object SparkRuntime {
     // row back until then.
     val combined = !realTime && plan.spec.combinable && mapSideCombine(df)
     val groupCount = KeyGroupCount.of(df.sparkSession, checkpoint, realTime).count
+    val java8 = layout.java8Time
     val (rows, group) =
       if (policy.ownWatermark) {
         val every = if (realTime) Some(summaryInterval(df)) else None
-        withChannelSummaries(input, plan, combined, groupCount, every)
-      } else keyGrouped(if (combined) combinedInput(input, plan) else input, plan, groupCount)
+        withChannelSummaries(input, plan, combined, groupCount, java8, every)
+      } else keyGrouped(if (combined) combinedInput(input, plan, java8) else input, plan, groupCount)
     val wakes = if (policy.needsClock) Some(WakeReports.register(df.sparkSession)) else None
     val (grouped, keyGroup) = wakes match {
       case None => (rows, group.as(KeyGroup))
@@ -248,6 +265,7 @@ object SparkRuntime {
       plan: Plan,
       combined: Boolean,
       groups: Int,
+      java8: Boolean,
       realTimeEvery: Option[Long] = None
   ): (DataFrame, Column) = {
     import ChannelSummaries._
@@ -261,43 +279,49 @@ object SparkRuntime {
     val planJson = plan.json
     val mapped =
       if (combined) {
-        val columns = combinerColumns(plan) :+ channelId.as(ChannelColumn)
+        val columns = combinerColumns(plan, java8) :+ channelId.as(ChannelColumn)
         val payload = Combiner.partialSchema(plan)
         val millis = plan.inputSchema.size
-        input
-          .select(columns: _*)
+        readable(input.select(columns: _*))
           .mapPartitions { rows =>
             val p = PlanDecoder.cached(planJson)
             Combiner.combine(p, rows, millis, Some((millis + 1, labels)))
-          }(Encoders.row(nullable(payload).add(ChannelColumn, StringType).add(SummaryColumn, SummarySchema)))
+          }(
+            SessionForms.writer(
+              nullable(payload).add(ChannelColumn, StringType).add(SummaryColumn, SummarySchema)
+            )
+          )
       } else {
         val width = plan.inputSchema.size
         val schema =
           nullable(plan.inputSchema).add(ChannelColumn, StringType).add(SummaryColumn, SummarySchema)
         val tsColumn = plan.timestampColumn
-        input
-          .select(
+        val inputSchema = plan.inputSchema
+        readable(
+          input.select(
             plainColumns(input) :+ channelId
               .as(ChannelColumn) :+ lit(null).cast(SummarySchema).as(SummaryColumn): _*
           )
-          .mapPartitions { rows =>
-            // In real-time mode a summary that closes a window leaves at once; without channel=,
-            // summaries name the batch's source partitions, this task's and its siblings.
-            val closings = realTimeEvery.flatMap(_ => Closings.of(PlanDecoder.cached(planJson))).orNull
-            val tap = new Tap(closings, if (byPartition) TaskContext.get().numPartitions() else 0)
-            val tapped = rows.map { row =>
-              if (!row.isNullAt(width) && !row.isNullAt(tsColumn)) {
-                val t = Rows.millis(row.get(tsColumn))
-                // A time outside the engine's range goes to errors, and moves no watermark.
-                if (EventTime.inRange(t)) tap.see(row.getString(width), t)
-              }
-              row
+        ).mapPartitions { rows =>
+          // In real-time mode a summary that closes a window leaves at once; without channel=,
+          // summaries name the batch's source partitions, this task's and its siblings.
+          val closings = realTimeEvery.flatMap(_ => Closings.of(PlanDecoder.cached(planJson))).orNull
+          val tap = new Tap(closings, if (byPartition) TaskContext.get().numPartitions() else 0)
+          val forms = new SessionForms(inputSchema) // the times the engine will see
+          val tapped = rows.map { read =>
+            val row = forms(read)
+            // A row the engine cannot take goes to errors, and moves no watermark.
+            if (!row.isNullAt(width) && !row.isNullAt(tsColumn) && Rows.unheld(row) == null) {
+              val t = Rows.millis(row.get(tsColumn))
+              if (EventTime.inRange(t)) tap.see(row.getString(width), t)
             }
-            realTimeEvery match {
-              case None => tapped ++ tap.summaryRows(labels, width)
-              case Some(every) => tap.interleaved(tapped, labels, width, every)
-            }
-          }(Encoders.row(schema))
+            row
+          }
+          realTimeEvery match {
+            case None => tapped ++ tap.summaryRows(labels, width)
+            case Some(every) => tap.interleaved(tapped, labels, width, every)
+          }
+        }(SessionForms.writer(schema))
       }
     val ownGroup =
       if (plan.keys.isWindowAll) lit(labels(0))
@@ -324,6 +348,6 @@ object SparkRuntime {
     val startTime = System.currentTimeMillis()
     grouped(df.select(plainColumns(df): _*), plan).flatMapGroups { (key: Row, rows: Iterator[Row]) =>
       BatchRunner.run(PlanDecoder.cached(planJson), java8, startTime, key, rows)
-    }(Encoders.row(layout.unionSchema))
+    }(SessionForms.writer(layout.unionSchema))
   }
 }

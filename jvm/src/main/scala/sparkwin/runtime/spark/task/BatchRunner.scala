@@ -8,7 +8,6 @@ import sparkwin.operator.ClockMove
 import sparkwin.plan.Plan
 import sparkwin.runtime.{Driver, TimeMove}
 import sparkwin.runtime.local.LocalBackend
-import sparkwin.runtime.spark.task.{OutputLayout, RowCollector, RowRecord}
 
 /** One key of a bounded input through the engine, inside a Spark task (`flatMapGroups`): every
   * element in event-time order (arrival order among equal timestamps), then the end of input;
@@ -27,8 +26,11 @@ object BatchRunner {
     */
   def keysRunSoFar: Long = keysRun.get
 
-  def run(plan: Plan, java8: Boolean, startTime: Long, key: Row, rows: Iterator[Row]): Iterator[Row] = {
+  /** `key` and `rows` as `SessionForms.reader` read them (the key's columns, the input's). */
+  def run(plan: Plan, java8: Boolean, startTime: Long, read: Row, rows: Iterator[Row]): Iterator[Row] = {
     keysRun.incrementAndGet()
+    val key = new SessionForms(plan.keys.schema)(read)
+    val forms = new SessionForms(plan.inputSchema)
     val collector = new RowCollector(new OutputLayout(plan, java8))
     val backend = new LocalBackend(packable = false)
     val policy = plan.time
@@ -36,7 +38,7 @@ object BatchRunner {
     backend.setCurrentKey(key)
     driver.moveClocks(TimeMove.Clocks(ClockMove.Keep, startTime, ClockMove.Set))
     val timed = rows
-      .map(r => new RowRecord(r))
+      .map(r => new RowRecord(forms(r)))
       .flatMap(r => Option(driver.timestampOf(r)).map(ts => (ts.longValue, r)))
     timed.toArray.sortBy(_._1).foreach { case (ts, r) => driver.processElement(r, ts) } // a stable sort
     driver.moveClocks(TimeMove.EndOfInput)

@@ -100,10 +100,13 @@ object Combiner {
     def get(i: Int): AnyRef = row.get(i).asInstanceOf[AnyRef]
     override def isNullAt(i: Int): Boolean = row.isNullAt(i)
     override def stored(i: Int): Any = Rows.engineValue(row.get(i))
+    override def unheld: sparkwin.core.UnheldValue = Rows.unheld(row)
   }
 
-  /** One partition's rows as partial rows, grouped by key (`plan.keys`) and window set, in
-    * order of first appearance.
+  /** One partition's rows (read by `SessionForms.reader`) as partial rows, grouped by key
+    * (`plan.keys`) and window set, in order of first appearance. Each row's values are first put
+    * in the session's forms ([[SessionForms]]): the keys and aggregates see what they would see
+    * element by element, and a row with a value that has none passes through as it came.
     * With `millisColumn` (see `SparkRuntime.combinerColumns`), rows carry their event time in
     * epoch milliseconds after the input columns, null where the timestamp column must be read.
     * With `channels` (the channel id's column, the key group labels), rows carry their channel's
@@ -133,10 +136,11 @@ object Combiner {
     val chains = new java.util.HashMap[Any, Group]()
     val order = new java.util.ArrayList[Group]()
     val passThrough = new java.util.ArrayList[Row]()
+    val forms = new SessionForms(plan.inputSchema)
     def keyValues(row: Row): Seq[Any] =
       if (keys.isEmpty) constant else if (single) row.get(keys(0)) :: Nil else keys.toSeq.map(row.get)
     while (rows.hasNext) {
-      val row = rows.next()
+      val row = forms(rows.next())
       val hasMillis = millisColumn >= 0 && !row.isNullAt(millisColumn)
       view.row = row
       // A row the engine cannot take ([[BadRecords]]) travels whole to the stateful side, whose

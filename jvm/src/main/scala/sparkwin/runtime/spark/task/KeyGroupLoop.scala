@@ -17,7 +17,8 @@ import sparkwin.runtime.{Driver, TimeMove}
   * Spark's grouping key is a key group (a hash of the pipeline's key, as Flink's key groups),
   * not the key itself: Spark's timers cost several state-store operations each, and one timer
   * per key group instead of one per key is what makes the runtime keep up with Spark's own
-  * windows (DESIGN.md, "Key groups"). A group's entries ([[GroupHost]]) are
+  * windows (DESIGN.md, "Streaming: `transformWithState` over key groups"). A group's entries
+  * ([[GroupHost]]) are
   *   - its keys (as [[KeyBytes]]) with their engine state, a bucket of them an entry
   *     ([[KeyBuckets]]) where the host packs keys and the group's record says so (a group
   *     written before, or on Spark 3.5, has an entry a key): one read and at most one write per

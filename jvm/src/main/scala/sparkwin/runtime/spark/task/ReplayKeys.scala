@@ -7,7 +7,6 @@ import sparkwin.core.Record
 import sparkwin.plan.Plan
 import sparkwin.runtime.{BadRecords, Driver, TimeMove}
 import sparkwin.runtime.local.{LocalBackend, Position, ReplayDriver, WatermarkTimeline}
-import sparkwin.runtime.spark.task.{OutputLayout, RowCollector, RowRecord, Rows}
 
 /** Replay's second pass, one key inside a Spark task (`flatMapGroups`): the key's elements in
   * arrival order through the engine, event time following the broadcast watermark timeline and
@@ -16,7 +15,9 @@ import sparkwin.runtime.spark.task.{OutputLayout, RowCollector, RowRecord, Rows}
   */
 object ReplayKeys {
 
-  /** `rows` are the input's columns followed by arrival, channel and ordinal (ReplayRuntime's). */
+  /** `rows` are the input's columns followed by arrival, channel and ordinal (ReplayRuntime's),
+    * as `SessionForms.reader` read them, and `read` the key's columns.
+    */
   def run(
       plan: Plan,
       java8: Boolean,
@@ -24,10 +25,12 @@ object ReplayKeys {
       timeline: WatermarkTimeline,
       lastArrival: Long,
       endOfInput: Boolean,
-      key: Row,
+      read: Row,
       rows: Iterator[Row]
   ): Iterator[Row] = {
     val n = plan.inputSchema.length
+    val key = new SessionForms(plan.keys.schema)(read)
+    val forms = new SessionForms(plan.inputSchema)
     val layout = new OutputLayout(plan, java8, Some(firedAtType))
     val clock = new ReplayDriver.Clock
     val collector = new RowCollector(layout, () => clock.firedAt)
@@ -36,8 +39,9 @@ object ReplayKeys {
     backend.setCurrentKey(key)
     val ts = plan.timestampColumn
     val valid = Array.newBuilder[(Position, Row, Long)]
-    rows.foreach { r =>
-      val input = new RowRecord(Row.fromSeq(r.toSeq.take(n)))
+    rows.foreach { read =>
+      val r = forms(read)
+      val input = new RowRecord(r, n)
       val why =
         BadRecords.reason(input, ts, arrivalMissing = r.isNullAt(n), channelMissing = r.isNullAt(n + 1))
       if (why != null) collector.emitError(input, why)
@@ -49,7 +53,7 @@ object ReplayKeys {
         ))
     }
     val elements = valid.result().sortBy(_._1).iterator.map { case (p, r, t) =>
-      (p, new RowRecord(Row.fromSeq(r.toSeq.take(n))): Record, t)
+      (p, new RowRecord(r, n): Record, t)
     }
     ReplayDriver.run(driver, timeline, elements, lastArrival, clock)
     if (endOfInput) driver.moveClocks(TimeMove.EndOfInput)

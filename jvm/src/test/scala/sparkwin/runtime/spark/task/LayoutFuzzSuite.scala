@@ -124,6 +124,76 @@ class LayoutFuzzSuite extends munit.FunSuite {
     }
   }
 
+  test("fuzz key bytes: a mutated key of values at the edges of Spark's types reads, or is refused") {
+    // Spark reads an UnsafeRow through raw memory: before its layout was checked, a mutated
+    // offset read outside the array and crashed the JVM (SIGSEGV) within the first inputs.
+    import org.apache.spark.sql.Row
+    import org.apache.spark.sql.types._
+    val schema = StructType(
+      Seq(
+        StructField("user", StringType),
+        StructField("at", TimestampType),
+        StructField("day", DateType),
+        StructField("big", DecimalType(38, 9)),
+        StructField("small", DecimalType(10, 2)),
+        StructField("span", DayTimeIntervalType()),
+        StructField("tags", ArrayType(StringType)),
+        StructField("inner", StructType(Seq(StructField("name", StringType), StructField("n", LongType)))),
+        StructField("byName", MapType(StringType, ArrayType(LongType))),
+        StructField("ci", CalendarIntervalType)
+      )
+    )
+    val codec = new KeyBytes(schema)
+    val far = new java.sql.Timestamp(Long.MaxValue / 1000); far.setNanos(775807000)
+    val keys = Seq(
+      Row(
+        "u-1",
+        far,
+        new java.sql.Date(Int.MaxValue.toLong * 86400000L),
+        new java.math.BigDecimal("-99999999999999999999999999999.999999999"),
+        new java.math.BigDecimal("12345678.91"),
+        java.time.Duration.ofSeconds(Long.MaxValue / 1000000L),
+        Seq("a", null, "ü⏱𝄞"),
+        Row("x" * 40, Long.MinValue),
+        Map("k" -> Seq(1L, Long.MaxValue), "" -> Seq()),
+        new org.apache.spark.unsafe.types.CalendarInterval(Int.MinValue, Int.MaxValue, Long.MinValue)
+      ),
+      Row(null, null, null, null, null, null, null, null, null, null),
+      Row(
+        "",
+        new java.sql.Timestamp(0L),
+        null,
+        java.math.BigDecimal.ZERO,
+        null,
+        null,
+        Seq(),
+        Row(null, 0L),
+        Map(),
+        null
+      )
+    )
+    val valid = keys.map(codec.encode)
+    assertEquals(valid.map(b => codec.encode(codec.decode(b)).toSeq), valid.map(_.toSeq)) // each reads back
+    // Spark loads its error messages (8 MB) at its first error (here a date no java.sql.Date
+    // holds, which mutated bytes make): once per JVM, not an input's allocation.
+    val unheld = codec.encode(
+      Row(
+        null,
+        null,
+        java.time.LocalDate.ofEpochDay(Int.MinValue.toLong),
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null
+      )
+    )
+    intercept[CorruptStateException](codec.decode(unheld))
+    Fuzz.bytes("KeyBytes", Fuzz.cases(3000), Fuzz.mutatedBytes(valid), bound)(typed)(codec.decode)
+  }
+
   test("fuzz channel watermarks: mutated saved watermarks read, or are refused as corrupt") {
     Fuzz.bytes("ChannelWatermarks", Fuzz.cases(3000), Fuzz.mutatedBytes(channels), bound)(typed) { b =>
       val source = new ByteSource
