@@ -41,7 +41,7 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
         ),
         (
             "sparkwin codecs",
-            r"^sparkwin\.runtime\.spark\.(GroupRecord|KeyBuckets|KeyBytes|WakeupTable|KeyId|"
+            r"^sparkwin\.runtime\.spark\.(?:task\.)?(GroupRecord|KeyBuckets|KeyBytes|WakeupTable|KeyId|"
             r"StoreMirror|DecodedStates)|"
             r"^sparkwin\.operator\.store\.",
         ),
@@ -54,7 +54,7 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
         ),
         (
             "sparkwin map side",
-            r"^sparkwin\.runtime\.spark\.(ChannelSummaries\$Tap|SparkRuntime|Combiner)",
+            r"^sparkwin\.runtime\.spark\.(?:task\.|query\.)?(ChannelSummaries\$Tap|SparkRuntime|Combiner)",
         ),
         (
             "engine",
@@ -62,7 +62,7 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
         ),
         (
             "sparkwin loop",
-            r"^sparkwin\.runtime\.spark\.(KeyGroupLoop|KeyGroupProcessor|ChannelSummaries|"
+            r"^sparkwin\.runtime\.spark\.(?:task\.)?(KeyGroupLoop|KeyGroupProcessor|ChannelSummaries|"
             r"RowCollector|OutputLayout|Rows|RowRecord|SparkKeyBackend)|"
             r"^sparkwin\.plan\.|^sparkwin\.runtime\.TimePolicy|^sparkwin\.",
         ),

@@ -6,6 +6,12 @@ import java.io.File
   * operator, then the plan, then the runtimes with their Spark glue, then the gateways that
   * Python and Spark Connect reach. A file's layer is its folder under `sparkwin/`; a reference is
   * any `sparkwin.<layer>` outside a comment, so a fully qualified name counts as an import.
+  *
+  * Every package, not only a layer, imports in one direction too: no two packages reach each
+  * other, however deep (`operator` and `operator.store`, `runtime.spark.task` and
+  * `runtime.spark.query`). There a file's package is its `package` clause, and a reference is a
+  * name under `sparkwin.` outside comments and strings (the longest package it names) or a
+  * sub-package named from its parent (`store.Bytes` in `operator`).
   */
 class PackageLayersSuite extends munit.FunSuite {
   import PackageLayersSuite._
@@ -15,6 +21,32 @@ class PackageLayersSuite extends munit.FunSuite {
     assert(edges.nonEmpty, "found no sources under src/main (the tests run in jvm/)")
     assertEquals(PackageLayers.cycle(edges.keySet), None, describe(edges))
     assertEquals(PackageLayers.unlayered(edges), Map.empty[(String, String), List[String]], describe(edges))
+  }
+
+  test("no two packages of the main sources reach each other, sub-packages included") {
+    val sources = PackageLayers.sources(new File("src/main"))
+    val edges = PackageLayers.packageEdges(sources)
+    assert(edges.keySet.exists(_._1.count(_ == '.') > 1), "found no sub-package's imports")
+    assertEquals(PackageLayers.cycle(edges.keySet), None, describe(edges))
+  }
+
+  test("a cycle between a package and its sub-package is caught, by full or relative names") {
+    val parent = SourceFile("operator", "package sparkwin.operator\n\nclass A { val b = store.Bytes }\n")
+    val child = SourceFile("operator", "package sparkwin.operator.store\n\nimport sparkwin.operator.A\n")
+    val edges = PackageLayers.packageEdges(List(parent, child))
+    assertEquals(
+      edges.keySet,
+      Set("sparkwin.operator" -> "sparkwin.operator.store", "sparkwin.operator.store" -> "sparkwin.operator")
+    )
+    assert(PackageLayers.cycle(edges.keySet).isDefined)
+    val quoted = SourceFile(
+      "operator",
+      "package sparkwin.operator.store\n\nclass B { val s = \"sparkwin.operator.A\" }\n"
+    )
+    assertEquals(
+      PackageLayers.packageEdges(List(parent, quoted)).keySet,
+      Set("sparkwin.operator" -> "sparkwin.operator.store")
+    )
   }
 
   test("a plan -> runtime import is caught") {
@@ -92,6 +124,42 @@ object PackageLayersSuite {
         }
         .groupBy(_._1)
         .map { case (edge, hits) => edge -> hits.map(_._2).distinct }
+
+    /** The package a source declares (its `package` clauses joined), or "" for none. */
+    def packageOf(text: String): String =
+      """(?m)^\s*package\s+([\w.]+);?\s*$""".r.findAllMatchIn(code(text)).map(_.group(1)).mkString(".")
+
+    /** The code of `text` without comments and string literals. */
+    def bare(text: String): String =
+      code(text)
+        .replaceAll("'(?:[^'\\\\\n]|\\\\.)'", "' '")
+        .replaceAll("(?s)\"\"\".*?\"\"\"", "\"\"")
+        .replaceAll("\"(?:[^\"\\\\\n]|\\\\.)*\"", "\"\"")
+
+    private val Qualified = """\bsparkwin((?:\.[a-z]\w*)*)""".r
+
+    /** Package -> referenced package (every package, sub-packages included), with the files that
+      * make each edge. A qualified name counts for the longest package it names; a sub-package
+      * named from its parent (`store.Bytes`, `import store._`) counts too.
+      */
+    def packageEdges(sources: List[SourceFile]): Map[(String, String), List[String]] = {
+      val packaged = sources.map(s => (s, packageOf(s.text))).filter(_._2.startsWith("sparkwin"))
+      val packages = packaged.map(_._2).toSet
+      def longest(name: String): Option[String] =
+        Iterator.iterate(name)(n => n.take(n.lastIndexOf('.').max(0))).takeWhile(_.nonEmpty).find(packages)
+      packaged
+        .flatMap { case (s, pkg) =>
+          val body = bare(s.text).linesIterator.filterNot(_.trim.startsWith("package ")).mkString("\n")
+          val qualified = Qualified.findAllMatchIn(body).flatMap(m => longest("sparkwin" + m.group(1)))
+          val children = packages.iterator.filter { p =>
+            p.startsWith(pkg + ".") && !p.drop(pkg.length + 1).contains('.') &&
+            ("""(?<![\w.])""" + p.drop(pkg.length + 1) + """\.[A-Z_{]""").r.findFirstIn(body).isDefined
+          }
+          (qualified ++ children).filter(_ != pkg).toSet.map((to: String) => ((pkg, to), s.name))
+        }
+        .groupBy(_._1)
+        .map { case (edge, hits) => edge -> hits.map(_._2).distinct }
+    }
 
     /** Edges the layers do not allow, with their files. */
     def unlayered(edges: Map[(String, String), List[String]]): Map[(String, String), List[String]] =

@@ -4,7 +4,8 @@ import sparkwin.plan._
 import sparkwin.runtime.spark._
 import sparkwin.runtime.checkpoint.{Admission, CheckpointFiles, Migration, Relocation, StateReader}
 import sparkwin.runtime.harness.Harness
-import sparkwin.runtime.spark.executor.BatchRunner
+import sparkwin.runtime.spark.query.{KeyGroupCount, RealTimeChecks, ReplayHandle, ReplayRuntime, SparkRuntime}
+import sparkwin.runtime.spark.task.{BatchRunner, OutputLayout}
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import com.fasterxml.jackson.databind.node.NullNode

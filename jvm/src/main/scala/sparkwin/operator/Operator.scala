@@ -74,10 +74,3 @@ object ClockMove {
     */
   case object Restore extends ClockMove
 }
-
-object Operator {
-
-  /** The operator for `spec` over `backend`: [[Selection]] picks algorithm and layout. */
-  def apply(spec: OperatorSpec, backend: KeyedBackend, output: Emitter): Operator =
-    WindowOperator(spec, backend, output)
-}

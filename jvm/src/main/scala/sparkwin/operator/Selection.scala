@@ -20,28 +20,13 @@ import sparkwin.core.window.{AlignedWindows, SessionWindows, StormWindows}
   */
 object Selection {
 
-  sealed abstract class Algorithm(val id: Byte, val name: String) {
-    override def toString: String = name
-  }
-  object Algorithm {
-    case object General extends Algorithm(1, "general")
-    case object Sliced extends Algorithm(2, "sliced")
-    case object Session extends Algorithm(3, "session")
-    case object Storm extends Algorithm(4, "storm")
-    case object StormArrival extends Algorithm(5, "storm-arrival")
-    val all: Seq[Algorithm] = Seq(General, Sliced, Session, Storm, StormArrival)
-    def byId(id: Int): Option[Algorithm] = all.find(_.id == id)
-  }
+  /** The algorithms, as a key's state records which one wrote it ([[store.Algorithm]]). */
+  type Algorithm = sparkwin.operator.store.Algorithm
+  val Algorithm: sparkwin.operator.store.Algorithm.type = sparkwin.operator.store.Algorithm
 
-  sealed abstract class Layout(val id: Byte, val name: String) {
-    override def toString: String = name
-  }
-  object Layout {
-    case object Keyed extends Layout(1, "keyed")
-    case object Packed extends Layout(2, "packed")
-    val all: Seq[Layout] = Seq(Keyed, Packed)
-    def byId(id: Int): Option[Layout] = all.find(_.id == id)
-  }
+  /** The state layouts, as a key's state records which one wrote it ([[store.Layout]]). */
+  type Layout = sparkwin.operator.store.Layout
+  val Layout: sparkwin.operator.store.Layout.type = sparkwin.operator.store.Layout
 
   /** What runs a spec, and why (for `describe()` and error messages). */
   final case class Choice(algorithm: Algorithm, layout: Layout, reason: String) {

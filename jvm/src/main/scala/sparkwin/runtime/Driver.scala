@@ -3,7 +3,8 @@ package sparkwin.runtime
 import sparkwin.core.{Record, RecordError, Values}
 import sparkwin.core.agg.Accumulator
 import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
-import sparkwin.operator.{ClockMove, ElementFate, Emitter, Operator, OperatorSpec, WindowOperator}
+import sparkwin.operator.{ClockMove, ElementFate, Emitter, Operator, OperatorSpec}
+import sparkwin.operator.algorithms.Algorithms
 import sparkwin.operator.store.KeyedBackend
 import sparkwin.plan.TimePolicy
 
@@ -43,7 +44,7 @@ class Driver(
   /** The plan's policy, or (`policy` null) the spec's: what the driver asks about time. */
   val timePolicy: TimePolicy = if (policy != null) policy else TimePolicy.ofSpec(spec)
 
-  val operator: Operator = WindowOperator(spec, backend, output)
+  val operator: Operator = Algorithms.operator(spec, backend, output)
   val valve = new StatusWatermarkValve(channels)
   private val advance: Long => Unit = wm => operator.moveClocks(wm, ClockMove.Keep, ClockMove.Advance)
   private val generators: Array[WatermarkChannel] = strategy match {

@@ -1,5 +1,6 @@
 package sparkwin.operator
 
+import sparkwin.operator.algorithms.Algorithms
 import sparkwin.core._
 import sparkwin.operator._
 import sparkwin.operator.store._
@@ -86,8 +87,8 @@ object DifferentialCheck {
     val out = new Collect
     val general = Selection.Choice(Selection.Algorithm.General, Selection.Layout.Keyed, "the reference")
     val op =
-      if (expected.isDefined) WindowOperator(spec, backend, out)
-      else WindowOperator.withChoice(spec, general, backend, out)
+      if (expected.isDefined) Algorithms.operator(spec, backend, out)
+      else Algorithms.withChoice(spec, general, backend, out)
     new Run(backend, out, op)
   }
 

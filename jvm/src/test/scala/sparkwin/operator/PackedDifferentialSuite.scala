@@ -1,5 +1,6 @@
 package sparkwin.operator
 
+import sparkwin.operator.algorithms.Algorithms
 import sparkwin.core._
 import sparkwin.operator._
 import sparkwin.operator.store._
@@ -99,9 +100,9 @@ class PackedDifferentialSuite extends munit.ScalaCheckSuite {
     assertEquals(kind(spec(SlidingWindows(256, 1, 0, isEventTime = true), packable, true)), (Sliced, Packed))
     // Spark's per-key backends keep the per-key layout.
     assertEquals(kind(spec(tumbling, packable, true), packed = false), (Sliced, Keyed))
-    assert(!new sparkwin.runtime.spark.SparkKeyBackend(packable.toIndexedSeq).packable)
+    assert(!new sparkwin.runtime.spark.task.SparkKeyBackend(packable.toIndexedSeq).packable)
     assertEquals(
-      WindowOperator(spec(tumbling, packable, true), new LocalBackend, new Collect).choice.layout,
+      Algorithms.operator(spec(tumbling, packable, true), new LocalBackend, new Collect).choice.layout,
       Packed
     )
   }

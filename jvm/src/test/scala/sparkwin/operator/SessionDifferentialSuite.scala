@@ -1,5 +1,6 @@
 package sparkwin.operator
 
+import sparkwin.operator.algorithms.Algorithms
 import sparkwin.core._
 import sparkwin.operator._
 import sparkwin.operator.store._
@@ -64,7 +65,7 @@ class SessionDifferentialSuite extends munit.ScalaCheckSuite {
   test("an element bridging two sessions merges all three into one pane") {
     val backend = new LocalBackend
     val out = new Collect
-    val op = Operator(spec(10, lateOutput = true), backend, out)
+    val op = Algorithms.operator(spec(10, lateOutput = true), backend, out)
     for (ts <- Seq(0L, 18L, 9L)) {
       backend.setCurrentKey("k"); op.processElement(rec("k", ts, ts), ts)
     }

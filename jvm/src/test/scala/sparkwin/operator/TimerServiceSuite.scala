@@ -1,5 +1,6 @@
 package sparkwin.operator
 
+import sparkwin.operator.algorithms.Algorithms
 import sparkwin.TestSupport
 import sparkwin.core.Record
 import sparkwin.core.window.{GlobalWindow, TimeWindow, TumblingWindows, Window}
@@ -152,7 +153,7 @@ class TimerServiceSuite extends munit.FunSuite {
         lateOutput = false
       )
       .copy(allowedLateness = lateness)
-    WindowOperator(spec, new LocalBackend(packable = false), new TestSupport.Collect)
+    Algorithms.operator(spec, new LocalBackend(packable = false), new TestSupport.Collect)
   }
 
   test(
@@ -165,7 +166,7 @@ class TimerServiceSuite extends munit.FunSuite {
     )
     val out = new TestSupport.Collect
     val backend = new LocalBackend(packable = false)
-    val op = WindowOperator.withChoice(
+    val op = Algorithms.withChoice(
       spec,
       Selection.Choice(Selection.Algorithm.General, Selection.Layout.Keyed, "test"),
       backend,

@@ -1,5 +1,6 @@
 package sparkwin.plan
 
+import sparkwin.operator.algorithms.Algorithms
 import scala.jdk.CollectionConverters._
 
 import com.fasterxml.jackson.databind.ObjectMapper
@@ -7,7 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import sparkwin.gateway.PythonEntryPoint
 import sparkwin.operator.{Operator, WindowOperator}
 import sparkwin.runtime.harness.Harness
-import sparkwin.runtime.spark.SparkKeyBackend
+import sparkwin.runtime.spark.task.SparkKeyBackend
 
 /** Users' own triggers, assigners, evictors and aggregates (`sparkwin.api`, the plan's `jvm`
   * kinds): loading and checking when a plan is decoded, running in the engine, and their state
@@ -228,7 +229,7 @@ class ExtensionsSuite extends munit.FunSuite {
     def open(json: String, bytes: Array[Byte]) = {
       val spec = PlanDecoder.decode(json).spec
       val backend = new SparkKeyBackend(spec.aggregates)
-      val operator = Operator(spec, backend, new sparkwin.TestSupport.Collect)
+      val operator = Algorithms.operator(spec, backend, new sparkwin.TestSupport.Collect)
       backend.load("a", bytes)
       (backend, operator)
     }

@@ -3,6 +3,7 @@ package sparkwin.bench
 import sparkwin.core.agg.{Aggregate, NumericKind}
 import sparkwin.core._
 import sparkwin.operator._
+import sparkwin.operator.algorithms.Algorithms
 import sparkwin.operator.store._
 import sparkwin.runtime.local.LocalBackend
 import sparkwin.core.trigger.DefaultTrigger
@@ -146,7 +147,7 @@ object EngineBench {
     val threads = java.lang.management.ManagementFactory.getThreadMXBean
     val cpuStart = threads.getCurrentThreadCpuTime
     val backend = new LocalBackend(packable)
-    val op = Operator(spec, backend, out)
+    val op = Algorithms.operator(spec, backend, out)
     val start = System.nanoTime()
     var max = Long.MinValue
     var i = 0

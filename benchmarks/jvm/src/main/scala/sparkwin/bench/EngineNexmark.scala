@@ -3,6 +3,7 @@ package sparkwin.bench
 import sparkwin.core.agg.Aggregate
 import sparkwin.core._
 import sparkwin.operator._
+import sparkwin.operator.algorithms.Algorithms
 import sparkwin.runtime.local.LocalBackend
 import sparkwin.core.trigger.DefaultTrigger
 import sparkwin.core.window._
@@ -140,7 +141,7 @@ object EngineNexmark {
         )
     }
     val backend = new LocalBackend(true)
-    val op = Operator(opSpec, backend, emitter)
+    val op = Algorithms.operator(opSpec, backend, emitter)
     var max = Long.MinValue
     var i = 0
     while (i < n) {

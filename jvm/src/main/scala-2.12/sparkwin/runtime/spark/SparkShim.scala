@@ -8,6 +8,7 @@ import org.apache.spark.sql.streaming.{GroupState, GroupStateTimeout, OutputMode
 import org.apache.spark.sql.types.{MetadataBuilder, StructType, TimestampType}
 
 import sparkwin.plan.{Plan, SparkTimers, UnsupportedSparkException}
+import sparkwin.runtime.spark.task.{GroupHost, GroupTable, KeyGroupLoop, LoopSpec, SessionForms}
 
 /** The Spark 3.5 side of the streaming runtime (this jar's shim, as spark-rapids and Iceberg keep
   * one per Spark version): key groups go through `flatMapGroupsWithState`, each group's entries
@@ -191,7 +192,7 @@ final class GroupStateRunner(val spec: LoopSpec, input: StructType)
 
   override def apply(group: Int, read: Iterator[Row], state: GroupState[Array[Byte]]): Iterator[Row] = {
     if (loop == null) { // one per task, as Spark 4's processor
-      loop = new KeyGroupLoop(spec)
+      loop = new KeyGroupLoop(spec, SparkShim.Operator)
       forms = new SessionForms(input)
     }
     val rows = if (forms.identity) read else read.map(forms)

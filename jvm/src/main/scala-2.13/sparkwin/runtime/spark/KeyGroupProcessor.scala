@@ -6,6 +6,7 @@ import org.apache.spark.sql.streaming._
 import org.apache.spark.sql.types.StructType
 
 import sparkwin.plan.SparkTimers
+import sparkwin.runtime.spark.task.{GroupHost, KeyGroupLoop, LoopSpec, PlannedMode, SessionForms, StoreMirror}
 
 /** Spark 4's host of the key-group loop: a `transformWithState` processor whose grouping key is
   * the key group. Its one state variable, `sparkwin`, maps bytes to bytes: the group's entries
@@ -33,7 +34,7 @@ final class KeyGroupProcessor(val spec: LoopSpec, input: StructType)
       Encoders.BINARY,
       TTLConfig.NONE
     )
-    loop = new KeyGroupLoop(spec)
+    loop = new KeyGroupLoop(spec, SparkShim.Operator)
     forms = new SessionForms(input)
     mode = new PlannedMode(spec.realTime)
     // Spark initialises a processor on the driver too, while it plans a batch.

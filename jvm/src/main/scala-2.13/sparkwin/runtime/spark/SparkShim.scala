@@ -6,6 +6,7 @@ import org.apache.spark.sql.streaming.OutputMode
 import org.apache.spark.sql.types.StructType
 
 import sparkwin.plan.Plan
+import sparkwin.runtime.spark.task.{LoopSpec, SessionForms}
 
 /** The Spark 4 side of the streaming runtime (this jar's shim, as spark-rapids and Iceberg keep
   * one per Spark version): key groups go through `transformWithState`, hosted by

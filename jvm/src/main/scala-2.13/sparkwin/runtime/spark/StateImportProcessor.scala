@@ -4,6 +4,7 @@ import org.apache.spark.sql.{Encoders, Row}
 import org.apache.spark.sql.streaming._
 
 import sparkwin.plan.{PlanDecoder, SparkTimers}
+import sparkwin.runtime.spark.task.{GroupHost, GroupImport, LoopSpec}
 
 /** The one batch that writes a moved checkpoint's state (`runtime.checkpoint.Migration`): a
   * `transformWithState` processor with the key groups' own state variable and time mode, whose

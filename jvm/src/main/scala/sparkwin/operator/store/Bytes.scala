@@ -1,7 +1,6 @@
 package sparkwin.operator.store
 
 import sparkwin.core._
-import sparkwin.operator._
 
 /** A growable byte buffer to write state into, reused from one value to the next.
   *

@@ -8,13 +8,12 @@ import sparkwin.core.CorruptStateException.count
 import sparkwin.core.agg.Aggregate
 import sparkwin.core.timer.{Timer, TimerQueue}
 import sparkwin.core.window.{TimeWindow, Window}
-import sparkwin.operator.Selection
 
 /** A key's whole engine state (the algorithm's state and the key's timers) as one byte array,
   * so a runtime stores it in a single value per key.
   *
   * Version 5, big-endian: the version byte, the algorithm and layout ids of the writer
-  * ([[Selection]]), the aggregates' signature (their kinds and columns, not their names), the
+  * (`operator.Selection`), the aggregates' signature (their kinds and columns, not their names), the
   * algorithm's body ([[StateKind]]), then the event-time and the processing-time timers. A state
   * written by another algorithm than `kind`'s, or for other aggregates, is refused with a
   * message, never misread: a spec whose choice changed between runs of a checkpoint (a new
@@ -39,7 +38,7 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
     sink.reset()
     out.writeByte(Version)
     out.writeByte(kind.algorithm.id)
-    out.writeByte(Selection.Layout.Keyed.id)
+    out.writeByte(Layout.Keyed.id)
     out.writeInt(signature)
     kind.write(out, s.state)
     writeTimers(out, s.eventTimers)
@@ -69,16 +68,14 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
       else {
         val algorithm = in.readByte()
         val layout = in.readByte()
-        if (algorithm != kind.algorithm.id || layout != Selection.Layout.Keyed.id)
+        if (algorithm != kind.algorithm.id || layout != Layout.Keyed.id)
           throw new IncompatibleStateException(
             s"this checkpoint's state was written by the ${name(algorithm)} algorithm " +
-              s"(${Selection.Layout.byId(layout).fold(s"layout $layout")(_.name)} layout), but the " +
+              s"(${Layout.byId(layout).fold(s"layout $layout")(_.name)} layout), but the " +
               s"pipeline now runs on the ${kind.algorithm} algorithm: a change to the pipeline " +
               "(its trigger, lateness, evictor, aggregates or windows) changed how it runs. " +
               "Restore the pipeline as it was to resume, or start from a new checkpoint." +
-              (if (
-                 algorithm == Selection.Algorithm.General.id && kind.algorithm == Selection.Algorithm.Sliced
-               )
+              (if (algorithm == Algorithm.General.id && kind.algorithm == Algorithm.Sliced)
                  " If the pipeline did not change: sparkwin 0.3.0 and earlier ran windows of more than " +
                    "256 slices on the general algorithm, and this version slices them; let the old " +
                    "version finish the open windows, or start from a new checkpoint."
@@ -107,7 +104,7 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
   def empty(): Stored = new Stored(kind.newState(), new TimerQueue, new TimerQueue)
 
   private def name(algorithm: Int): String =
-    Selection.Algorithm.byId(algorithm).fold(s"unknown ($algorithm)")(_.name)
+    Algorithm.byId(algorithm).fold(s"unknown ($algorithm)")(_.name)
 
   /** Versions 1 to 3: contents, window metadata, merging set and Storm's queue in one layout. */
   private def readLegacy(version: Int): LegacyState = {

@@ -2,14 +2,12 @@ package sparkwin.operator.store
 
 import java.io.{DataInputStream, DataOutputStream}
 
-import sparkwin.operator.Selection
-
 /** How one algorithm keeps a key's state: it makes a fresh one, and writes and reads the body
   * of a stored one (the codec writes the header that says which algorithm wrote it, and the
   * timers). Each algorithm's state is its own class, read only by the algorithm that wrote it.
   */
 abstract class StateKind {
-  def algorithm: Selection.Algorithm
+  def algorithm: Algorithm
 
   def newState(): KeyState
 

@@ -1,7 +1,6 @@
 package sparkwin.operator.store
 
 import sparkwin.core._
-import sparkwin.operator._
 
 import java.io.{DataInputStream, DataOutputStream}
 

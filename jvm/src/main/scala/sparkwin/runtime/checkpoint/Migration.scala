@@ -14,7 +14,9 @@ import org.apache.spark.sql.types.{BinaryType, IntegerType, StructField, StructT
 
 import sparkwin.BuildInfo
 import sparkwin.plan.PlanDecoder
-import sparkwin.runtime.spark.{ClockSource, GroupTable, KeyGroupCount, LoopSpec, SparkShim}
+import sparkwin.runtime.spark.SparkShim
+import sparkwin.runtime.spark.query.{ClockSource, KeyGroupCount}
+import sparkwin.runtime.spark.task.{GroupTable, LoopSpec}
 
 /** Moves a stopped query's checkpoint where Spark itself refuses the restart: from sparkwin's
   * Spark 3.5 runtime (`flatMapGroupsWithState`) to Spark 4's (`transformWithState`), and across

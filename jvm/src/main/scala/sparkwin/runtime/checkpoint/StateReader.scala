@@ -4,7 +4,8 @@ import org.apache.spark.sql.{DataFrame, Encoders, Row, SparkSession}
 import org.apache.spark.sql.functions.col
 
 import sparkwin.plan.{PlanDecoder, PlanException}
-import sparkwin.runtime.spark.{GroupTable, SparkShim}
+import sparkwin.runtime.spark.SparkShim
+import sparkwin.runtime.spark.task.GroupTable
 
 /** Reads what a checkpoint's sparkwin operator holds at a committed batch, as the union of
   * [[StateViews]]: per key its open windows and timers, per key group its channel watermarks and

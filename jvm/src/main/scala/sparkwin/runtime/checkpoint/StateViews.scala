@@ -9,9 +9,10 @@ import sparkwin.core.time.ChannelWatermarks
 import sparkwin.core.timer.Timer
 import sparkwin.core.window.{GlobalWindow, StormWindow, TimeWindow, Window}
 import sparkwin.operator.{Emitter, Operator, PaneInfo, PaneTiming}
+import sparkwin.operator.algorithms.Algorithms
 import sparkwin.operator.store.{ByteSource, Bytes}
 import sparkwin.plan.{Plan, PlanDecoder}
-import sparkwin.runtime.spark.{GroupEntries, GroupRecord, KeyBytes, OutputLayout, Rows, SparkKeyBackend}
+import sparkwin.runtime.spark.task.{GroupEntries, GroupRecord, KeyBytes, OutputLayout, Rows, SparkKeyBackend}
 
 /** What one key group of a checkpoint holds, as rows a user reads (`sparkwin.state`): per key its
   * open windows (bounds, what a pane fired now would carry, pane and trigger bookkeeping) and
@@ -29,7 +30,7 @@ final class StateViews(planJson: String, java8Time: Boolean) {
   private val layout = new OutputLayout(plan, java8Time)
   private val keyBytes = new KeyBytes(plan.keys.schema)
   private val backend = new SparkKeyBackend(plan.spec.aggregates)
-  private val operator = Operator(plan.spec, backend, Silent)
+  private val operator: Operator = Algorithms.operator(plan.spec, backend, Silent)
   private val keyCount = plan.keyFields.size
   private val aggregateCount = plan.aggregateFields.size
   private val schema = unionSchema(plan)

@@ -1,5 +1,6 @@
 package sparkwin.operator.store
 
+import sparkwin.operator.algorithms.Algorithms
 import scala.jdk.CollectionConverters._
 
 import sparkwin.TestSupport._
@@ -7,7 +8,7 @@ import sparkwin.core._
 import sparkwin.operator._
 import sparkwin.operator.store._
 import sparkwin.core.evictor.CountEvictor
-import sparkwin.runtime.spark.SparkKeyBackend
+import sparkwin.runtime.spark.task.SparkKeyBackend
 import sparkwin.core.trigger._
 import sparkwin.core.window._
 
@@ -104,7 +105,7 @@ class KeyStateCodecSuite extends munit.FunSuite {
     var wm = Long.MinValue
     def open(): Unit = {
       backend = new SparkKeyBackend(aggregatesOf(s))
-      operator = Operator(s, backend, out)
+      operator = Algorithms.operator(s, backend, out)
       backend.load("k", bytes)
       if (wm != Long.MinValue) operator.moveClocks(wm, ClockMove.Keep, ClockMove.Advance)
     }
@@ -147,7 +148,7 @@ class KeyStateCodecSuite extends munit.FunSuite {
   test("a state written by version 1 (with the runtime's timers) is still read") {
     val s = specs.head._2
     val backend = new SparkKeyBackend(aggregatesOf(s))
-    val operator = Operator(s, backend, new Collect)
+    val operator = Algorithms.operator(s, backend, new Collect)
     backend.load("k", null)
     Seq((1L, 5L), (2L, 9L), (3L, 70L)).foreach { case (v, ts) =>
       operator.processElement(rec("k", v, ts), ts)

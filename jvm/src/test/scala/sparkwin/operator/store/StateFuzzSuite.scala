@@ -1,5 +1,6 @@
 package sparkwin.operator.store
 
+import sparkwin.operator.algorithms.Algorithms
 import java.io.{ByteArrayOutputStream, DataInputStream, DataOutputStream}
 
 import org.scalacheck.Gen
@@ -12,7 +13,7 @@ import sparkwin.core.evictor.CountEvictor
 import sparkwin.core.trigger._
 import sparkwin.core.window._
 import sparkwin.operator._
-import sparkwin.runtime.spark.SparkKeyBackend
+import sparkwin.runtime.spark.task.SparkKeyBackend
 
 /** A key's state from someone sparkwin does not trust (a checkpoint copied between clusters, a
   * damaged file): valid states mutated byte by byte are read, or refused with a
@@ -205,7 +206,7 @@ class StateFuzzSuite extends munit.FunSuite {
   private def statesOf(s: OperatorSpec): (() => KeyStateCodec, Seq[Array[Byte]]) = {
     val aggs = s.function.asInstanceOf[WindowFunction.Aggregates].aggregates
     val backend = new SparkKeyBackend(aggs)
-    val operator = Operator(s, backend, new Collect)
+    val operator = Algorithms.operator(s, backend, new Collect)
     backend.load("k", null)
     val rnd = new scala.util.Random(50)
     val saved = (0 until 40).flatMap { i =>

@@ -1,7 +1,7 @@
 package sparkwin.runtime.checkpoint
 
 import sparkwin.plan.PlanDecoder
-import sparkwin.runtime.spark.LoopFixtures
+import sparkwin.runtime.spark.task.LoopFixtures
 
 class ManifestSuite extends munit.FunSuite {
 

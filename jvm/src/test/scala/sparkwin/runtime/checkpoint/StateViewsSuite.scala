@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import com.fasterxml.jackson.databind.node.ObjectNode
 import org.apache.spark.sql.Row
 
-import sparkwin.runtime.spark.{GroupHost, KeyGroupLoop, LoopFixtures, LoopSpec}
+import sparkwin.runtime.spark.task.{GroupHost, KeyGroupLoop, LoopFixtures, LoopSpec}
 
 /** What a state reader shows of a key group is what the loop left in it: each algorithm's open
   * windows with their aggregates now, the keys' timers, and the group's size and Spark timer.
@@ -21,19 +21,9 @@ class StateViewsSuite extends munit.FunSuite {
 
   private def node(json: String): com.fasterxml.jackson.databind.JsonNode = mapper.readTree(json)
 
-  /** Unsigned byte order, a shorter prefix first (the 2.12 build keeps to Java 8, which has no
-    * `Arrays.compareUnsigned`).
-    */
-  private val unsigned: java.util.Comparator[Array[Byte]] = (a: Array[Byte], b: Array[Byte]) => {
-    val n = math.min(a.length, b.length)
-    var i = 0
-    while (i < n && a(i) == b(i)) i += 1
-    if (i < n) (a(i) & 0xff) - (b(i) & 0xff) else a.length - b.length
-  }
-
   /** A group's entries as a map state holds them (4.x: keys packed in buckets). */
   private final class Host(val watermark: Long) extends GroupHost {
-    val entries = new java.util.TreeMap[Array[Byte], Array[Byte]](unsigned)
+    val entries = new java.util.TreeMap[Array[Byte], Array[Byte]](StateViewsSuite.unsigned)
     var timerAt: Long = Long.MinValue
     def get(key: Array[Byte]): Array[Byte] = entries.get(key)
     def put(key: Array[Byte], value: Array[Byte]): Unit = entries.put(key, value)
@@ -135,5 +125,18 @@ class StateViewsSuite extends munit.FunSuite {
 
   implicit private class Lone[A](xs: Seq[A]) {
     def loneElement: A = { assertEquals(xs.size, 1, xs.toString); xs.head }
+  }
+}
+
+object StateViewsSuite {
+
+  /** Byte arrays in unsigned lexicographic order (`Arrays.compareUnsigned` is not in Java 8's API,
+    * which the Scala 2.12 jar is built against).
+    */
+  val unsigned: java.util.Comparator[Array[Byte]] = (a: Array[Byte], b: Array[Byte]) => {
+    val n = math.min(a.length, b.length)
+    var i = 0
+    while (i < n && a(i) == b(i)) i += 1
+    if (i < n) (a(i) & 0xff) - (b(i) & 0xff) else a.length - b.length
   }
 }
