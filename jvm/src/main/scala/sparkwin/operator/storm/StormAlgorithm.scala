@@ -61,16 +61,7 @@ final class StormAlgorithm(context: WindowContext, storm: StormWindows) extends 
     */
   override def openWindows(state: KeyState, eventTimers: sparkwin.core.timer.TimerQueue): Seq[OpenWindow] = {
     val st = state.asInstanceOf[StormState]
-    if (st.queue.isEmpty) Seq.empty
-    else {
-      var latest = Long.MinValue
-      st.queue.forEach(e => latest = math.max(latest, e.timestamp))
-      val end = if (st.wakeAt != Long.MinValue) st.wakeAt else latest
-      val results =
-        if (context.spec.function == WindowFunction.ProcessElements) null
-        else OpenWindow.resultsOver(aggregates, st.queue, context.spec.ansi)
-      Seq(OpenWindow(StormWindow(Long.MinValue, end), results, st.queue.size.toLong, 0L, false, false, Nil))
-    }
+    StormPanes.openWindows(context, aggregates, st.queue, st.wakeAt)
   }
 
   def processElement(record: Record, timestamp: Long): Unit = {
@@ -256,6 +247,28 @@ final class StormAlgorithm(context: WindowContext, storm: StormWindows) extends 
 
 /** A Storm window's one pane (both Storm algorithms): its aggregates, or its elements. */
 object StormPanes {
+
+  /** What a key's queue holds, for the state reader (both Storm algorithms): one row, its end
+    * where the key next fires (`wakeAt`, else its latest tuple), its values what the queued
+    * tuples add up to.
+    */
+  def openWindows(
+      context: WindowContext,
+      aggregates: Array[Aggregate],
+      queue: JList[Element],
+      wakeAt: Long
+  ): Seq[OpenWindow] =
+    if (queue.isEmpty) Seq.empty
+    else {
+      var latest = Long.MinValue
+      queue.forEach(e => latest = math.max(latest, e.timestamp))
+      val end = if (wakeAt != Long.MinValue) wakeAt else latest
+      val results =
+        if (context.spec.function == WindowFunction.ProcessElements) null
+        else OpenWindow.resultsOver(aggregates, queue, context.spec.ansi)
+      Seq(OpenWindow(StormWindow(Long.MinValue, end), results, queue.size.toLong, 0L, false, false, Nil))
+    }
+
   def emit(
       context: WindowContext,
       aggregates: Array[Aggregate],

@@ -50,16 +50,7 @@ final class StormArrival(context: WindowContext, storm: StormWindows) extends Wi
     */
   override def openWindows(state: KeyState, eventTimers: sparkwin.core.timer.TimerQueue): Seq[OpenWindow] = {
     val st = state.asInstanceOf[StormArrivalState]
-    if (st.queue.isEmpty) Seq.empty
-    else {
-      var latest = Long.MinValue
-      st.queue.forEach(e => latest = math.max(latest, e.timestamp))
-      val end = if (st.wakeAt != Long.MinValue) st.wakeAt else latest
-      val results =
-        if (context.spec.function == sparkwin.operator.WindowFunction.ProcessElements) null
-        else OpenWindow.resultsOver(aggregates, st.queue, context.spec.ansi)
-      Seq(OpenWindow(StormWindow(Long.MinValue, end), results, st.queue.size.toLong, 0L, false, false, Nil))
-    }
+    StormPanes.openWindows(context, aggregates, st.queue, st.wakeAt)
   }
 
   def processElement(record: Record, timestamp: Long): Unit = {
