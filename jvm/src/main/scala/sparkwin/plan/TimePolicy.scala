@@ -96,6 +96,13 @@ final case class TimePolicy(
     */
   def splitsBatch: Boolean = ownWatermark || inheritsWatermark
 
+  /** A key group keeps the watermark its last call ended at: a chained pipeline's rows meet it,
+    * and on Spark's watermark with processing-time timers a key's timers due at a batch's start
+    * fire at it, before the batch's watermark moves the key, as the harness and Flink order them.
+    */
+  def keepsWatermark: Boolean =
+    inheritsWatermark || (!ownWatermark && !realTime && processingTimers && eventTimers)
+
   /** Where a key group's event time comes from, put together in one place: the watermark its
     * keys' rows meet and the one they move to in this call. With [[ownWatermark]], the group's
     * own channel watermarks before and after this call's summaries (`own`, asked only then);

@@ -2,7 +2,7 @@ package sparkwin.runtime
 
 import sparkwin.core.{Record, RecordError, Values}
 import sparkwin.core.agg.Accumulator
-import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
+import sparkwin.core.time.{SourceWatermarks, WatermarkStrategy}
 import sparkwin.operator.{ClockMove, ElementFate, Emitter, Operator, OperatorSpec}
 import sparkwin.operator.algorithms.Algorithms
 import sparkwin.operator.store.KeyedBackend
@@ -16,7 +16,7 @@ import sparkwin.plan.TimePolicy
   * failing. Time moves through one door, [[moveClocks]] (a [[TimeMove]]): watermarks come in per
   * input channel and meet in a valve ([[StatusWatermarkValve]]), or are generated per channel
   * from the pipeline's strategy, periodically as processing time passes and per element for
-  * punctuated strategies. Processing time moves when the runtime moves it, firing periodic
+  * punctuated strategies ([[SourceWatermarks]], which replay's watermark pass runs too). Processing time moves when the runtime moves it, firing periodic
   * emissions and processing-time timers in time order. A channel's idle or active status
   * ([[markIdle]], [[markActive]]) is not a clock: it is the valve's input, as Flink's watermark
   * status is an element of its own beside watermarks; the valve decides whether event time then
@@ -45,17 +45,9 @@ class Driver(
   val timePolicy: TimePolicy = if (policy != null) policy else TimePolicy.ofSpec(spec)
 
   val operator: Operator = Algorithms.operator(spec, backend, output)
-  val valve = new StatusWatermarkValve(channels)
   private val advance: Long => Unit = wm => operator.moveClocks(wm, ClockMove.Keep, ClockMove.Advance)
-  private val generators: Array[WatermarkChannel] = strategy match {
-    case Some(s) =>
-      Array.tabulate(channels)(i =>
-        new WatermarkChannel(i, s.newGenerator(startProcessingTime), valve, advance)
-      )
-    case None => null
-  }
-  private val ticks =
-    strategy.map(s => new PeriodicTicks(s.interval, startProcessingTime, channels, s.idleTimeout))
+  private val watermarks = new SourceWatermarks(strategy, channels, startProcessingTime, advance)
+  val valve = watermarks.valve
   operator.moveClocks(ClockMove.Keep, startProcessingTime, ClockMove.Set)
 
   // ---------------------------------------------------------------------------------------
@@ -86,11 +78,7 @@ class Driver(
     val fate =
       try operator.processElement(record, timestamp)
       catch { case e: RecordError => output.emitError(record, e.getMessage); ElementFate.Error }
-    if (generators != null) {
-      val now = operator.currentProcessingTime
-      generators(channel).onEvent(record, timestamp, now)
-      ticks.foreach(_.onElement(channel, now))
-    }
+    watermarks.onElement(channel, record, timestamp, operator.currentProcessingTime)
     fate
   }
 
@@ -110,19 +98,19 @@ class Driver(
     * of the operator's own door ([[Operator.moveClocks]]).
     */
   final def moveClocks(move: TimeMove): Unit = move match {
-    case TimeMove.Watermark(watermark, channel) => valve.inputWatermark(watermark, channel).foreach(advance)
+    case TimeMove.Watermark(watermark, channel) => watermarks.inputWatermark(watermark, channel)
     case TimeMove.ProcessingTime(to) => passProcessingTime(to)
-    case TimeMove.EnterKey(now, watermark) => enterKey(now, watermark)
+    case TimeMove.EnterKey(now, watermark, settled) => enterKey(now, watermark, settled)
     case TimeMove.EndOfInput => operator.moveClocks(Long.MaxValue, ClockMove.Keep, ClockMove.Advance)
     case TimeMove.Clocks(watermark, processingTime, how) =>
       operator.moveClocks(watermark, processingTime, how)
   }
 
   /** Channel `channel` went idle; the valve may then release a watermark (DESIGN.md, the valve). */
-  final def markIdle(channel: Int): Unit = valve.markIdle(channel).foreach(advance)
+  final def markIdle(channel: Int): Unit = watermarks.markIdle(channel)
 
   /** Channel `channel` is active again: the valve waits for it; no clock moves. */
-  final def markActive(channel: Int): Unit = valve.markActive(channel)
+  final def markActive(channel: Int): Unit = watermarks.markActive(channel)
 
   /** Periodic watermark emissions (at the ticks where they can change something, see
     * [[PeriodicTicks]]) and processing-time timers happen in time order on the way to `to`; a tick
@@ -134,11 +122,10 @@ class Driver(
       // None at Long.MaxValue: "no timer"; one due then still fires with the final advance.
       val next = if (timePolicy.processingTimers) operator.nextProcessingTimer else Long.MaxValue
       val timerAt = if (next <= to && next != Long.MaxValue) Some(next) else None
-      val tick = ticks.map(_.next(timerAt.getOrElse(to))).getOrElse(Long.MaxValue)
+      val tick = watermarks.nextTick(timerAt.getOrElse(to))
       if (tick != Long.MaxValue) {
         operator.moveClocks(ClockMove.Keep, tick, ClockMove.Set)
-        generators.foreach(_.onPeriodicEmit(tick))
-        ticks.foreach(_.visited(tick))
+        watermarks.tick(tick)
       } else if (timerAt.isDefined) operator.moveClocks(ClockMove.Keep, timerAt.get, ClockMove.Advance)
       else done = true
     }
@@ -149,10 +136,13 @@ class Driver(
     * says: due timers fire before its new elements, as when a watermark precedes the elements
     * that follow it (once per key and micro-batch). When the batch splits (channels, chained
     * pipelines) the key starts from `watermark`, the one its rows meet, without firing what it
-    * already fired; the runtime moves it on after the rows.
+    * already fired; the runtime moves it on after the rows. Otherwise its processing-time timers
+    * fire at `settled` when known: the engine's clock is one for all keys of a task, and a key
+    * loaded after another of the same batch would find the batch's watermark there already.
     */
-  private def enterKey(now: Long, watermark: Long): Unit = {
+  private def enterKey(now: Long, watermark: Long, settled: Long): Unit = {
     if (timePolicy.splitsBatch) operator.moveClocks(watermark, now, ClockMove.Restore)
+    else if (settled != TimeMove.Unsettled) operator.moveClocks(settled, now, ClockMove.Restore)
     else operator.moveClocks(ClockMove.Keep, now, ClockMove.Set)
     if (timePolicy.processingTimers) operator.moveClocks(ClockMove.Keep, now, ClockMove.Advance)
     // A watermark of Long.MinValue (none yet) is ClockMove.Keep: nothing moves.
@@ -164,7 +154,7 @@ class Driver(
   /** The watermark the inputs' channels give (the valve's); the operator's own clock
     * (`operator.currentWatermark`) is ahead of it after a direct move (the end of input).
     */
-  final def inputWatermark: Long = valve.currentWatermark
+  final def inputWatermark: Long = watermarks.current
   final def currentProcessingTime: Long = operator.currentProcessingTime
   final def metrics = operator.metrics
 

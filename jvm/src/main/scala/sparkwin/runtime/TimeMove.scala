@@ -20,9 +20,14 @@ object TimeMove {
   final case class ProcessingTime(time: Long) extends TimeMove
 
   /** The key a micro-batch runtime loaded meets its batch's clocks (the processing time `now` and
-    * the watermark its rows meet), as the driver's policy says.
+    * the watermark its rows meet), as the driver's policy says; its processing-time timers due
+    * at `now` fire at `settled`, the watermark its group's last call ended at, when the runtime
+    * knows it ([[Unsettled]]: at whatever the engine's clock holds).
     */
-  final case class EnterKey(now: Long, watermark: Long) extends TimeMove
+  final case class EnterKey(now: Long, watermark: Long, settled: Long = Unsettled) extends TimeMove
+
+  /** [[EnterKey]]'s `settled` when the runtime does not know it (no live watermark is +inf). */
+  final val Unsettled = Long.MaxValue
 
   /** The input ended: event time jumps to +infinity and every event-time window fires. */
   case object EndOfInput extends TimeMove

@@ -5,7 +5,7 @@ import scala.collection.mutable.ArrayBuffer
 import sparkwin.runtime.TimeMove
 import sparkwin.core.{ArrayRecord, Record}
 import sparkwin.operator.ClockMove
-import sparkwin.core.time.{PeriodicTicks, StatusWatermarkValve, WatermarkChannel, WatermarkStrategy}
+import sparkwin.core.time.{SourceWatermarks, WatermarkStrategy}
 
 /** Where something happens in a replayed stream. At one arrival time, periodic watermark ticks
   * come first, then processing-time timers, then the elements that arrive then (in channel,
@@ -122,8 +122,8 @@ final class WatermarkTimeline(val positions: Array[Position], val watermarks: Ar
 
 object WatermarkTimeline {
 
-  /** The first pass: every channel's generator and the valve, run over the channels' activity
-    * in position order, with periodic ticks every `strategy.interval` of arrival time counted
+  /** The first pass: the stream's watermarks ([[SourceWatermarks]], as the live driver's), run
+    * over the channels' activity in position order, with periodic ticks every `strategy.interval` of arrival time counted
     * from `start` (only ticks where something can change are visited: the first after new
     * elements, and idleness deadlines; between them every tick would emit the same values).
     */
@@ -133,7 +133,6 @@ object WatermarkTimeline {
       activity: Seq[(Int, ChannelActivity)],
       start: Long
   ): WatermarkTimeline = {
-    val valve = new StatusWatermarkValve(channels)
     val positions = ArrayBuffer.empty[Position]
     val marks = ArrayBuffer.empty[Long]
     var at: Position = Position.tick(start)
@@ -151,17 +150,14 @@ object WatermarkTimeline {
       if (positions.nonEmpty && positions.last == at) marks(marks.size - 1) = wm
       else { positions += at; marks += wm }
     }
-    val chans =
-      Array.tabulate(channels)(i => new WatermarkChannel(i, strategy.newGenerator(start), valve, onAdvance))
-    val ticks = new PeriodicTicks(strategy.interval, start, channels, strategy.idleTimeout)
+    val watermarks = new SourceWatermarks(Some(strategy), channels, start, onAdvance)
 
     def ticksUpTo(limit: Long): Unit = {
-      var t = ticks.next(limit)
+      var t = watermarks.nextTick(limit)
       while (t != Long.MaxValue) {
         at = Position.tick(t)
-        chans.foreach(_.onPeriodicEmit(t))
-        ticks.visited(t)
-        t = ticks.next(limit)
+        watermarks.tick(t)
+        t = watermarks.nextTick(limit)
       }
     }
 
@@ -170,8 +166,7 @@ object WatermarkTimeline {
       ticksUpTo(a.first.time)
       at = a.first
       val ts = if (a.marker || !isPunctuated(strategy)) a.maxTimestamp else Long.MinValue
-      chans(c).onEvent(record(a.marker), ts, a.lastArrival)
-      ticks.onElement(c, a.lastArrival)
+      watermarks.onElement(c, record(a.marker), ts, a.lastArrival)
     }
     val end = if (ordered.isEmpty) start else ordered.map(_._2.lastArrival).max
     ticksUpTo(end)

@@ -6,6 +6,7 @@ import sparkwin.core.CorruptStateException
 import sparkwin.core.time.ChannelWatermarks
 import sparkwin.operator.store.{ByteSource, Bytes}
 import sparkwin.plan.{Plan, PlanException, TimePolicy}
+import sparkwin.runtime.TimeMove
 
 /** A key group's clocks in one call of its loop ([[KeyGroupLoop]]), as the plan's [[TimePolicy]]
   * says: the processing time, the watermark a key's rows meet ([[before]]) and the one that
@@ -14,7 +15,8 @@ import sparkwin.plan.{Plan, PlanException, TimePolicy}
   * Event time is Spark's watermark; with channels (`channel=`, and in real-time mode) it is the
   * group's own [[ChannelWatermarks]], kept in its record and moved by the batch's per-channel
   * summaries ([[ChannelSummaries]]), which every group sees alike; a chained pipeline's rows meet
-  * the watermark the group saw last (kept under [[GroupClocks.PreviousWatermarkKey]]). Processing
+  * the watermark the group saw last (kept under [[GroupClocks.PreviousWatermarkKey]], where on
+  * Spark's watermark a pipeline with processing-time timers keeps it too). Processing
   * time is a clock tick's when the call is one ([[ClockSource]]'s), else the micro-batch's.
   */
 final class GroupClocks(plan: Plan, policy: TimePolicy) {
@@ -30,6 +32,11 @@ final class GroupClocks(plan: Plan, policy: TimePolicy) {
 
   /** The watermark that follows them: windows it closes fire in this call. */
   var after: Long = Long.MinValue
+
+  /** The watermark the group's last call ended at, where its keys' processing-time timers due
+    * now fire ([[TimeMove.Unsettled]]: not kept, or not known: a group of an older checkpoint).
+    */
+  var settled: Long = TimeMove.Unsettled
 
   // The group's own channel watermarks (null: the watermark is Spark's).
   private var channels: ChannelWatermarks = _
@@ -50,6 +57,7 @@ final class GroupClocks(plan: Plan, policy: TimePolicy) {
     val batch = host.batchTime
     now = math.max(tick, if (batch >= 0) batch else System.currentTimeMillis())
     channels = if (!policy.ownWatermark) null else if (reused != null) reused else read(stored)
+    settled = if (policy.keepsWatermark) previous(host) else TimeMove.Unsettled
     val (rowsMeet, follows) = policy.groupWatermarks(
       {
         val was = channels.watermark
@@ -58,19 +66,25 @@ final class GroupClocks(plan: Plan, policy: TimePolicy) {
         (was, channels.boundary(now, moves, ChannelSummaries.partitionChannels(partitions)))
       },
       spark,
-      previous(host)
+      if (settled == TimeMove.Unsettled) Long.MinValue else settled
     )
     before = rowsMeet
     after = follows
   }
 
-  /** The call ends: a chained pipeline's group keeps the watermark its next call's rows meet. */
-  def close(host: GroupHost): Unit =
-    if (policy.inheritsWatermark && after != before)
-      host.put(
-        GroupClocks.PreviousWatermarkKey,
-        { val b = new Array[Byte](8); Bytes.putLong(b, 0, after); b }
-      )
+  /** The call ends: the group keeps the watermark its next call starts from (a chained
+    * pipeline's rows meet it; see [[TimePolicy.keepsWatermark]]), unless it is `empty` (no key
+    * of it holds state or waits) and only its processing-time timers needed it.
+    */
+  def close(host: GroupHost, empty: Boolean): Unit =
+    if (policy.inheritsWatermark) { if (after != before) keep(host) }
+    else if (policy.keepsWatermark) {
+      if (!empty) { if (after != settled) keep(host) }
+      else if (settled != TimeMove.Unsettled) host.remove(GroupClocks.PreviousWatermarkKey)
+    }
+
+  private def keep(host: GroupHost): Unit =
+    host.put(GroupClocks.PreviousWatermarkKey, { val b = new Array[Byte](8); Bytes.putLong(b, 0, after); b })
 
   /** The group's channel watermarks (null: the watermark is Spark's). */
   def watermarks: ChannelWatermarks = channels
@@ -129,9 +143,9 @@ final class GroupClocks(plan: Plan, policy: TimePolicy) {
     }
   }
 
-  /** The watermark this group last saw (a pipeline that inherits its watermark keeps it). */
+  /** The watermark this group's last call ended at ([[TimeMove.Unsettled]]: none kept). */
   private def previous(host: GroupHost): Long =
-    Option(host.get(GroupClocks.PreviousWatermarkKey)).fold(Long.MinValue)(Bytes.getLong(_, 0))
+    Option(host.get(GroupClocks.PreviousWatermarkKey)).fold(TimeMove.Unsettled)(Bytes.getLong(_, 0))
 }
 
 object GroupClocks {

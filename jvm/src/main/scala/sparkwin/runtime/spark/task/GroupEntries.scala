@@ -1,10 +1,11 @@
 package sparkwin.runtime.spark.task
 
 /** What each of a key group's stored entries is, told by its key alone (DESIGN.md, "State
-  * variables"): the group's record under the empty key, a chained pipeline's last watermark
-  * under the one byte `0`, a bucket of keys under five bytes, a page of wake-ups under fourteen,
-  * and otherwise one key's state under the key's own bytes (a group written before keys lay in
-  * buckets, or Spark 3.5's). Readers of a checkpoint ask it; the loop writes the same keys.
+  * variables"): the group's record under the empty key, the watermark its last call ended at
+  * under the one byte `0` (chained pipelines, and processing-time timers on Spark's watermark),
+  * a bucket of keys under five bytes, a page of wake-ups under fourteen, and otherwise one key's
+  * state under the key's own bytes (a group written before keys lay in buckets, or Spark 3.5's).
+  * Readers of a checkpoint ask it; the loop writes the same keys.
   */
 object GroupEntries {
   sealed abstract class Entry

@@ -46,7 +46,7 @@ object GroupImport {
       val wanted = policy.sparkTimer(earliestEvent, engineWatermark, wake, now)
       host.timer(Long.MinValue, wanted, firing = false)
       host.put(
-        KeyGroupLoop.GroupRecordKey,
+        GroupSync.RecordKey,
         GroupRecord.write(
           r.keyGroups,
           wanted,

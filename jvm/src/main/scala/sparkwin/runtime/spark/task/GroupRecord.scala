@@ -125,6 +125,10 @@ object GroupRecord {
       r.index.orNull
     )
 
+  /** The bytes of a record read in place (or built to be kept as read, [[GroupSync]]). */
+  def write(r: Stored): Array[Byte] =
+    write(r.keyGroups, r.timer, r.liveKeys, r.table, r.channels, r.processing, r.buckets, r.index)
+
   /** A record's bytes: the one writer of every layout. */
   def write(
       keyGroups: Int,

@@ -4,10 +4,8 @@ import scala.collection.mutable.ArrayBuffer
 import scala.jdk.CollectionConverters._
 
 import org.apache.spark.sql.Row
-import org.apache.spark.sql.catalyst.expressions.GenericRow
 
 import sparkwin.core.CorruptStateException
-import sparkwin.core.time.ChannelWatermarks
 import sparkwin.operator.ClockMove
 import sparkwin.plan._
 import sparkwin.runtime.{Driver, TimeMove}
@@ -27,48 +25,38 @@ import sparkwin.runtime.{Driver, TimeMove}
   *     was written with, the group's one Spark timer (at the earliest wake-up), how many of
   *     its keys hold state, the wake-up table (each key with pending engine timers and when it
   *     must wake) and, with channels, the group's copy of the channel watermarks.
-  * A call sorts its rows ([[CallRows]]), reads the group (its record, its keys' [[KeyStore]] and
-  * its [[Wakeups]]), sets the group's clocks ([[GroupClocks]]: Spark's watermark, or the group's
-  * own channel watermarks moved by the batch's summaries), then per key with rows, and per key
-  * whose wake-up is due, loads, runs and saves it, and syncs the group: its Spark timer and its
-  * next processing-time wake-up (both as the plan's [[TimePolicy]] says, the latter reported to
-  * the driver's clock source, [[WakeReports]]) and its record. It puts out its rows with a
-  * metrics row ([[CallOutput]]); its writes go through or are held behind ([[GroupWrites]]).
+  * A call sorts its rows ([[CallRows]]), reads the group (its record, [[GroupSync]], its keys'
+  * [[KeyStore]] and its [[Wakeups]]), sets the group's clocks ([[GroupClocks]]: Spark's
+  * watermark, or the group's own channel watermarks moved by the batch's summaries), then per key
+  * with rows, and per key whose wake-up is due, loads, runs ([[CallInput]]) and saves it, and
+  * syncs the group ([[GroupSync]]): its Spark timer and its next processing-time wake-up (both as
+  * the plan's [[TimePolicy]] says, the latter reported to the driver's clock source,
+  * [[WakeReports]]) and its record. It puts out its rows with a metrics row ([[CallOutput]]); its
+  * writes go through or are held behind ([[GroupWrites]]).
   *
   * One loop per task: it reuses its engine objects from one call to the next. `operator` is the
   * Spark operator that hosts it, as errors name it (the Spark shim's).
   */
 final class KeyGroupLoop(spec: LoopSpec, operator: String = "stateful") {
-  import KeyGroupLoop._
-
   private val plan: Plan = PlanDecoder.cached(spec.planJson)
 
   /** How this plan's time runs (the hosts ask it which clock Spark's timers are on). */
   val policy: TimePolicy = TimePolicy.of(plan, spec.realTime)
-  private val combined = spec.combined
   private val keyBytes = new KeyBytes(plan.keys.schema)
   private val backend = new SparkKeyBackend(plan.spec.aggregates, keepDecoded = policy.realTime)
   private val layout = new OutputLayout(plan, spec.java8Time)
   private val collector = new RowCollector(layout)
   private val driver =
     new Driver(plan.spec, plan.keys.of, plan.timestampColumn, backend, collector, policy = policy)
-  private val keyWidth = plan.keys.schema.size // key columns; a pre-aggregated row leads with them
-  private val payloadWidth = if (combined) keyWidth + 4 else plan.inputSchema.size
-  private val keyOf: Row => Row = keyExtractor()
-  private val partialCodec = new Combiner.PartialCodec(plan.spec)
+  private val input = new CallInput(plan, policy, spec.combined, driver)
   private val clocks = new GroupClocks(plan, policy)
+  private val record = new GroupSync(spec, policy)
   private val output = new CallOutput(collector, policy.realTime, OutputLayout.metricValues(driver.metrics))
   // This call's: the host, its group's keys with state, where they keep it, and its wake-ups.
   private var host: GroupHost = _
   private var liveKeys: Long = _
   private var store: KeyStore = _
   private var wakeups: Wakeups = _
-  // The group record as the last call left it (null: none). In real-time mode a call is one row
-  // of the same few groups, and a call whose group still holds these bytes skips reading them
-  // (the record, its table and the channel watermarks were a fifth of the loop's time at 10k rows
-  // a second). What is read is a function of the bytes, so another group with the same bytes may
-  // use it too. Set only when a call ends well.
-  private var kept: KeptRecord = _
   // Real-time mode with summaries: a call leaves its writes unwritten until the map partition's
   // last summary, a timer's call or a summary once they are old ([[WriteBehind]]); elsewhere
   // every call writes.
@@ -81,21 +69,6 @@ final class KeyGroupLoop(spec: LoopSpec, operator: String = "stateful") {
     case _ => null
   }
 
-  /** The pipeline's key of an input row ([[Keys]]); a pre-aggregated row from [[Combiner]]
-    * leads with it.
-    */
-  private def keyExtractor(): Row => Row =
-    if (combined) row => {
-      val values = new Array[Any](keyWidth)
-      var i = 0
-      while (i < keyWidth) { values(i) = row.get(i); i += 1 }
-      new GenericRow(values)
-    }
-    else {
-      val keys = plan.keys
-      row => keys.of(new RowRecord(row, payloadWidth))
-    }
-
   /** One call for a group: its rows of this micro-batch (none when its timer fires), and whether
     * the call is its timer's. Returns the output rows; the host has every change when it ends,
     * except in real-time mode, where they wait for a partition's last summary, a timer's call, or
@@ -103,8 +76,8 @@ final class KeyGroupLoop(spec: LoopSpec, operator: String = "stateful") {
     */
   def call(group: GroupHost, rows: Iterator[Row], firing: Boolean): Iterator[Row] = {
     host = writes.over(group)
-    val summaryAt = if (policy.ownWatermark) payloadWidth + 1 else -1
-    val sorted = new CallRows(rows, keyOf, spec.tickColumn, summaryAt)
+    val summaryAt = if (policy.ownWatermark) input.payloadWidth + 1 else -1
+    val sorted = new CallRows(rows, input.keyOf, spec.tickColumn, summaryAt)
     if (PaneTrace.on && !sorted.delivered.isEmpty)
       PaneTrace.mark(
         "call",
@@ -139,57 +112,25 @@ final class KeyGroupLoop(spec: LoopSpec, operator: String = "stateful") {
     s"$label (one of ${spec.keyGroups}, sparkwin's $operator operator)"
   }
 
-  /** A call's work: load the group, run each key (those with rows, then those due), save the
+  /** A call's work: load the group, run each key (those with rows, then those due), sync the
     * group, and put out its rows ([[CallOutput]]).
     */
   private def run(rows: CallRows, firing: Boolean, holds: Boolean): Iterator[Row] = {
-    val (stored, storedBytes, reused) = loadGroup()
-    clocks.open(
-      host,
-      stored,
-      if (reused == null) null else reused.channels,
-      rows.delivered,
-      rows.partitions,
-      rows.tick
-    )
+    val stored = record.open(host)
+    liveKeys = stored.map(_.liveKeys).getOrElse(0L)
+    store = KeyStore.of(host, stored.fold(1)(_.buckets), liveKeys, writes.keepsObjects)
+    wakeups = stored.fold[Wakeups](WakeupTable.empty(policy.processingTimers))(_.wakeups)
+    wakeups.open()
+    clocks.open(host, stored, record.reusedChannels, rows.delivered, rows.partitions, rows.tick)
     // Keys to wake: those with rows, then those whose wake-up is due.
     val withRows = new ArrayBuffer[(Row, Array[Byte], ArrayBuffer[Row])](rows.byKey.size)
     rows.byKey.forEach((k, rs) => withRows += ((k, keyBytes.encode(k), rs)))
     withRows.foreach { case (k, id, rs) => processKey(k, id, rs, null) }
     due(withRows).foreach(w => processKey(keyBytes.decode(w.key), w.key, ArrayBuffer.empty, w))
-    syncGroup(stored, storedBytes, firing, rows.tick)
-    clocks.close(host)
+    val empty = record.close(host, wakeups, store, liveKeys, clocks, firing, rows.tick)
+    clocks.close(host, empty)
     val valve = if (layout.showsValve) clocks.valve else None
     output.drain(OutputLayout.metricValues(driver.metrics), valve, holds)
-  }
-
-  /** Reads the group's record (or takes what the last call left of the same bytes), and opens
-    * its keys' store and its wake-ups.
-    */
-  private def loadGroup(): (Option[GroupRecord.Stored], Array[Byte], KeptRecord) = {
-    val storedBytes = host.get(GroupRecordKey)
-    val reused =
-      if (storedBytes != null && kept != null && java.util.Arrays.equals(storedBytes, kept.bytes)) kept
-      else null
-    kept = null // until this call ends well: its objects change as it runs
-    val stored =
-      if (storedBytes == null) None
-      else if (reused != null && reused.record != null) Some(reused.record)
-      else Some(GroupRecord.read(storedBytes))
-    stored.foreach { g =>
-      val groups = g.keyGroups
-      if (groups != spec.keyGroups)
-        throw new IllegalStateException(
-          s"this checkpoint was written with $groups key groups, and this query runs " +
-            s"${spec.keyGroups}: set spark.sparkwin.keyGroups to $groups to resume the query (the " +
-            "number of key groups is fixed for the life of a checkpoint)"
-        )
-    }
-    liveKeys = stored.map(_.liveKeys).getOrElse(0L)
-    store = KeyStore.of(host, stored.fold(1)(_.buckets), liveKeys, writes.keepsObjects)
-    wakeups = stored.fold[Wakeups](WakeupTable.empty(policy.processingTimers))(_.wakeups)
-    wakeups.open()
-    (stored, storedBytes, reused)
   }
 
   /** The wake-ups due at this call's clocks, but for keys with rows (they wake with them). Most
@@ -216,9 +157,8 @@ final class KeyGroupLoop(spec: LoopSpec, operator: String = "stateful") {
     val loaded: AnyRef = if (wakeups.holdsNoState(liveKeys)) null else store.load(id)
     backend.loadState(key, loaded, new KeyId(id))
     wakeups.loaded(driver.operator)
-    driver.moveClocks(TimeMove.EnterKey(clocks.now, clocks.before))
-    if (combined) rows.foreach(partial(key, _))
-    else rows.foreach(element)
+    driver.moveClocks(TimeMove.EnterKey(clocks.now, clocks.before, clocks.settled))
+    input.feed(key, rows)
     if (policy.splitsBatch)
       driver.moveClocks(TimeMove.Clocks(clocks.after, ClockMove.Keep, ClockMove.Advance))
     store.save(id, backend)
@@ -226,110 +166,4 @@ final class KeyGroupLoop(spec: LoopSpec, operator: String = "stateful") {
     else if (loaded != null && backend.isEmpty) liveKeys -= 1
     wakeups.left(host, id, driver.operator)
   }
-
-  private def element(row: Row): Unit = {
-    val record = new RowRecord(row, payloadWidth)
-    driver.processRecord(record, channelMissing = policy.checksChannel && row.isNullAt(payloadWidth))
-  }
-
-  /** A pre-aggregated row from [[Combiner]]: a group of elements, or a row without timestamp
-    * or channel (passed through whole, to the error output).
-    */
-  private def partial(key: Row, row: Row): Unit = {
-    val k = keyWidth
-    if (!row.isNullAt(k + 3)) {
-      val raw = row.getStruct(k + 3)
-      val channelMissing = policy.checksChannel && raw.isNullAt(plan.channelColumn.get)
-      driver.processRecord(new RowRecord(raw), channelMissing = channelMissing)
-    } else
-      driver.processPartial(
-        key,
-        row.getLong(k),
-        partialCodec.decode(row.getAs[Array[Byte]](k + 2)),
-        row.getLong(k + 1)
-      )
-  }
-
-  /** The group's wake-ups, as its [[TimePolicy]] says: Spark's timer at its keys' earliest
-    * event-time wake-up (one timer per group), and its earliest processing-time wake-up reported
-    * to the clock. The group's record goes once no key of it holds state or waits (with
-    * channels it stays: it holds the group's copy of the channel watermarks).
-    */
-  private def syncGroup(
-      stored: Option[GroupRecord.Stored],
-      storedBytes: Array[Byte],
-      firing: Boolean,
-      tick: Long
-  ): Unit = {
-    // A group whose table grew past a few hundred keys (or an older sparkwin's) moves to the index.
-    wakeups = wakeups.grown(host)
-    val (earliestEvent, earliestProcessing) = wakeups.earliest()
-    val current = stored.map(_.timer).getOrElse(Long.MinValue)
-    val wake = policy.processingWake(earliestProcessing, earliestEvent != Long.MaxValue, clocks.idleDeadline)
-    val wanted = policy.sparkTimer(earliestEvent, clocks.spark, wake, clocks.now)
-    host.timer(current, wanted, firing)
-    spec.wakes.foreach(_.report(wake, tick != Long.MinValue))
-    val bucketCount = store.flush()
-    wakeups.flush(host)
-    val channelBytes = clocks.recordBytes(stored.flatMap(_.channels))
-    if (liveKeys == 0 && wanted == Long.MinValue && wakeups.isEmpty && channelBytes.isEmpty) {
-      if (stored.isDefined) host.remove(GroupRecordKey)
-    } else if (
-      stored.isEmpty || wakeups.changed || wanted != current || liveKeys != stored.get.liveKeys ||
-      bucketCount != stored.get.buckets || !sameBytes(stored.flatMap(_.channels), channelBytes)
-    ) {
-      val bytes = GroupRecord.write(
-        spec.keyGroups,
-        wanted,
-        liveKeys,
-        wakeups.table,
-        channelBytes,
-        policy.processingTimers,
-        bucketCount,
-        wakeups.index
-      )
-      host.put(GroupRecordKey, bytes)
-      kept = KeptRecord(bytes, settled(wanted, channelBytes, bucketCount), clocks.watermarks)
-    } else kept = KeptRecord(storedBytes, settled(current, channelBytes, bucketCount), clocks.watermarks)
-  }
-
-  /** The record as just written, over this call's wake-ups, or null when they say it is better
-    * read afresh ([[Wakeups.settle]]).
-    */
-  private def settled(timer: Long, channelBytes: Option[Array[Byte]], bucketCount: Int): GroupRecord.Stored =
-    if (!wakeups.settle()) null
-    else
-      new GroupRecord.Stored(
-        spec.keyGroups,
-        timer,
-        liveKeys,
-        wakeups.table,
-        channelBytes,
-        policy.processingTimers,
-        bucketCount,
-        wakeups.index
-      )
-
-  private def sameBytes(a: Option[Array[Byte]], b: Option[Array[Byte]]): Boolean = (a, b) match {
-    case (Some(x), Some(y)) => java.util.Arrays.equals(x, y)
-    case (None, None) => true
-    case _ => false
-  }
-}
-
-object KeyGroupLoop {
-
-  /** A group record's bytes and what they read as: the record (null: to be read again) and the
-    * channel watermarks (null without).
-    */
-  private final case class KeptRecord(
-      bytes: Array[Byte],
-      record: GroupRecord.Stored,
-      channels: ChannelWatermarks
-  )
-
-  /** Where the group's record lives: no key's bytes are empty (a key row has at least one
-    * field, so its `UnsafeRow` at least a null bitmap and a word).
-    */
-  val GroupRecordKey: Array[Byte] = Array.emptyByteArray
 }

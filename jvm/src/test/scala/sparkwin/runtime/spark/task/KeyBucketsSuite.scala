@@ -189,7 +189,7 @@ class KeyBucketsSuite extends munit.FunSuite {
   test("bucket entries name neither the group record, the last watermark nor a key") {
     val entry = KeyBuckets.entryKey(12345)
     assertEquals(entry.length, 5)
-    assert(!java.util.Arrays.equals(entry, KeyGroupLoop.GroupRecordKey))
+    assert(!java.util.Arrays.equals(entry, GroupSync.RecordKey))
     assert(!java.util.Arrays.equals(entry, GroupClocks.PreviousWatermarkKey))
     val k = new KeyBytes(org.apache.spark.sql.types.StructType.fromDDL("id BYTE"))
       .encode(org.apache.spark.sql.Row(1.toByte))

@@ -3,6 +3,8 @@ package sparkwin.runtime.spark.task
 import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.Row
 
+import sparkwin.operator.store.Bytes
+
 /** The key-group loop that both Spark lines host, run over Spark 3.5's one value per group
   * ([[GroupTable]]) with a host that plays the operator: the group's entries, its one event-time
   * timer, Spark's clocks.
@@ -56,7 +58,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     // The record and both keys, in one value; the timer at the first window's end (9).
     val value = first.value
     assertEquals(value(0), GroupTable.Version)
-    val record = GroupRecord.decode(GroupTable.read(value).get(KeyGroupLoop.GroupRecordKey))
+    val record = GroupRecord.decode(GroupTable.read(value).get(GroupSync.RecordKey))
     assertEquals((record.keyGroups, record.timer, record.liveKeys), (1, 9L, 2L))
     assertEquals(first.wanted, 9L)
     // Spark's watermark passes 9: the timer's call fires a's and b's first windows.
@@ -78,7 +80,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     val rows = Iterator(Row("a", 1L, 1L), Row("a", 5L, 5L), Row("b", 7L, 3L), Row("b", 2L, 12L))
     assertEquals(results(l.call(first, rows, firing = false)), Nil)
     val table = GroupTable.read(first.value)
-    val record = GroupRecord.decode(table.get(KeyGroupLoop.GroupRecordKey))
+    val record = GroupRecord.decode(table.get(GroupSync.RecordKey))
     assertEquals((record.liveKeys, record.buckets), (2L, 1))
     assert(table.get(KeyBuckets.entryKey(0)) != null, "both keys in bucket 0")
     assert(table.get(keyOf("a")) == null && table.get(keyOf("b")) == null, "no key an entry")
@@ -99,7 +101,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     val resumed = new Host(old.value, watermark = 0L, batchTime = 2000L, packsKeys = true)
     l.call(resumed, Iterator(Row("a", 4L, 2L), Row("c", 8L, 5L)), firing = false).foreach(_ => ())
     val table = GroupTable.read(resumed.value)
-    assertEquals(GroupRecord.decode(table.get(KeyGroupLoop.GroupRecordKey)).buckets, 0)
+    assertEquals(GroupRecord.decode(table.get(GroupSync.RecordKey)).buckets, 0)
     assert(table.get(keyOf("c")) != null && table.get(KeyBuckets.entryKey(0)) == null)
     val fired = new Host(resumed.value, watermark = 10L, batchTime = 3000L, packsKeys = true)
     assertEquals(
@@ -111,7 +113,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     val next = new Host(fired.value, watermark = 10L, batchTime = 4000L, packsKeys = true)
     l.call(next, Iterator(Row("d", 1L, 15L)), firing = false).foreach(_ => ())
     val packed = GroupTable.read(next.value)
-    assertEquals(GroupRecord.decode(packed.get(KeyGroupLoop.GroupRecordKey)).buckets, 1)
+    assertEquals(GroupRecord.decode(packed.get(GroupSync.RecordKey)).buckets, 1)
     assert(packed.get(keyOf("d")) == null && packed.get(KeyBuckets.entryKey(0)) != null)
   }
 
@@ -123,6 +125,48 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     val next = new Host(first.value, 20L, 2000L)
     assertEquals(results(l.call(next, Iterator(Row("a", 4L, 25L)), firing = false)), List(("a", 0L, 1L)))
     assertEquals(next.wanted, 29L)
+  }
+
+  test(
+    "a key's processing-time timers due at a batch's start fire before its watermark, whichever key ran first"
+  ) {
+    // Early firings 5 ms of processing time after a pane's first element (AfterWatermark).
+    val mapper = new ObjectMapper()
+    val tree = mapper.readTree(planJson).asInstanceOf[com.fasterxml.jackson.databind.node.ObjectNode]
+    tree.set[com.fasterxml.jackson.databind.JsonNode](
+      "trigger",
+      mapper.readTree(
+        """{"kind": "afterWatermark", "early": {"kind": "afterProcessingTime", "delayMs": 5}}"""
+      )
+    )
+    val l = loop(plan = mapper.writeValueAsString(tree))
+    val first = new Host(null, 0L, 1000L)
+    l.call(first, Iterator(Row("a", 1L, 1L), Row("c", 2L, 2L)), firing = false).foreach(_ => ())
+    // Both keys' early timers are due at 1005. The next batch moves the watermark past [0, 10) and
+    // brings a row of a, which the loop runs before it wakes c: each key fires early, then on time.
+    val next = new Host(first.value, 50L, 2000L)
+    val out = l.call(next, Iterator(Row("a", 4L, 55L)), firing = false).toList
+    val panes = out
+      .filter(_.getInt(0) == OutputLayout.ResultKind)
+      .map(_.getStruct(1))
+      .map(r => (r.getString(0), r.getLong(4), r.getString(5), r.getBoolean(8)))
+    // (user, sum, timing, last): without the group's last watermark, c's early timer fired at the
+    // watermark a's row had moved the engine to (ON_TIME, not last) and its last pane was lost.
+    assertEquals(
+      panes,
+      List(
+        ("a", 1L, "EARLY", false),
+        ("a", 1L, "ON_TIME", true),
+        ("c", 2L, "EARLY", false),
+        ("c", 2L, "ON_TIME", true)
+      )
+    )
+    // The group keeps its last watermark under the key 0 while its keys wait; emptied (a's
+    // [50, 60) closed), it keeps nothing.
+    assertEquals(Bytes.getLong(GroupTable.read(next.value).get(GroupClocks.PreviousWatermarkKey), 0), 50L)
+    val last = new Host(next.value, 100L, 3000L)
+    assertEquals(results(l.call(last, Iterator.empty, firing = true)), List(("a", 50L, 4L), ("a", 50L, 4L)))
+    assertEquals(GroupTable.read(last.value).entries.size, 0)
   }
 
   test("a group written with another number of key groups is refused, naming the setting") {
