@@ -68,10 +68,10 @@ object PythonEntryPoint {
     node.set("pane", mapper.readTree(layout.paneSchema.json))
     node.set("errors", mapper.readTree(layout.errorsSchema.json))
     node.set("union", mapper.readTree(layout.unionSchema.json))
-    val time = plan.timeIn(realTime)
+    val time = plan.timeIn(RunMode.of(realTime))
     node.put("timerDomains", time.domains.toString)
     node.put("clock", time.needsClock)
-    node.put("mode", time.mode)
+    node.put("mode", time.mode.name)
     node.put("ownWatermark", time.ownWatermark)
     node.put("timeMode", time.sparkTimeMode)
     node.put("operator", SparkShim.Operator)
@@ -146,7 +146,7 @@ object PythonEntryPoint {
     SparkRuntime.windowed(
       df.toDF(),
       PlanDecoder.decode(planJson, Some(df.isStreaming)),
-      realTime,
+      RunMode.of(realTime),
       Option(checkpoint).filter(_.nonEmpty)
     )
 

@@ -57,11 +57,11 @@ final case class Plan(
   /** Every decision about time for this plan in micro-batch mode, decided once and asked by every
     * runtime (stream, batch, replay, the harness) and by `describe()`.
     */
-  lazy val time: TimePolicy = TimePolicy.decide(this, realTime = false)
-  private lazy val realTimePolicy: TimePolicy = TimePolicy.decide(this, realTime = true)
+  lazy val time: TimePolicy = TimePolicy.decide(this, RunMode.MicroBatch)
+  private lazy val realTimePolicy: TimePolicy = TimePolicy.decide(this, RunMode.RealTime)
 
-  /** [[time]] for a stream run in Spark's real-time mode (`realTime`) or micro-batch mode. */
-  def timeIn(realTime: Boolean): TimePolicy = if (realTime) realTimePolicy else time
+  /** [[time]] for a stream run in `mode`. */
+  def timeIn(mode: RunMode): TimePolicy = if (mode == RunMode.RealTime) realTimePolicy else time
 }
 
 /** Thrown for a plan the JVM cannot accept: off the contract, or breaking a rule of

@@ -93,7 +93,7 @@ object PlanRules {
         "real-time mode cannot run process() pipelines (a pane's rows go to Python in Arrow " +
           "batches, which real-time mode does not run): use aggregate(), or micro-batch mode"
       )
-    plan.timeIn(realTime = true) // the policy's own rules: refuseInRealTime
+    plan.timeIn(RunMode.RealTime) // the policy's own rules: refuseInRealTime
     query.foreach(q => (realTimeOutputs(q) orElse realTimeSlots(q)).foreach(realTimeRefusal))
   }
 

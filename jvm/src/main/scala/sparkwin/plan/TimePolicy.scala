@@ -18,6 +18,18 @@ object TimerDomains {
   }
 }
 
+/** How a stream runs on Spark: in micro-batches, or in real-time mode (`trigger(realTime=...)`:
+  * one long batch, rows handed over one at a time). Part of a [[TimePolicy]], which every runtime
+  * asks; the Python boolean `realTime` becomes one at the gateway ([[RunMode.of]]).
+  */
+sealed abstract class RunMode(val name: String) extends Serializable
+object RunMode {
+  case object MicroBatch extends RunMode("microBatch")
+  case object RealTime extends RunMode("realTime")
+
+  def of(realTime: Boolean): RunMode = if (realTime) RealTime else MicroBatch
+}
+
 /** How Spark wakes a live stream's key group: by its event-time timers (its watermark), by its
   * processing-time timers (real-time mode only), or never (event time is the group's own and
   * processing time comes from sparkwin's clock, or neither is needed).
@@ -61,8 +73,12 @@ final case class TimePolicy(
     idleness: Boolean,
     inheritsWatermark: Boolean,
     watermarked: Boolean = false,
-    realTime: Boolean = false
+    mode: RunMode = RunMode.MicroBatch
 ) {
+
+  /** The stream runs in Spark's real-time mode. */
+  def realTime: Boolean = mode == RunMode.RealTime
+
   def eventTimers: Boolean = domains == TimerDomains.EventOnly || domains == TimerDomains.Both
   def processingTimers: Boolean = domains == TimerDomains.ProcessingOnly || domains == TimerDomains.Both
 
@@ -163,28 +179,24 @@ final case class TimePolicy(
     case SparkTimers.NoTimers => "None"
   }
 
-  /** How the stream runs: "realTime" or "microBatch". */
-  def mode: String = if (realTime) "realTime" else "microBatch"
 }
 
 object TimePolicy {
 
-  /** The policy of `plan` run in micro-batch mode or, with `realTime`, in Spark's real-time mode
-    * (`trigger(realTime=...)`): the plan's own, built once ([[Plan.timeIn]]).
-    */
-  def of(plan: Plan, realTime: Boolean = false): TimePolicy = plan.timeIn(realTime)
+  /** The policy of `plan` run in `mode`: the plan's own, built once ([[Plan.timeIn]]). */
+  def of(plan: Plan, mode: RunMode = RunMode.MicroBatch): TimePolicy = plan.timeIn(mode)
 
   /** The one place a policy is decided from a plan; [[Plan]] calls it once per mode. */
-  private[plan] def decide(plan: Plan, realTime: Boolean): TimePolicy = {
+  private[plan] def decide(plan: Plan, mode: RunMode): TimePolicy = {
     val policy = TimePolicy(
       domains(plan.spec),
       channels = plan.channelColumn.isDefined,
       idleness = plan.watermark.exists(_.idleTimeout.isDefined),
       inheritsWatermark = plan.channelColumn.isEmpty && plan.inheritsWatermark,
       watermarked = plan.watermark.exists(_.sparkDelayMillis.isDefined),
-      realTime = realTime
+      mode = mode
     )
-    if (realTime) PlanRules.refuseInRealTime(plan, policy)
+    if (policy.realTime) PlanRules.refuseInRealTime(plan, policy)
     policy
   }
 

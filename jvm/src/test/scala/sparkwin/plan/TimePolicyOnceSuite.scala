@@ -23,9 +23,9 @@ class TimePolicyOnceSuite extends munit.FunSuite {
     val plan = PlanDecoder.decode(json)
     assert(plan.time eq plan.time)
     assert(TimePolicy.of(plan) eq plan.time)
-    assert(plan.timeIn(realTime = false) eq plan.time)
-    assert(plan.timeIn(realTime = true) eq plan.timeIn(realTime = true))
-    assert(!(plan.timeIn(realTime = true) eq plan.time))
+    assert(plan.timeIn(RunMode.MicroBatch) eq plan.time)
+    assert(plan.timeIn(RunMode.RealTime) eq plan.timeIn(RunMode.RealTime))
+    assert(!(plan.timeIn(RunMode.RealTime) eq plan.time))
     // An executor decodes through the cache, so its tasks share one policy per plan too.
     assert(PlanDecoder.cached(json).time eq PlanDecoder.cached(json).time)
   }

@@ -133,26 +133,26 @@ class TimePolicySuite extends munit.FunSuite {
   }
 
   test("real-time mode: event time is always the groups' own, per source partition without channel=") {
-    val p = TimePolicy.of(plan(tumbling), realTime = true)
+    val p = TimePolicy.of(plan(tumbling), RunMode.RealTime)
     assert(p.ownWatermark && p.partitionChannels && p.splitsBatch)
     // Nothing waits on processing time: no Spark timers at all, and never the clock source.
     assertEquals(p.sparkTimers, SparkTimers.NoTimers)
     assert(!p.needsClock && !p.checksChannel)
-    assertEquals(p.mode, "realTime")
-    val channels = TimePolicy.of(plan(tumbling, channel = true), realTime = true)
+    assertEquals(p.mode.name, "realTime")
+    val channels = TimePolicy.of(plan(tumbling, channel = true), RunMode.RealTime)
     assert(channels.ownWatermark && !channels.partitionChannels && channels.checksChannel)
     // The same plan in micro-batch mode keeps Spark's watermark.
     val micro = TimePolicy.of(plan(tumbling))
     assert(!micro.ownWatermark && !micro.partitionChannels)
-    assertEquals(micro.mode, "microBatch")
+    assertEquals(micro.mode.name, "microBatch")
   }
 
   test("real-time mode wakes groups on Spark's processing-time timers, never the clock source") {
-    val timers = TimePolicy.of(plan(processing, ProcessingTimeTrigger), realTime = true)
+    val timers = TimePolicy.of(plan(processing, ProcessingTimeTrigger), RunMode.RealTime)
     assertEquals(timers.sparkTimers, SparkTimers.OnProcessingTime)
     assertEquals(timers.sparkTimeMode, "ProcessingTime")
     assert(!timers.needsClock)
-    val idle = TimePolicy.of(plan(tumbling, idle = Some(500)), realTime = true)
+    val idle = TimePolicy.of(plan(tumbling, idle = Some(500)), RunMode.RealTime)
     // The single channel goes idle on processing time too.
     assertEquals(idle.sparkTimers, SparkTimers.OnProcessingTime)
     assertEquals(idle.processingWake(Long.MaxValue, waitsOnEventTime = true, 900L), 900L)
@@ -160,7 +160,7 @@ class TimePolicySuite extends munit.FunSuite {
   }
 
   test("real-time mode's timer sits strictly after now, at the processing-time wake-up") {
-    val p = TimePolicy.of(plan(processing, ProcessingTimeTrigger), realTime = true)
+    val p = TimePolicy.of(plan(processing, ProcessingTimeTrigger), RunMode.RealTime)
     assertEquals(p.sparkTimer(earliestEvent = 5, watermark = 10, processingWake = 40, now = 20), 40L)
     assertEquals(p.sparkTimer(earliestEvent = 5, watermark = 10, processingWake = 20, now = 20), 21L)
     assertEquals(
@@ -174,11 +174,11 @@ class TimePolicySuite extends munit.FunSuite {
 
   test("real-time mode refuses what it cannot run, naming the fix") {
     val noWatermark = plan(tumbling).copy(watermark = None)
-    val refused = intercept[sparkwin.plan.PlanException](TimePolicy.of(noWatermark, realTime = true))
+    val refused = intercept[sparkwin.plan.PlanException](TimePolicy.of(noWatermark, RunMode.RealTime))
     assert(refused.getMessage.contains("watermark strategy"), refused.getMessage)
     val punctuated =
       plan(tumbling).copy(watermark = Some(WatermarkStrategy(WatermarkStrategy.Punctuated(1, 0), None, 200)))
-    val p = intercept[sparkwin.plan.PlanException](TimePolicy.of(punctuated, realTime = true))
+    val p = intercept[sparkwin.plan.PlanException](TimePolicy.of(punctuated, RunMode.RealTime))
     assert(p.getMessage.contains("forBoundedOutOfOrderness"), p.getMessage)
     // Micro-batch mode decides the same plans without complaint.
     TimePolicy.of(punctuated)

@@ -40,7 +40,7 @@ final class StateImportProcessor(spec: LoopSpec, watermark: Long) extends Statef
       host,
       rows.map(r => (r.getAs[Array[Byte]](1), r.getAs[Array[Byte]](2))),
       plan,
-      spec.realTime,
+      spec.mode,
       spec.keyGroups,
       watermark,
       timers.getCurrentProcessingTimeInMs()
@@ -53,7 +53,7 @@ object StateImportProcessor {
 
   /** Spark's time mode for the key groups' operator of `spec` (the shim's choice). */
   def timeMode(spec: LoopSpec): TimeMode =
-    PlanDecoder.cached(spec.planJson).timeIn(spec.realTime).sparkTimers match {
+    PlanDecoder.cached(spec.planJson).timeIn(spec.mode).sparkTimers match {
       case SparkTimers.OnWatermark => TimeMode.EventTime()
       case SparkTimers.OnProcessingTime => TimeMode.ProcessingTime()
       case SparkTimers.NoTimers => TimeMode.None()

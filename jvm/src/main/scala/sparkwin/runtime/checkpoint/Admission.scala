@@ -5,7 +5,7 @@ import scala.util.Try
 import org.apache.spark.sql.SparkSession
 
 import sparkwin.BuildInfo
-import sparkwin.plan.PlanDecoder
+import sparkwin.plan.{PlanDecoder, RunMode}
 import sparkwin.runtime.spark.SparkShim
 
 /** Whether a query may start on a checkpoint, asked on the driver before it starts, and what it
@@ -71,8 +71,8 @@ object Admission {
     damage(files)
     manifest.foreach { m =>
       m.operators.zip(operators).zipWithIndex.foreach { case ((was, now), i) =>
-        val before = StateShape.of(PlanDecoder.cached(was.planJson), now.realTime)
-        val after = StateShape.of(PlanDecoder.cached(now.planJson), now.realTime)
+        val before = StateShape.of(PlanDecoder.cached(was.planJson), RunMode.of(now.realTime))
+        val after = StateShape.of(PlanDecoder.cached(now.planJson), RunMode.of(now.realTime))
         val changed = StateShape.changes(before, after)
         if (changed.nonEmpty)
           throw new CheckpointException(
@@ -85,7 +85,7 @@ object Admission {
     // Spark refuses a transformWithState operator whose time mode changed, with its own words;
     // said here with the way out. sparkwin 0.4 kept processing time on Spark's timers.
     files.operators.zip(operators).foreach { case (op, now) =>
-      val wanted = PlanDecoder.cached(now.planJson).timeIn(now.realTime).sparkTimeMode
+      val wanted = PlanDecoder.cached(now.planJson).timeIn(RunMode.of(now.realTime)).sparkTimeMode
       op.timeMode.map(sparkName).filter(_ != wanted).foreach { stored =>
         throw new CheckpointException(
           s"the checkpoint at $location keeps its timers in Spark's $stored time mode, and this " +

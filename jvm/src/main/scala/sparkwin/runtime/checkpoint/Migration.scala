@@ -82,8 +82,8 @@ object Migration {
         )
       m.operators.headOption.foreach { was =>
         val changed = StateShape.changes(
-          StateShape.of(PlanDecoder.cached(was.planJson), spec.realTime),
-          StateShape.of(PlanDecoder.cached(spec.planJson), spec.realTime)
+          StateShape.of(PlanDecoder.cached(was.planJson), spec.mode),
+          StateShape.of(PlanDecoder.cached(spec.planJson), spec.mode)
         )
         if (changed.nonEmpty)
           throw new CheckpointException(
@@ -92,7 +92,7 @@ object Migration {
       }
     }
     val lastOffsets = from.offsets(planned)
-    val wanted = PlanDecoder.cached(spec.planJson).timeIn(spec.realTime).sparkTimeMode
+    val wanted = PlanDecoder.cached(spec.planJson).timeIn(spec.mode).sparkTimeMode
     val sourcesNow = df.queryExecution.logical.collectLeaves().count(_.isStreaming)
     val addsClock = spec.wakes.isDefined && sourcesNow == lastOffsets.sources.size + 1
     if (!addsClock && sourcesNow != lastOffsets.sources.size)

@@ -2,7 +2,7 @@ package sparkwin.runtime.checkpoint
 
 import sparkwin.operator.Selection
 import sparkwin.operator.store.KeyStateCodec
-import sparkwin.plan.Plan
+import sparkwin.plan.{Plan, RunMode}
 
 /** What of a pipeline decides how its state is laid out, each part by name: a checkpoint resumes
   * only under a pipeline whose parts are the same. These are the parts the state's codecs refuse
@@ -12,10 +12,10 @@ import sparkwin.plan.Plan
   */
 object StateShape {
 
-  def of(plan: Plan, realTime: Boolean = false): Seq[(String, String)] = {
+  def of(plan: Plan, mode: RunMode = RunMode.MicroBatch): Seq[(String, String)] = {
     val spec = plan.spec
     val choice = Selection.choose(spec, packable = false)
-    val policy = plan.timeIn(realTime)
+    val policy = plan.timeIn(mode)
     Seq(
       "key columns" -> plan.keys.fields.map(f => s"${f.name} ${f.dataType.simpleString}").mkString(", "),
       "algorithm" -> choice.algorithm.name,

@@ -53,20 +53,20 @@ object SparkRuntime {
   val SummaryIntervalConf = "spark.sparkwin.realTime.summaryIntervalMs"
   val DefaultSummaryIntervalMs = 100L
 
-  /** The plan run on `df`; a stream runs in micro-batch mode, or with `realTime` in Spark's
-    * real-time mode (DESIGN.md, "Real-time mode"). A stream's `checkpoint`, where known, keeps
+  /** The plan run on `df`; a stream runs in `mode`: micro-batches, or Spark's real-time mode
+    * (DESIGN.md, "Real-time mode"). A stream's `checkpoint`, where known, keeps
     * its number of key groups ([[KeyGroupCount]]).
     */
   def windowed(
       df: DataFrame,
       plan: Plan,
-      realTime: Boolean = false,
+      mode: RunMode = RunMode.MicroBatch,
       checkpoint: Option[String] = None
   ): DataFrame = {
     val java8 = df.sparkSession.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
     val layout = new OutputLayout(plan, java8)
-    if (realTime) PlanRules.refuseRealTime(plan, Some(df.isStreaming), None)
-    if (df.isStreaming) streaming(df, plan, layout, realTime, checkpoint)
+    if (mode == RunMode.RealTime) PlanRules.refuseRealTime(plan, Some(df.isStreaming), None)
+    if (df.isStreaming) streaming(df, plan.timeIn(mode), plan, layout, checkpoint)
     else batch(df, plan, layout)
   }
 
@@ -175,12 +175,11 @@ object SparkRuntime {
 
   private def streaming(
       df: DataFrame,
+      policy: TimePolicy,
       plan: Plan,
       layout: OutputLayout,
-      realTime: Boolean,
       checkpoint: Option[String]
   ): DataFrame = {
-    val policy = plan.timeIn(realTime)
     var input = df.select(plainColumns(df): _*)
     // Spark's watermark advances from a throw-away copy of the event time; dropping the copy
     // before the operator keeps Spark from filtering late rows, which the engine routes. With
@@ -197,12 +196,12 @@ object SparkRuntime {
     }
     // A real-time batch's partitions end only with the batch: combining them would hold every
     // row back until then.
-    val combined = !realTime && plan.spec.combinable && mapSideCombine(df)
-    val groupCount = KeyGroupCount.of(df.sparkSession, checkpoint, realTime).count
+    val combined = !policy.realTime && plan.spec.combinable && mapSideCombine(df)
+    val groupCount = KeyGroupCount.of(df.sparkSession, checkpoint, policy.realTime).count
     val java8 = layout.java8Time
     val (rows, group) =
       if (policy.ownWatermark) {
-        val every = if (realTime) Some(summaryInterval(df)) else None
+        val every = if (policy.realTime) Some(summaryInterval(df)) else None
         withChannelSummaries(input, plan, combined, groupCount, java8, every)
       } else keyGrouped(if (combined) combinedInput(input, plan, java8) else input, plan, groupCount)
     val wakes = if (policy.needsClock) Some(WakeReports.register(df.sparkSession)) else None
@@ -223,7 +222,7 @@ object SparkRuntime {
         groupCount,
         wakes.map(_._2),
         tickColumn,
-        realTime
+        policy.mode
       )
     SparkShim.keyGroupOperator(grouped, keyGroup, spec, plan, layout.unionSchema)
   }

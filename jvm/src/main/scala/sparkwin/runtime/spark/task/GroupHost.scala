@@ -1,5 +1,7 @@
 package sparkwin.runtime.spark.task
 
+import sparkwin.plan.RunMode
+
 /** What a key group's stateful operator offers the loop during one call: the group's stored
   * entries (its record, and each key's state, under their bytes), the group's one event-time
   * timer and Spark's clocks. Each Spark line's operator is one small adapter of this
@@ -51,7 +53,7 @@ trait Encodable {
   * serialisable.
   *
   * @param tickColumn where a row carries a clock tick's time (negative: the pipeline reads no clock)
-  * @param realTime whether the query runs in Spark's real-time mode ([[TimePolicy]])
+  * @param mode how the query runs: micro-batch or Spark's real-time mode ([[TimePolicy]])
   * @param holdMs how long a real-time group's changes wait at most before a summary writes them
   */
 final case class LoopSpec(
@@ -61,6 +63,10 @@ final case class LoopSpec(
     keyGroups: Int,
     wakes: Option[WakeReports],
     tickColumn: Int,
-    realTime: Boolean = false,
+    mode: RunMode = RunMode.MicroBatch,
     holdMs: Long = WriteBehind.HoldMs
-)
+) {
+
+  /** The query runs in Spark's real-time mode. */
+  def realTime: Boolean = mode == RunMode.RealTime
+}

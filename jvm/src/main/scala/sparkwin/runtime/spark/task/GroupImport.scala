@@ -3,7 +3,7 @@ package sparkwin.runtime.spark.task
 import sparkwin.core.CorruptStateException
 import sparkwin.core.time.ChannelWatermarks
 import sparkwin.operator.store.ByteSource
-import sparkwin.plan.Plan
+import sparkwin.plan.{Plan, RunMode}
 
 /** A key group's entries read from another checkpoint, written into a new one as they are (the
   * loop reads every layout an earlier release wrote, and moves a group to the current one as it
@@ -21,7 +21,7 @@ object GroupImport {
       host: GroupHost,
       entries: Iterator[(Array[Byte], Array[Byte])],
       plan: Plan,
-      realTime: Boolean,
+      mode: RunMode,
       keyGroups: Int,
       watermark: Long,
       now: Long
@@ -37,7 +37,7 @@ object GroupImport {
           s"the checkpoint was written with ${r.keyGroups} key groups and the new one is planned with " +
             s"$keyGroups: set spark.sparkwin.keyGroups to ${r.keyGroups} to move it"
         )
-      val policy = plan.timeIn(realTime)
+      val policy = plan.timeIn(mode)
       val (earliestEvent, earliestProcessing) =
         if (r.index != null) r.index.earliest() else r.table.earliest()
       val idleDeadline = r.channels.fold(Long.MaxValue)(c => channels(plan, c).nextIdleDeadline)

@@ -41,7 +41,7 @@ final class KeyGroupLoop(spec: LoopSpec, operator: String = "stateful") {
   private val plan: Plan = PlanDecoder.cached(spec.planJson)
 
   /** How this plan's time runs (the hosts ask it which clock Spark's timers are on). */
-  val policy: TimePolicy = TimePolicy.of(plan, spec.realTime)
+  val policy: TimePolicy = TimePolicy.of(plan, spec.mode)
   private val keyBytes = new KeyBytes(plan.keys.schema)
   private val backend = new SparkKeyBackend(plan.spec.aggregates, keepDecoded = policy.realTime)
   private val layout = new OutputLayout(plan, spec.java8Time)

@@ -51,7 +51,7 @@ class WriteBehindSuite extends munit.FunSuite {
         3,
         None,
         -1,
-        realTime = realTime,
+        mode = sparkwin.plan.RunMode.of(realTime),
         holdMs = holdMs
       )
     )
