@@ -15,6 +15,7 @@ import pytest
 from conftest import EXAMPLES
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F  # noqa: N812
 from sparkstreams import canonical, replayInHarness, runStream
 
 import sparkwin as sw
@@ -326,3 +327,29 @@ def test_arguments_are_checked_in_python_first() -> None:
     assert (
         sw.jvm.aggregate(WEIGHTED_MEAN, ["price", "qty"]).defaultAlias == "weighted_mean_price_qty"
     )
+
+
+def test_a_users_aggregate_takes_a_filter_as_every_aggregate(rows) -> None:
+    # The weighted mean of the rows with qty above 1 only: SQL's FILTER (WHERE qty > 1).
+    pipeline = (
+        sw.stream(rows, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(HOUR))
+        .keyBy("user")
+        .window(sw.jvm.assigner(ZONED_DAYS, {"zone": "Europe/Berlin"}))
+        .aggregate(
+            sw.jvm.aggregate(WEIGHTED_MEAN, ["price", "qty"]).filter(F.col("qty") > 1).alias("vwap")
+        )
+    )
+    got = sorted(
+        (r["user"], _millis(r["window_start"]), None if r["vwap"] is None else round(r["vwap"], 9))
+        for r in pipeline.toDF().collect()
+    )
+    days: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in ROWS:
+        days.setdefault((row["user"], _berlinDay(row["ts"])[0]), []).append(row)
+    expected = []
+    for (user, start), day in sorted(days.items()):
+        kept = [r for r in day if r["qty"] > 1]
+        weight = sum(r["qty"] for r in kept)
+        mean = sum(r["price"] * r["qty"] for r in kept) / weight if weight else None
+        expected.append((user, start, None if mean is None else round(mean, 9)))
+    assert got == sorted(expected)

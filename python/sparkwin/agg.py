@@ -23,16 +23,20 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
 import math
-from dataclasses import dataclass, replace
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pyspark.sql import Column
 from pyspark.sql.types import DataType
 
 from sparkwin._plan.contract import CONTRACT, numberRange
 
 __all__ = [
     "Aggregate",
+    "ColumnOrName",
     "approxCountDistinct",
     "avg",
     "collectList",
@@ -90,6 +94,11 @@ _RSD_RANGE = numberRange("aggregate", "approxCountDistinct", "rsd")
 _PERCENTAGE_RANGE = numberRange("aggregate", "percentileApprox", "percentages")
 _INT_MAX = 2**31 - 1
 
+# A column an aggregate reads: its name, or a Spark Column expression that Spark computes
+# before the engine (a hidden column of the input, named by `_computedName`).
+ColumnOrName = str | Column
+COMPUTED_PREFIX = "__sparkwin_"
+
 
 @dataclass(frozen=True, repr=False)
 class Aggregate:
@@ -104,6 +113,12 @@ class Aggregate:
     outputAlias: str
     # Further plan fields, in plan order: ("ord", "ts"), ("rsd", 0.05), ...
     options: tuple[tuple[str, Any], ...] = ()
+    # SQL's FILTER (WHERE ...): the boolean column whose true rows alone the aggregate takes.
+    where: str | None = None
+    # The Spark Columns among its inputs, as (hidden column name, expression, parameter): the
+    # pipeline adds them to its input, so Spark computes them (generated code, no Python per
+    # event).
+    computed: tuple[tuple[str, Any, str], ...] = field(default=(), compare=False)
 
     def alias(self, name: str) -> Aggregate:
         """A copy that writes its result to the output column `name`.
@@ -118,6 +133,25 @@ class Aggregate:
             raise ValueError("alias name must be a non-empty column name")
         return replace(self, outputAlias=name)
 
+    def filter(self, condition: ColumnOrName | None) -> Aggregate:
+        """A copy over the rows where `condition` (a boolean column's name or a Spark Column)
+        is true, as SQL's ``FILTER (WHERE ...)``; false and null rows do not reach it. ``None``:
+        this aggregate as it is. The functions of `sparkwin.agg` take it as ``filter=``.
+
+        Example::
+
+            sw.agg.sum("amount").filter(F.col("country") == "NL")  # sum_amount
+        """
+        if condition is None:
+            return self
+        if self.where is not None:
+            raise ValueError(
+                f"{self!r} has a filter already; combine the conditions in one, e.g. "
+                "F.col('a') & F.col('b')"
+            )
+        name, computed = _input(self.fn, "filter", condition, "filter=")
+        return replace(self, where=name, computed=self.computed + computed)
+
     @property
     def defaultAlias(self) -> str:
         """The alias the aggregate gets without `alias()`: ``count`` or ``<fn>_<column>``.
@@ -126,7 +160,7 @@ class Aggregate:
 
             sw.agg.collectList("x").defaultAlias  # 'collect_list_x'
         """
-        return _defaultAlias(self.fn, self.column)
+        return _defaultAlias(self.fn, None if self.column is None else _label(self.column))
 
     @property
     def inputs(self) -> tuple[tuple[str, str], ...]:
@@ -141,7 +175,21 @@ class Aggregate:
         if self.column is not None:
             pairs.append(("column", self.column))
         pairs.extend((k, v) for k, v in self.options if k == "ord")
+        if self.where is not None:
+            pairs.append(("filter", self.where))
         return tuple(pairs)
+
+    def describeInput(self, column: str) -> str:
+        """How errors name one of its input columns: the name, or a computed one's expression.
+
+        Example::
+
+            sw.agg.sum(F.col("price") * F.col("qty")).describeInput(...)  # '(price * qty)'
+        """
+        for name, expression, _ in self.computed:
+            if name == column:
+                return _expressionText(expression)
+        return repr(column)
 
     def acceptsType(self, dataType: DataType, param: str = "column") -> bool:
         """Whether the aggregate's parameter `param` can take a column of `dataType`: sum, avg,
@@ -153,7 +201,7 @@ class Aggregate:
 
             sw.agg.sum("name").acceptsType(StringType())  # False
         """
-        category = _AGGREGATE_INPUTS.get(self.fn, {}).get(param)
+        category = "boolean" if param == "filter" else _AGGREGATE_INPUTS.get(self.fn, {}).get(param)
         if category is None:
             return True
         return dataType.typeName() in _INPUT_TYPES[category]["types"]
@@ -175,7 +223,7 @@ class Aggregate:
 
             sw.agg.maxBy("page", "ts").typeRequirementOf("ord")  # 'an orderable column (...)'
         """
-        category = _AGGREGATE_INPUTS.get(self.fn, {}).get(param)
+        category = "boolean" if param == "filter" else _AGGREGATE_INPUTS.get(self.fn, {}).get(param)
         return "a column of any type" if category is None else _INPUT_TYPES[category]["words"]
 
     def typeFix(self, param: str) -> str:
@@ -185,6 +233,8 @@ class Aggregate:
 
             sw.agg.countIf("x").typeFix("column")  # "; add the condition as a column first, ..."
         """
+        if param == "filter":
+            return "; give a condition, e.g. F.col('amount') > 100"
         category = _AGGREGATE_INPUTS.get(self.fn, {}).get(param)
         fix = None if category is None else _INPUT_TYPES[category].get("fix")
         return f"; {fix}" if fix else ""
@@ -198,13 +248,14 @@ class Aggregate:
             # {'fn': 'sum', 'column': 'amount', 'alias': 'sum_amount'}
         """
         options = {k: list(v) if isinstance(v, tuple) else v for k, v in self.options}
-        return {"fn": self.fn, "column": self.column, **options, "alias": self.outputAlias}
+        where = {} if self.where is None else {"filter": self.where}
+        return {"fn": self.fn, "column": self.column, **options, **where, "alias": self.outputAlias}
 
     def __repr__(self) -> str:
-        args = [] if self.column is None else [repr(self.column)]
+        args = [] if self.column is None else [self._shown(self.column)]
         for name, value in self.options:
             if name == "ord":
-                args.append(repr(value))
+                args.append(self._shown(value))
             elif name == "percentages":
                 args.append(repr(list(value) if dict(self.options)["array"] else value[0]))
             elif (
@@ -213,10 +264,62 @@ class Aggregate:
                 or name == "limit"
             ):
                 args.append(f"{name}={value!r}")
+        if self.where is not None:
+            args.append(f"filter={self._shown(self.where)}")
         text = f"agg.{self.fn}({', '.join(args)})"
         if self.outputAlias != self.defaultAlias:
             text += f".alias({self.outputAlias!r})"
         return text
+
+    def _shown(self, column: str) -> str:
+        for name, expression, _ in self.computed:
+            if name == column:
+                return str(expression)
+        return repr(column)
+
+
+def _expressionText(expression: Any) -> str:
+    """A Column's SQL text, as Spark prints it: ``Column<'(price * qty)'>`` gives
+    ``(price * qty)``."""
+    text = str(expression)
+    found = re.fullmatch(r"Column<'(.*)'>", text, re.S)
+    return found.group(1) if found else text
+
+
+def _label(column: str) -> str:
+    """A column's name as aliases use it: a computed column's readable part."""
+    if column.startswith(COMPUTED_PREFIX):
+        return column[len(COMPUTED_PREFIX) :].rsplit("__", 1)[0]
+    return column
+
+
+def _isColumn(value: object) -> bool:
+    if isinstance(value, Column):
+        return True
+    try:  # Spark Connect's Column (a class of its own on PySpark 3.5)
+        from pyspark.sql.connect.column import Column as ConnectColumn
+    except ImportError:  # pragma: no cover - Connect's extras not installed
+        return False
+    return isinstance(value, ConnectColumn)
+
+
+def _computedName(expression: Any) -> str:
+    """The hidden input column of a computed input: its expression's words (for a readable
+    default alias, ``sum_price_qty``) and a digest of its text (two expressions, two columns)."""
+    text = _expressionText(expression)
+    words = "_".join(re.findall(r"[A-Za-z0-9]+", text))[:40] or "expr"
+    digest = hashlib.sha1(text.encode()).hexdigest()[:8]
+    return f"{COMPUTED_PREFIX}{words}__{digest}"
+
+
+def _input(
+    fn: str, param: str, value: object, signature: str
+) -> tuple[str, tuple[tuple[str, Any, str], ...]]:
+    """An input column's name, and the expression Spark computes it from when it is a Column."""
+    if _isColumn(value):
+        name = _computedName(value)
+        return name, ((name, value, f"agg.{fn}({param})"),)
+    return _columnName(fn, param, value, signature), ()
 
 
 def _defaultAlias(fn: str, column: str | None) -> str:
@@ -226,8 +329,8 @@ def _defaultAlias(fn: str, column: str | None) -> str:
 def _columnName(fn: str, param: str, value: object, signature: str = "column") -> str:
     if not isinstance(value, str):
         raise TypeError(
-            f"agg.{fn}({signature}): {param} must be a column name (str), got "
-            f"{type(value).__name__} {value!r}"
+            f"agg.{fn}({signature}): {param} must be a column name (str) or a Spark Column, "
+            f"got {type(value).__name__} {value!r}"
         )
     if not value:
         raise ValueError(f"agg.{fn}({signature}): {param} must be a non-empty column name")
@@ -241,11 +344,12 @@ def _make(
     optional: bool = False,
     options: tuple[tuple[str, Any], ...] = (),
     signature: str = "column",
+    computed: tuple[tuple[str, Any, str], ...] = (),
 ) -> Aggregate:
     if column is None and optional:
-        return Aggregate(fn, None, _defaultAlias(fn, None))
-    name = _columnName(fn, "column", column, signature)
-    return Aggregate(fn, name, _defaultAlias(fn, name), options)
+        return Aggregate(fn, None, _defaultAlias(fn, None), computed=computed)
+    name, own = _input(fn, "column", column, signature)
+    return Aggregate(fn, name, _defaultAlias(fn, _label(name)), options, computed=own + computed)
 
 
 def _number(fn: str, param: str, value: object, bounds: tuple[float, float], fix: str) -> float:
@@ -257,17 +361,17 @@ def _number(fn: str, param: str, value: object, bounds: tuple[float, float], fix
     return float(value)
 
 
-def count(column: str | None = None) -> Aggregate:
+def count(column: ColumnOrName | None = None, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The number of rows in the window, or with `column` the number of non-null values.
 
     Example::
 
         windowed.aggregate(sw.agg.count(), sw.agg.count("user"))  # count, count_user
     """
-    return _make("count", column, optional=True)
+    return _make("count", column, optional=True).filter(filter)
 
 
-def sum(column: str) -> Aggregate:
+def sum(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The sum of a numeric column: long for integral input, double for float/double, decimal
     for decimal (Spark's result types).
 
@@ -281,80 +385,80 @@ def sum(column: str) -> Aggregate:
 
         windowed.aggregate(sw.agg.sum("amount"))  # sum_amount
     """
-    return _make("sum", column)
+    return _make("sum", column).filter(filter)
 
 
-def avg(column: str) -> Aggregate:
+def avg(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The mean of a numeric column, as a double.
 
     Example::
 
         windowed.aggregate(sw.agg.avg("amount"))  # avg_amount
     """
-    return _make("avg", column)
+    return _make("avg", column).filter(filter)
 
 
-def min(column: str) -> Aggregate:
+def min(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The smallest value of an orderable column (numeric, string, timestamp, date, boolean).
 
     Example::
 
         windowed.aggregate(sw.agg.min("price"))  # min_price
     """
-    return _make("min", column)
+    return _make("min", column).filter(filter)
 
 
-def max(column: str) -> Aggregate:
+def max(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The largest value of an orderable column (numeric, string, timestamp, date, boolean).
 
     Example::
 
         windowed.aggregate(sw.agg.max("price"))  # max_price
     """
-    return _make("max", column)
+    return _make("max", column).filter(filter)
 
 
-def first(column: str) -> Aggregate:
+def first(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The value of the column in the window's element with the earliest event time.
 
     Example::
 
         windowed.aggregate(sw.agg.first("price"))  # first_price
     """
-    return _make("first", column)
+    return _make("first", column).filter(filter)
 
 
-def last(column: str) -> Aggregate:
+def last(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The value of the column in the window's element with the latest event time.
 
     Example::
 
         windowed.aggregate(sw.agg.last("price"))  # last_price
     """
-    return _make("last", column)
+    return _make("last", column).filter(filter)
 
 
-def collectList(column: str) -> Aggregate:
+def collectList(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The non-null values of the column in the window, in arrival order, as an array.
 
     Example::
 
         windowed.aggregate(sw.agg.collectList("page"))  # collect_list_page
     """
-    return _make("collectList", column)
+    return _make("collectList", column).filter(filter)
 
 
-def collectSet(column: str) -> Aggregate:
+def collectSet(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The distinct non-null values of the column in the window, as an array.
 
     Example::
 
         windowed.aggregate(sw.agg.collectSet("page"))  # collect_set_page
     """
-    return _make("collectSet", column)
+    return _make("collectSet", column).filter(filter)
 
 
-def stddev(column: str) -> Aggregate:
+def stddev(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The sample standard deviation of a numeric column, as a double (Spark's ``stddev``, the
     same as `stddevSamp`): null for a window of fewer than two non-null values, as Spark 4's.
 
@@ -366,10 +470,10 @@ def stddev(column: str) -> Aggregate:
 
         windowed.aggregate(sw.agg.stddev("amount"))  # stddev_amount
     """
-    return _make("stddev", column)
+    return _make("stddev", column).filter(filter)
 
 
-def stddevSamp(column: str) -> Aggregate:
+def stddevSamp(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The sample standard deviation of a numeric column (Spark's ``stddev_samp``): null for
     fewer than two non-null values.
 
@@ -377,10 +481,10 @@ def stddevSamp(column: str) -> Aggregate:
 
         windowed.aggregate(sw.agg.stddevSamp("amount"))  # stddev_samp_amount
     """
-    return _make("stddevSamp", column)
+    return _make("stddevSamp", column).filter(filter)
 
 
-def stddevPop(column: str) -> Aggregate:
+def stddevPop(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The population standard deviation of a numeric column (Spark's ``stddev_pop``): 0.0 for
     one value, null for none.
 
@@ -388,10 +492,10 @@ def stddevPop(column: str) -> Aggregate:
 
         windowed.aggregate(sw.agg.stddevPop("amount"))  # stddev_pop_amount
     """
-    return _make("stddevPop", column)
+    return _make("stddevPop", column).filter(filter)
 
 
-def variance(column: str) -> Aggregate:
+def variance(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The sample variance of a numeric column (Spark's ``variance``, the same as `varSamp`):
     null for fewer than two non-null values.
 
@@ -399,10 +503,10 @@ def variance(column: str) -> Aggregate:
 
         windowed.aggregate(sw.agg.variance("amount"))  # variance_amount
     """
-    return _make("variance", column)
+    return _make("variance", column).filter(filter)
 
 
-def varSamp(column: str) -> Aggregate:
+def varSamp(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The sample variance of a numeric column (Spark's ``var_samp``): null for fewer than two
     non-null values.
 
@@ -410,10 +514,10 @@ def varSamp(column: str) -> Aggregate:
 
         windowed.aggregate(sw.agg.varSamp("amount"))  # var_samp_amount
     """
-    return _make("varSamp", column)
+    return _make("varSamp", column).filter(filter)
 
 
-def varPop(column: str) -> Aggregate:
+def varPop(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The population variance of a numeric column (Spark's ``var_pop``): 0.0 for one value,
     null for none.
 
@@ -421,10 +525,10 @@ def varPop(column: str) -> Aggregate:
 
         windowed.aggregate(sw.agg.varPop("amount"))  # var_pop_amount
     """
-    return _make("varPop", column)
+    return _make("varPop", column).filter(filter)
 
 
-def countIf(column: str) -> Aggregate:
+def countIf(column: ColumnOrName, *, filter: ColumnOrName | None = None) -> Aggregate:
     """The number of rows whose boolean column is true (Spark's ``count_if``); null and false
     do not count.
 
@@ -432,17 +536,18 @@ def countIf(column: str) -> Aggregate:
 
         windowed.aggregate(sw.agg.countIf("is_error"))  # count_if_is_error
     """
-    return _make("countIf", column)
+    return _make("countIf", column).filter(filter)
 
 
-def _by(fn: str, column: str, ord: str) -> Aggregate:
+def _by(fn: str, column: ColumnOrName, ord: ColumnOrName) -> Aggregate:
     signature = "column, ord"
-    return _make(
-        fn, column, options=(("ord", _columnName(fn, "ord", ord, signature)),), signature=signature
-    )
+    name, computed = _input(fn, "ord", ord, signature)
+    return _make(fn, column, options=(("ord", name),), signature=signature, computed=computed)
 
 
-def minBy(column: str, ord: str) -> Aggregate:
+def minBy(
+    column: ColumnOrName, ord: ColumnOrName, *, filter: ColumnOrName | None = None
+) -> Aggregate:
     """The value of `column` in the row with the smallest `ord` (Spark's ``min_by``). Rows with a
     null `ord` are skipped; the value may be null. `ord` must be orderable (numeric, string,
     timestamp, date, boolean).
@@ -456,10 +561,12 @@ def minBy(column: str, ord: str) -> Aggregate:
 
         windowed.aggregate(sw.agg.minBy("page", "ts"))  # min_by_page: the first page visited
     """
-    return _by("minBy", column, ord)
+    return _by("minBy", column, ord).filter(filter)
 
 
-def maxBy(column: str, ord: str) -> Aggregate:
+def maxBy(
+    column: ColumnOrName, ord: ColumnOrName, *, filter: ColumnOrName | None = None
+) -> Aggregate:
     """The value of `column` in the row with the largest `ord` (Spark's ``max_by``); rows with a
     null `ord` are skipped. Ties as in `minBy`: the smallest value of `column` wins.
 
@@ -467,12 +574,13 @@ def maxBy(column: str, ord: str) -> Aggregate:
 
         windowed.aggregate(sw.agg.maxBy("price", "ts"))  # max_by_price: the latest price
     """
-    return _by("maxBy", column, ord)
+    return _by("maxBy", column, ord).filter(filter)
 
 
-def _byAll(fn: str, column: str, ord: str, limit: int | None) -> Aggregate:
+def _byAll(fn: str, column: ColumnOrName, ord: ColumnOrName, limit: int | None) -> Aggregate:
     signature = "column, ord, limit=None"
-    options: tuple[tuple[str, Any], ...] = (("ord", _columnName(fn, "ord", ord, signature)),)
+    name, computed = _input(fn, "ord", ord, signature)
+    options: tuple[tuple[str, Any], ...] = (("ord", name),)
     if limit is not None:
         if isinstance(limit, bool) or not isinstance(limit, int):
             raise TypeError(
@@ -485,10 +593,16 @@ def _byAll(fn: str, column: str, ord: str, limit: int | None) -> Aggregate:
                 "(None) to keep every tied value"
             )
         options += (("limit", limit),)
-    return _make(fn, column, options=options, signature=signature)
+    return _make(fn, column, options=options, signature=signature, computed=computed)
 
 
-def minByAll(column: str, ord: str, limit: int | None = None) -> Aggregate:
+def minByAll(
+    column: ColumnOrName,
+    ord: ColumnOrName,
+    limit: int | None = None,
+    *,
+    filter: ColumnOrName | None = None,
+) -> Aggregate:
     """Every value of `column` in the rows with the smallest `ord`, ties all kept, as an array
     (empty for a window without such rows): what a join back to the window's smallest `ord`
     gives, without the join. Rows where `column` or `ord` is null are skipped. `ord` must be
@@ -506,10 +620,16 @@ def minByAll(column: str, ord: str, limit: int | None = None) -> Aggregate:
         windowed.aggregate(sw.agg.minByAll("user", "ts"))  # min_by_all_user: the first visitors
         windowed.aggregate(sw.agg.minByAll("user", "ts", limit=10))  # at most ten of them
     """
-    return _byAll("minByAll", column, ord, limit)
+    return _byAll("minByAll", column, ord, limit).filter(filter)
 
 
-def maxByAll(column: str, ord: str, limit: int | None = None) -> Aggregate:
+def maxByAll(
+    column: ColumnOrName,
+    ord: ColumnOrName,
+    limit: int | None = None,
+    *,
+    filter: ColumnOrName | None = None,
+) -> Aggregate:
     """Every value of `column` in the rows with the largest `ord`, ties all kept (or at most
     `limit` of them), as an array; as `minByAll` otherwise. With a struct `column` it gives whole
     rows: Nexmark's q7 (the bids at each window's highest price) is one aggregate.
@@ -519,10 +639,12 @@ def maxByAll(column: str, ord: str, limit: int | None = None) -> Aggregate:
         bids = df.select("ts", "price", F.struct("auction", "bidder", "price").alias("bid"))
         windowed.aggregate(sw.agg.maxByAll("bid", "price"))  # max_by_all_bid
     """
-    return _byAll("maxByAll", column, ord, limit)
+    return _byAll("maxByAll", column, ord, limit).filter(filter)
 
 
-def approxCountDistinct(column: str, rsd: float = 0.05) -> Aggregate:
+def approxCountDistinct(
+    column: ColumnOrName, rsd: float = 0.05, *, filter: ColumnOrName | None = None
+) -> Aggregate:
     """The approximate number of distinct non-null values (Spark's ``approx_count_distinct``):
     HyperLogLog++ with `rsd` the largest relative standard deviation allowed, Spark's precision
     for it (``p = ceil(2 * log2(1.106 / rsd))``, 2^p registers) and Spark's hash of the value
@@ -544,11 +666,15 @@ def approxCountDistinct(column: str, rsd: float = 0.05) -> Aggregate:
         _RSD_RANGE,
         f"rsd={low} keeps 2^18 registers a window, rsd={high} 2^4 (Spark's default is 0.05)",
     )
-    return _make("approxCountDistinct", column, options=(("rsd", value),))
+    return _make("approxCountDistinct", column, options=(("rsd", value),)).filter(filter)
 
 
 def percentileApprox(
-    column: str, percentage: float | list[float] | tuple[float, ...], accuracy: int = 10000
+    column: ColumnOrName,
+    percentage: float | list[float] | tuple[float, ...],
+    accuracy: int = 10000,
+    *,
+    filter: ColumnOrName | None = None,
 ) -> Aggregate:
     """The approximate percentile of a numeric column (Spark's ``percentile_approx``): the
     smallest value such that about `percentage` of the values are at most it, in the column's
@@ -583,4 +709,4 @@ def percentileApprox(
             "relative rank error (Spark's default is 10000)"
         )
     options = (("percentages", values), ("array", array), ("accuracy", accuracy))
-    return _make(fn, column, options=options)
+    return _make(fn, column, options=options).filter(filter)

@@ -199,11 +199,13 @@ class JvmAggregate(Aggregate):
 
     @property
     def inputs(self) -> tuple[tuple[str, str], ...]:
-        return tuple((f"columns[{i}]", c) for i, c in enumerate(self.columns))
+        where = () if self.where is None else (("filter", self.where),)
+        return tuple((f"columns[{i}]", c) for i, c in enumerate(self.columns)) + where
 
     def acceptsType(self, dataType: Any, param: str = "column") -> bool:
-        """Any type here: the class checks its columns' types when the JVM builds it."""
-        return True
+        """Any type but for a filter (boolean): the class checks its columns' types when the
+        JVM builds it."""
+        return param != "filter" or super().acceptsType(dataType, param)
 
     def jsonValue(self) -> dict[str, Any]:
         return {
@@ -211,6 +213,7 @@ class JvmAggregate(Aggregate):
             "className": self.className,
             "columns": list(self.columns),
             "params": dict(self.params),
+            **({} if self.where is None else {"filter": self.where}),
             "alias": self.outputAlias,
         }
 
@@ -218,6 +221,8 @@ class JvmAggregate(Aggregate):
         args = [repr(self.className), repr(list(self.columns))]
         if self.params:
             args.append(repr(dict(self.params)))
+        if self.where is not None:
+            args.append(f"filter={self._shown(self.where)}")
         text = f"jvm.aggregate({', '.join(args)})"
         if self.outputAlias != self.defaultAlias:
             text += f".alias({self.outputAlias!r})"
@@ -285,7 +290,12 @@ def aggregate(
         )
     cols = tuple(names)
     return JvmAggregate(
-        "jvm", None, _defaultAlias(name, cols), (), name, cols, _params(params, "jvm.aggregate")
+        "jvm",
+        None,
+        _defaultAlias(name, cols),
+        className=name,
+        columns=cols,
+        params=_params(params, "jvm.aggregate"),
     )
 
 

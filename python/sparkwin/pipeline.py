@@ -60,8 +60,12 @@ class Pipeline:
         processFunction: ProcessFunction | None = None,
         outputSchema: StructType | None = None,
         description: str | None = None,
+        computed: dict[str, Any] | None = None,
     ) -> None:
         self.df = df
+        # The hidden input columns Spark computes from the aggregates' Columns (name -> Column),
+        # which `df` already has; the harness computes them for each element it is given.
+        self.computed: dict[str, Any] = dict(computed or {})
         self.plan = plan
         self.processFunction = processFunction
         self.outputSchema = outputSchema

@@ -472,20 +472,23 @@ class WindowedStream:
                 "aggregate(aggregates) needs at least one aggregate, e.g. "
                 "aggregate(sw.agg.count()); use process(fn, schema) for a Python function"
             )
-        schema = self._w.source.df.schema
         for i, a in enumerate(aggregates):
             if not isinstance(a, Aggregate):
                 raise TypeError(
                     f"aggregates[{i}] must be an aggregate such as sw.agg.sum('amount'), got "
                     f"{type(a).__name__} {a!r}"
                 )
+        target = self._withComputed(aggregates)
+        schema = target._w.source.df.schema
+        for a in aggregates:
             for param, column in a.inputs:
                 what = f"agg.{a.fn}({param})"
                 field = _schema.columnOf(schema, column, what)
                 if not a.acceptsType(field.dataType, param):
                     raise TypeError(
-                        f"{what}: {param} {column!r} is {field.dataType.simpleString()}, but "
-                        f"agg.{a.fn} needs {a.typeRequirementOf(param)}"
+                        f"{what}: {param} {a.describeInput(column)} is "
+                        f"{field.dataType.simpleString()}, but agg.{a.fn} needs "
+                        f"{a.typeRequirementOf(param)}"
                         + (f" for {param}" if param != "column" else "")
                         + a.typeFix(param)
                     )
@@ -496,8 +499,38 @@ class WindowedStream:
         if self._w.timestampCombiner != "endOfWindow":  # absent: the default, END_OF_WINDOW
             function["timestampCombiner"] = self._w.timestampCombiner
         description = f"{self._w.describe()}.aggregate({', '.join(repr(a) for a in aggregates)})"
-        plan = self._plan(function, *aggregates)
-        return Pipeline(self._w.source.df, plan, description=description)
+        plan = target._plan(function, *aggregates)
+        computed = {name: e for a in aggregates for name, e, _ in a.computed}
+        return Pipeline(target._w.source.df, plan, description=description, computed=computed)
+
+    def _withComputed(self, aggregates: tuple[Aggregate, ...]) -> WindowedStream:
+        """This stream over its input with the aggregates' Spark Columns added as hidden columns
+        (``__sparkwin_...``), which Spark computes before the engine reads them; itself when
+        they take column names only."""
+        computed = {name: (e, what) for a in aggregates for name, e, what in a.computed}
+        if not computed:
+            return self
+        df = self._w.source.df
+        taken = [n for n in computed if n in df.columns]
+        if taken:
+            raise ValueError(
+                f"the input has columns named {taken}, which sparkwin's computed aggregate "
+                "inputs use; rename them"
+            )
+        withColumns = df
+        for name, (expression, what) in computed.items():
+            try:
+                # On Spark Connect the schema is what resolves it (a round trip per column, once).
+                withColumns = withColumns.withColumn(name, expression)
+                withColumns.schema  # noqa: B018
+            except Exception as e:  # Spark's analysis error, whichever session raised it
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise ValueError(
+                    f"{what}: the Column {expression} does not resolve against the input's "
+                    f"columns {df.columns}: {first}"
+                ) from e
+        source = replace(self._w.source, df=withColumns)
+        return WindowedStream(replace(self._w, source=source))
 
     def process(self, fn: Callable[[Any, Any, Any], Any], schema: StructType | str) -> Pipeline:
         """End the pipeline with a Python function called once per fired pane as

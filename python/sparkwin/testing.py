@@ -306,7 +306,10 @@ class WindowHarness:
         self._spark = transport.of(spark or pipeline.df.sparkSession).localSession("WindowHarness")
         self._channels = channels
         self._schemas = describe(self._spark, pipeline.planJson())
-        self._input: StructType = self._pipeline.df.schema
+        # The columns a row gives: the input's, without those Spark computes from Columns.
+        self._input = StructType(
+            [f for f in pipeline.df.schema.fields if f.name not in pipeline.computed]
+        )
         self._handle = transport.of(self._spark).harness(
             pipeline.planJson(), channels, generateWatermarks
         )
@@ -340,6 +343,8 @@ class WindowHarness:
             )
         for f in self._input.fields:
             _checkValue(f.name, row.get(f.name), f.dataType)
+        if self._pipeline.computed:
+            row = self._withComputed(row)
         with translated():
             fate = str(
                 self._handle.processElement(
@@ -356,6 +361,16 @@ class WindowHarness:
                 fate=fate,
                 watermarkMoves=self._generate,  # punctuated strategies emit per element
             )
+
+    def _withComputed(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The row with the columns the pipeline's aggregates compute from Spark Columns,
+        computed by Spark from a one-row DataFrame (as the stream would: no Python evaluates
+        them)."""
+        one = self._spark.createDataFrame(
+            [tuple(row.get(f.name) for f in self._input.fields)], self._input
+        )
+        values = one.select(*[c.alias(name) for name, c in self._pipeline.computed.items()]).first()
+        return {**row, **(values.asDict() if values is not None else {})}
 
     def processElements(self, rows: Iterable[Mapping[str, Any]], channel: int = 0) -> None:
         """Feeds elements in order."""

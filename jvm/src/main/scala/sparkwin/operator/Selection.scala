@@ -88,7 +88,7 @@ object Selection {
       val slices = size / sliceWidthOf(size, slide)
       val aggregatesFit = spec.function match {
         case WindowFunction.Aggregates(aggs) =>
-          slices == 1 || aggs.forall {
+          slices == 1 || aggs.map(_.unfiltered).forall {
             case _: Aggregate.CollectList | _: Aggregate.CollectSet => false
             case b: Aggregate.ExtremeByAll => b.tieByValue
             case _ => true
@@ -142,7 +142,7 @@ object Selection {
   // bound; min_by/max_by break ties by value, and min_by_all/max_by_all keep ties sorted.
   private def orderBlind(spec: OperatorSpec): Boolean = spec.function match {
     case WindowFunction.Aggregates(aggs) =>
-      aggs.forall {
+      aggs.map(_.unfiltered).forall {
         case _: Aggregate.Count | _: Aggregate.Sum | _: Aggregate.Avg | _: Aggregate.Min | _: Aggregate.Max =>
           true
         case _: Aggregate.Variance | _: Aggregate.CountIf | _: Aggregate.ApproxCountDistinct |

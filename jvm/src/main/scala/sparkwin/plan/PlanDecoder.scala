@@ -219,7 +219,7 @@ object PlanDecoder {
     val combiner = optional(fn, "timestampCombiner").fold("endOfWindow")(_.asText)
     val (function, aggFields, processSchema) = str(fn, "kind") match {
       case "aggregate" =>
-        val aggs = fn.get("aggregates").elements().asScala.map(decodeAggregate(_, columns)).toIndexedSeq
+        val aggs = fn.get("aggregates").elements().asScala.map(filtered(_, columns)).toIndexedSeq
         // Beam's EARLIEST/LATEST: one more aggregate over the timestamp gives window_time.
         val combined = combiner match {
           case "endOfWindow" => IndexedSeq.empty
@@ -432,6 +432,23 @@ object PlanDecoder {
 
   private def delta(n: JsonNode, columns: Columns): DeltaFunction =
     DeltaFunction(n.get("columns").elements().asScala.map(c => columns.index(c.asText, "columns")).toSeq)
+
+  /** An aggregate with its `filter` (SQL's `FILTER (WHERE ...)`: a boolean column), if any. */
+  private def filtered(n: JsonNode, columns: Columns): (Aggregate, StructField) = {
+    val (aggregate, field) = decodeAggregate(n, columns)
+    optional(n, "filter") match {
+      case None => (aggregate, field)
+      case Some(f) =>
+        val named = Limits.quoted(aggregate.alias)
+        val filter = columns.index(f.asText, s"aggregate $named's filter")
+        val t = columns.field(filter).dataType
+        if (t != BooleanType)
+          throw new PlanException(
+            s"aggregate $named: its filter must be a boolean column, got ${t.simpleString}"
+          )
+        (Aggregate.Filtered(aggregate, filter), field)
+    }
+  }
 
   /** An aggregate and the output field it produces (name, Spark type). */
   private def decodeAggregate(n: JsonNode, columns: Columns): (Aggregate, StructField) = {

@@ -20,6 +20,9 @@ sealed trait Aggregate {
     * subtracting a large value back out loses the small ones it rounded away.
     */
   def invertible: Boolean = false
+
+  /** The aggregate without its `FILTER` ([[Aggregate.Filtered]]): how it merges and packs. */
+  def unfiltered: Aggregate = this
 }
 
 /** An accumulator whose merge has an exact inverse: after `a.merge(b)` then `a.subtract(b)`, `a`
@@ -210,6 +213,19 @@ object Aggregate {
     val version: Int = impl.version
     def newAccumulator(): Accumulator = new ExtensionAcc(this, impl.newAccumulator())
     override def toString: String = description
+  }
+
+  /** SQL's `agg(...) FILTER (WHERE cond)`: `inner` over the rows whose boolean column `filter`
+    * is true (false and null leave it as it was). The accumulator is `inner`'s, state and all: a
+    * filter decides only which rows reach it.
+    */
+  final case class Filtered(inner: Aggregate, filter: Int) extends Aggregate {
+    def alias: String = inner.alias
+    def column: Int = inner.column
+    override def columns: Seq[Int] = inner.columns :+ filter
+    def newAccumulator(): Accumulator = new FilteredAcc(inner.newAccumulator(), filter)
+    override def invertible: Boolean = inner.invertible
+    override def unfiltered: Aggregate = inner.unfiltered
   }
 
   object Extension {
@@ -533,4 +549,17 @@ object ExtensionAcc {
       true
     case _ => false
   }
+}
+
+/** [[Aggregate.Filtered]]'s accumulator: `inner`, fed only the rows whose `filter` is true. */
+final class FilteredAcc(val inner: Accumulator, filter: Int) extends Accumulator with Invertible {
+  def add(record: Record, ts: Long): Unit =
+    if (record.stored(filter) == java.lang.Boolean.TRUE) inner.add(record, ts)
+  def merge(other: Accumulator): Unit = inner.merge(other.asInstanceOf[FilteredAcc].inner)
+  def subtract(other: Accumulator): Unit =
+    inner.asInstanceOf[Invertible].subtract(other.asInstanceOf[FilteredAcc].inner)
+  def result: Any = inner.result
+  def copy(): Accumulator = new FilteredAcc(inner.copy(), filter)
+  def save: Array[Any] = inner.save
+  def restore(fields: Array[Any]): Unit = inner.restore(fields)
 }

@@ -66,8 +66,35 @@ object SparkRuntime {
     val java8 = df.sparkSession.conf.get("spark.sql.datetime.java8API.enabled", "false").toBoolean
     val layout = new OutputLayout(plan, java8)
     if (mode == RunMode.RealTime) PlanRules.refuseRealTime(plan, Some(df.isStreaming), None)
+    refuseNondeterministicInputs(df, plan)
     if (df.isStreaming) streaming(df, plan.timeIn(mode), plan, layout, checkpoint)
     else batch(df, plan, layout)
+  }
+
+  /** Where Python's builder puts an aggregate's input given as a Spark Column: a hidden column
+    * of this prefix, which Spark computes before the engine reads it.
+    */
+  val ComputedPrefix = "__sparkwin_"
+
+  /** Refuses a computed input that is not deterministic (`rand()`, `uuid()`, the current time):
+    * a micro-batch Spark runs again after a failure, and a replay, must give the same panes.
+    */
+  private def refuseNondeterministicInputs(df: DataFrame, plan: Plan): Unit = {
+    val computed = plan.inputSchema.fieldNames.filter(_.startsWith(ComputedPrefix)).toSet
+    if (computed.nonEmpty) df.queryExecution.analyzed.foreach {
+      case p: org.apache.spark.sql.catalyst.plans.logical.Project =>
+        p.projectList.foreach {
+          case a: org.apache.spark.sql.catalyst.expressions.Alias
+              if computed.contains(a.name) && !a.child.deterministic =>
+            throw new PlanException(
+              s"the Column ${a.child.sql} given to an aggregate is not deterministic: a " +
+                "micro-batch Spark runs again after a failure, and a replay, must give the same " +
+                "panes; compute a deterministic value instead (e.g. a hash of the row's columns)"
+            )
+          case _ =>
+        }
+      case _ =>
+    }
   }
 
   /** `spark.sparkwin.realTime.summaryIntervalMs`, validated. */
