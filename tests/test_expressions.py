@@ -199,3 +199,74 @@ def test_bad_columns_are_refused_naming_the_parameter(session) -> None:
     random = windowed.aggregate(sw.agg.sum(F.rand() * 10))
     with pytest.raises(PlanError, match=r"rand.*not deterministic"):
         random.toDF()
+
+
+# ---------------------------------------------------------------------------------------------
+# Triggers from conditions
+
+CLICKS_DDL = "user string, event string, amount long, ts long"
+CLICKS = [
+    ("a", "view", 0, 1_000),
+    ("a", "cart", 5, 2_000),
+    ("a", "checkout", 0, 3_000),
+    ("a", "view", 0, 4_000),
+    ("a", "checkout", 0, 5_000),
+    ("b", "view", 0, 1_500),
+    ("b", "cart", 7, 2_500),
+]
+
+
+def _checkouts(df: Any, window: Any, mode: str = "accumulating") -> sw.Pipeline:
+    F = _functions(df)  # noqa: N806
+    return (
+        sw.stream(df, "ts", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(0))
+        .keyBy("user")
+        .window(window)
+        .trigger(
+            sw.AfterWatermark.pastEndOfWindow().withEarlyFirings(
+                sw.ConditionTrigger.of(F.col("event") == "checkout")
+            )
+        )
+        .accumulationMode(mode)
+        .aggregate(sw.agg.count(), sw.agg.sum("amount"))
+    )
+
+
+def test_a_condition_fires_early_on_the_elements_that_satisfy_it_in_sessions(session) -> None:
+    # A session per user; a's two checkouts fire it early (3, then 5 elements: the session
+    # merged the later ones in), then the watermark fires each session on time.
+    df = session.createDataFrame(CLICKS, CLICKS_DDL)
+    got = _millis(_checkouts(df, sw.EventTimeSessionWindows.withGap(10_000)).toDF())
+    assert sorted((r["user"], r["pane_timing"], r["count"], r["sum_amount"]) for r in got) == [
+        ("a", "EARLY", 3, 5),
+        ("a", "EARLY", 5, 5),
+        ("a", "ON_TIME", 5, 5),
+        ("b", "ON_TIME", 2, 7),
+    ]
+
+
+def test_a_condition_in_the_harness_with_discarding_panes(spark) -> None:
+    df = spark.createDataFrame(CLICKS, CLICKS_DDL)
+    h = WindowHarness(_checkouts(df, sw.TumblingEventTimeWindows.of(SIZE), "discarding"))
+    h.processElements(dict(zip(["user", "event", "amount", "ts"], r, strict=True)) for r in CLICKS)
+    h.processWatermark(100_000)
+    # Each pane holds what came since the last one: a's on-time pane has nothing left.
+    got = [
+        (r["user"], r["pane_index"], r["pane_timing"], r["count"], r["sum_amount"])
+        for r in h.extractOutput()
+    ]
+    assert sorted(got) == [
+        ("a", 0, "EARLY", 3, 5),
+        ("a", 1, "EARLY", 2, 0),
+        ("a", 2, "ON_TIME", 0, None),
+        ("b", 0, "ON_TIME", 2, 7),
+    ]
+
+
+def test_a_condition_that_is_not_boolean_is_refused(spark) -> None:
+    df = spark.createDataFrame(CLICKS, CLICKS_DDL)
+    keyed = sw.stream(df, "ts").keyBy("user").window(sw.TumblingEventTimeWindows.of(SIZE))
+    with pytest.raises(TypeError, match=r"ConditionTrigger.of\(condition\): .*event.* is string"):
+        keyed.trigger(sw.ConditionTrigger.of(F.col("event")))
+    with pytest.raises(TypeError, match=r"condition must be a boolean column's name or a Spark"):
+        sw.ConditionTrigger.of(3)  # type: ignore[arg-type]

@@ -23,15 +23,13 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import math
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pyspark.sql import Column
 from pyspark.sql.types import DataType
 
+from sparkwin._plan.columns import ColumnOrName, computedName, expressionText, isColumn, label
 from sparkwin._plan.contract import CONTRACT, numberRange
 
 __all__ = [
@@ -94,11 +92,6 @@ _RSD_RANGE = numberRange("aggregate", "approxCountDistinct", "rsd")
 _PERCENTAGE_RANGE = numberRange("aggregate", "percentileApprox", "percentages")
 _INT_MAX = 2**31 - 1
 
-# A column an aggregate reads: its name, or a Spark Column expression that Spark computes
-# before the engine (a hidden column of the input, named by `_computedName`).
-ColumnOrName = str | Column
-COMPUTED_PREFIX = "__sparkwin_"
-
 
 @dataclass(frozen=True, repr=False)
 class Aggregate:
@@ -160,7 +153,7 @@ class Aggregate:
 
             sw.agg.collectList("x").defaultAlias  # 'collect_list_x'
         """
-        return _defaultAlias(self.fn, None if self.column is None else _label(self.column))
+        return _defaultAlias(self.fn, None if self.column is None else label(self.column))
 
     @property
     def inputs(self) -> tuple[tuple[str, str], ...]:
@@ -188,7 +181,7 @@ class Aggregate:
         """
         for name, expression, _ in self.computed:
             if name == column:
-                return _expressionText(expression)
+                return expressionText(expression)
         return repr(column)
 
     def acceptsType(self, dataType: DataType, param: str = "column") -> bool:
@@ -278,46 +271,12 @@ class Aggregate:
         return repr(column)
 
 
-def _expressionText(expression: Any) -> str:
-    """A Column's SQL text, as Spark prints it: ``Column<'(price * qty)'>`` gives
-    ``(price * qty)``."""
-    text = str(expression)
-    found = re.fullmatch(r"Column<'(.*)'>", text, re.S)
-    return found.group(1) if found else text
-
-
-def _label(column: str) -> str:
-    """A column's name as aliases use it: a computed column's readable part."""
-    if column.startswith(COMPUTED_PREFIX):
-        return column[len(COMPUTED_PREFIX) :].rsplit("__", 1)[0]
-    return column
-
-
-def _isColumn(value: object) -> bool:
-    if isinstance(value, Column):
-        return True
-    try:  # Spark Connect's Column (a class of its own on PySpark 3.5)
-        from pyspark.sql.connect.column import Column as ConnectColumn
-    except ImportError:  # pragma: no cover - Connect's extras not installed
-        return False
-    return isinstance(value, ConnectColumn)
-
-
-def _computedName(expression: Any) -> str:
-    """The hidden input column of a computed input: its expression's words (for a readable
-    default alias, ``sum_price_qty``) and a digest of its text (two expressions, two columns)."""
-    text = _expressionText(expression)
-    words = "_".join(re.findall(r"[A-Za-z0-9]+", text))[:40] or "expr"
-    digest = hashlib.sha1(text.encode()).hexdigest()[:8]
-    return f"{COMPUTED_PREFIX}{words}__{digest}"
-
-
 def _input(
     fn: str, param: str, value: object, signature: str
 ) -> tuple[str, tuple[tuple[str, Any, str], ...]]:
     """An input column's name, and the expression Spark computes it from when it is a Column."""
-    if _isColumn(value):
-        name = _computedName(value)
+    if isColumn(value):
+        name = computedName(value)
         return name, ((name, value, f"agg.{fn}({param})"),)
     return _columnName(fn, param, value, signature), ()
 
@@ -349,7 +308,7 @@ def _make(
     if column is None and optional:
         return Aggregate(fn, None, _defaultAlias(fn, None), computed=computed)
     name, own = _input(fn, "column", column, signature)
-    return Aggregate(fn, name, _defaultAlias(fn, _label(name)), options, computed=own + computed)
+    return Aggregate(fn, name, _defaultAlias(fn, label(name)), options, computed=own + computed)
 
 
 def _number(fn: str, param: str, value: object, bounds: tuple[float, float], fix: str) -> float:

@@ -57,7 +57,7 @@ from sparkwin.assigners import WindowAssigner
 from sparkwin.evictors import DeltaEvictor, Evictor
 from sparkwin.jvm import PROBE_FUNCTION, checkPlan, namesClasses
 from sparkwin.pipeline import Pipeline
-from sparkwin.triggers import DeltaTrigger, Trigger
+from sparkwin.triggers import ConditionTrigger, DeltaTrigger, Trigger
 from sparkwin.watermark import WatermarkStrategy
 
 __all__ = ["OUTPUT_COLUMNS", "DataStream", "KeyedStream", "WindowedStream", "stream"]
@@ -355,11 +355,22 @@ class WindowedStream:
                 "trigger must be a sparkwin trigger such as CountTrigger.of(100) or "
                 f"AfterWatermark.pastEndOfWindow(), got {type(trigger).__name__} {trigger!r}"
             )
-        schema = self._w.source.df.schema
+        conditions = [t for t in walk(trigger) if isinstance(t, ConditionTrigger)]
+        target = self._withComputed([c for t in conditions for c in t.computed])
+        schema = target._w.source.df.schema
         for t in walk(trigger):
             if isinstance(t, DeltaTrigger):
                 _schema.checkDeltaColumns(schema, t.columns, "DeltaTrigger.of")
-        chosen = WindowedStream(replace(self._w, trigger=trigger).checked())
+        for t in conditions:
+            field = _schema.columnOf(schema, t.column, "ConditionTrigger.of(condition)")
+            if not isinstance(field.dataType, BooleanType):
+                shown = str(t.computed[0][1]) if t.computed else repr(t.column)
+                raise TypeError(
+                    f"ConditionTrigger.of(condition): {shown} is "
+                    f"{field.dataType.simpleString()}, but a condition must be boolean; compare "
+                    "it, e.g. F.col('event') == 'checkout'"
+                )
+        chosen = WindowedStream(replace(target._w, trigger=trigger).checked())
         if namesClasses(trigger.jsonValue()):
             chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
         return chosen
@@ -478,7 +489,7 @@ class WindowedStream:
                     f"aggregates[{i}] must be an aggregate such as sw.agg.sum('amount'), got "
                     f"{type(a).__name__} {a!r}"
                 )
-        target = self._withComputed(aggregates)
+        target = self._withComputed([c for a in aggregates for c in a.computed])
         schema = target._w.source.df.schema
         for a in aggregates:
             for param, column in a.inputs:
@@ -500,25 +511,26 @@ class WindowedStream:
             function["timestampCombiner"] = self._w.timestampCombiner
         description = f"{self._w.describe()}.aggregate({', '.join(repr(a) for a in aggregates)})"
         plan = target._plan(function, *aggregates)
-        computed = {name: e for a in aggregates for name, e, _ in a.computed}
+        computed = dict(target._w.source.computed)
         return Pipeline(target._w.source.df, plan, description=description, computed=computed)
 
-    def _withComputed(self, aggregates: tuple[Aggregate, ...]) -> WindowedStream:
-        """This stream over its input with the aggregates' Spark Columns added as hidden columns
-        (``__sparkwin_...``), which Spark computes before the engine reads them; itself when
-        they take column names only."""
-        computed = {name: (e, what) for a in aggregates for name, e, what in a.computed}
-        if not computed:
-            return self
+    def _withComputed(self, computed: list[tuple[str, Any, str]]) -> WindowedStream:
+        """This stream over its input with the Spark Columns of `computed` ((hidden name,
+        Column, what takes it)) added as hidden columns (``__sparkwin_...``), which Spark
+        computes before the engine reads them; itself when there are none new."""
         df = self._w.source.df
-        taken = [n for n in computed if n in df.columns]
+        known = {name for name, _ in self._w.source.computed}
+        new = {name: (e, what) for name, e, what in computed if name not in known}
+        if not new:
+            return self
+        taken = [n for n in new if n in df.columns]
         if taken:
             raise ValueError(
-                f"the input has columns named {taken}, which sparkwin's computed aggregate "
-                "inputs use; rename them"
+                f"the input has columns named {taken}, which sparkwin's computed inputs use; "
+                "rename them"
             )
         withColumns = df
-        for name, (expression, what) in computed.items():
+        for name, (expression, what) in new.items():
             try:
                 # On Spark Connect the schema is what resolves it (a round trip per column, once).
                 withColumns = withColumns.withColumn(name, expression)
@@ -529,7 +541,8 @@ class WindowedStream:
                     f"{what}: the Column {expression} does not resolve against the input's "
                     f"columns {df.columns}: {first}"
                 ) from e
-        source = replace(self._w.source, df=withColumns)
+        added = tuple((name, e) for name, (e, _) in new.items())
+        source = replace(self._w.source, df=withColumns, computed=self._w.source.computed + added)
         return WindowedStream(replace(self._w, source=source))
 
     def process(self, fn: Callable[[Any, Any, Any], Any], schema: StructType | str) -> Pipeline:
@@ -574,6 +587,7 @@ class WindowedStream:
             processFunction=fn,
             outputSchema=outputSchema,
             description=description,
+            computed=dict(self._w.source.computed),
         )
 
     def _plan(self, function: dict[str, Any], *pieces: Any) -> dict[str, Any]:

@@ -16,9 +16,10 @@ Example::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from sparkwin._plan.columns import ColumnOrName, computedName, isColumn
 from sparkwin._plan.contract import listLimit
 from sparkwin._plan.durations import toBool, toColumnNames, toCount, toMillis, toThreshold
 
@@ -29,6 +30,7 @@ __all__ = [
     "AfterPane",
     "AfterProcessingTime",
     "AfterWatermark",
+    "ConditionTrigger",
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
     "CountTrigger",
@@ -231,6 +233,51 @@ class CountTrigger(Trigger):
 
     def __repr__(self) -> str:
         return f"CountTrigger.of({self.count})"
+
+
+@dataclass(frozen=True, repr=False)
+class ConditionTrigger(Trigger):
+    """Fires when an element satisfies a condition: a boolean column, or a Spark Column that
+    Spark computes for every element before the engine sees it (no Python runs per event)."""
+
+    column: str
+    # The condition when it is a Spark Column: (hidden column name, Column, what), else empty.
+    computed: tuple[tuple[str, Any, str], ...] = field(default=(), compare=False)
+
+    @staticmethod
+    def of(condition: ColumnOrName) -> ConditionTrigger:
+        """Fire the window when an element arrives whose `condition` is true (false and null do
+        not fire): a "checkout", an end-of-batch marker, an amount over a limit. It keeps no
+        state, so it merges (sessions) and nests anywhere: as early firings of
+        `AfterWatermark`, inside `Repeatedly`, `AfterFirst`, `orFinally`; wrap it in
+        `PurgingTrigger` to purge.
+
+        Example::
+
+            keyed.window(EventTimeSessionWindows.withGap(1_800_000)).trigger(
+                ConditionTrigger.of(F.col("event") == "checkout"))
+        """
+        if isColumn(condition):
+            name = computedName(condition)
+            return ConditionTrigger(name, ((name, condition, "ConditionTrigger.of(condition)"),))
+        if not isinstance(condition, str) or not condition:
+            raise TypeError(
+                "ConditionTrigger.of(condition): condition must be a boolean column's name or a "
+                f"Spark Column such as F.col('event') == 'checkout', got "
+                f"{type(condition).__name__} {condition!r}"
+            )
+        return ConditionTrigger(condition)
+
+    @property
+    def referencedColumns(self) -> frozenset[str]:
+        return frozenset({self.column})
+
+    def jsonValue(self) -> dict[str, Any]:
+        return {"kind": "condition", "column": self.column}
+
+    def __repr__(self) -> str:
+        shown = str(self.computed[0][1]) if self.computed else repr(self.column)
+        return f"ConditionTrigger.of({shown})"
 
 
 @dataclass(frozen=True, repr=False)

@@ -12,7 +12,7 @@ the columns an assigner reads, never runs a query, and never decides what the JV
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -46,6 +46,8 @@ class Source:
     channels: tuple[str, ...] | None = None
     # df.isStreaming, asked once (on Spark Connect it is a round trip).
     streaming: bool = False
+    # The hidden columns `df` has for the pipeline's Spark Columns: (name, Column), in order.
+    computed: tuple[tuple[str, Any], ...] = field(default=(), compare=False)
 
     def plan(self, keys: tuple[str, ...] | None = None, decided: Any = UNDECIDED) -> dict[str, Any]:
         """The stream's part of the plan (and the keys, once keyBy gave them). The watermark is

@@ -391,6 +391,12 @@ object PlanDecoder {
       case "processingTime" => ProcessingTimeTrigger
       case "never" => NeverTrigger
       case "count" => CountTrigger(long(n, "count"))
+      case "condition" =>
+        val column = columns.index(str(n, "column"), "ConditionTrigger")
+        val t = columns.field(column).dataType
+        if (t != BooleanType)
+          throw new PlanException(s"ConditionTrigger: its condition must be boolean, got ${t.simpleString}")
+        ConditionTrigger(column)
       case "continuousEventTime" => ContinuousEventTimeTrigger(long(n, "intervalMs"))
       case "continuousProcessingTime" => ContinuousProcessingTimeTrigger(long(n, "intervalMs"))
       case "delta" => DeltaTrigger(n.get("threshold").asDouble, delta(n, columns))

@@ -80,7 +80,8 @@ class TriggerClocksSuite extends munit.FunSuite {
     ContinuousProcessingTimeTrigger(3),
     DeltaTrigger(10.0, DeltaFunction(Seq(1))),
     AfterPane(2),
-    AfterProcessingTime(5)
+    AfterProcessingTime(5),
+    ConditionTrigger(1)
   )
 
   private val trees: Seq[Trigger] = Seq(

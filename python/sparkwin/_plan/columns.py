@@ -1,0 +1,50 @@
+"""Spark Columns where a user writes logic: an aggregate's input, a trigger's condition. Spark
+computes each into a hidden column of the pipeline's input (named here, ``__sparkwin_...``)
+before the engine reads it, so no Python runs per event and the JVM sees a plain column."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from pyspark.sql import Column
+
+# A column a piece reads: its name, or a Spark Column Spark computes before the engine.
+ColumnOrName = str | Column
+COMPUTED_PREFIX = "__sparkwin_"
+
+
+def expressionText(expression: Any) -> str:
+    """A Column's SQL text, as Spark prints it: ``Column<'(price * qty)'>`` gives
+    ``(price * qty)``."""
+    text = str(expression)
+    found = re.fullmatch(r"Column<'(.*)'>", text, re.S)
+    return found.group(1) if found else text
+
+
+def label(column: str) -> str:
+    """A column's name as aliases use it: a computed column's readable part."""
+    if column.startswith(COMPUTED_PREFIX):
+        return column[len(COMPUTED_PREFIX) :].rsplit("__", 1)[0]
+    return column
+
+
+def isColumn(value: object) -> bool:
+    """Whether `value` is a Spark Column, of a classic or a Spark Connect session."""
+    if isinstance(value, Column):
+        return True
+    try:  # Spark Connect's Column (a class of its own on PySpark 3.5)
+        from pyspark.sql.connect.column import Column as ConnectColumn
+    except ImportError:  # pragma: no cover - Connect's extras not installed
+        return False
+    return isinstance(value, ConnectColumn)
+
+
+def computedName(expression: Any) -> str:
+    """The hidden input column of a computed input: its expression's words (for a readable
+    default alias, ``sum_price_qty``) and a digest of its text (two expressions, two columns)."""
+    text = expressionText(expression)
+    words = "_".join(re.findall(r"[A-Za-z0-9]+", text))[:40] or "expr"
+    digest = hashlib.sha1(text.encode()).hexdigest()[:8]
+    return f"{COMPUTED_PREFIX}{words}__{digest}"
