@@ -258,16 +258,7 @@ class KeyGroupLoopSuite extends munit.FunSuite {
     */
   private final class RealTimeGroup {
     private val loop = new KeyGroupLoop(
-      LoopSpec(
-        planJson,
-        java8Time = false,
-        combined = false,
-        1,
-        None,
-        -1,
-        mode = sparkwin.plan.RunMode.RealTime,
-        holdMs = 0
-      )
+      LoopFixtures.realTimeSpec(planJson, 1)
     )
 
     /** The group's stored value (a test sets it back, as a replayed batch does). */

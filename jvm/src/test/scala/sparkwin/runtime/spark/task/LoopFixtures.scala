@@ -15,6 +15,19 @@ object LoopFixtures {
     mapper.writeValueAsString(mapper.readTree(file).get("scenarios").get(0).get("plan"))
   }
 
+  /** A loop's spec in real-time mode over `groups` key groups, its writes never held. */
+  def realTimeSpec(planJson: String, groups: Int): LoopSpec =
+    LoopSpec(
+      planJson,
+      java8Time = false,
+      combined = false,
+      groups,
+      None,
+      -1,
+      sparkwin.plan.RunMode.RealTime,
+      0
+    )
+
   /** (user, window start, sum) of a call's window results, in the order they came out. */
   def windowResults(out: Iterator[Row]): List[(String, Long, Long)] =
     out

@@ -76,16 +76,7 @@ class StoreMirrorSuite extends munit.FunSuite {
   /** Rows of two groups, one a call, as real-time mode makes them: (panes, store reads). */
   private def run(mirror: Option[StoreMirror]): (List[(Int, String, Long, Long)], Int) = {
     val loop = new KeyGroupLoop(
-      LoopSpec(
-        planJson,
-        java8Time = false,
-        combined = false,
-        2,
-        None,
-        -1,
-        mode = sparkwin.plan.RunMode.RealTime,
-        holdMs = 0
-      )
+      LoopFixtures.realTimeSpec(planJson, 2)
     )
     val store = new Store(mirror)
     def data(user: String, amount: Long, ts: Long) = Row(user, amount, ts, "0", null)

@@ -168,16 +168,7 @@ class WakeupIndexSuite extends munit.FunSuite {
 
   test("real-time mode: a row a call into a big group, a batch retried, each window once") {
     val l = new KeyGroupLoop(
-      LoopSpec(
-        planJson,
-        java8Time = false,
-        combined = false,
-        1,
-        None,
-        -1,
-        mode = sparkwin.plan.RunMode.RealTime,
-        holdMs = 0
-      )
+      LoopFixtures.realTimeSpec(planJson, 1)
     )
     val store = new Store
     var clock = 1000L
