@@ -78,7 +78,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         events = generate(os.path.join(tmp, "events"), args.events, args.keys, args.files, 1)
         warm = generate(os.path.join(tmp, "warm"), 100_000, args.keys, 2, 2)
-        parquet, warmParquet = (os.path.join(e.directory, "parquet") for e in (events, warm))
+        parquet, warmParquet = events.directory, warm.directory
         systems = {"names": names, "columns": columns}
         for name, build in systems.items():
             timed(spark, warmParquet, build, os.path.join(tmp, f"warm-{name}"))
