@@ -110,7 +110,7 @@ def _pysparkOf(python: Path) -> str:
 def _pipelineRows(python: Path, transport: str) -> str:
     out = _run([str(python), "-c", PIPELINE, transport], timeout=600)
     lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
-    assert lines["PYSPARK"] == USERS_PYSPARK
+    assert lines.get("PYSPARK") == USERS_PYSPARK, f"the pipeline printed:\n{out[-3000:]}"
     return lines["ROWS"]
 
 

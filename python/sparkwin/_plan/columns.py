@@ -31,14 +31,13 @@ def label(column: str) -> str:
 
 
 def isColumn(value: object) -> bool:
-    """Whether `value` is a Spark Column, of a classic or a Spark Connect session."""
+    """Whether `value` is a Spark Column, of a classic or a Spark Connect session. Connect's
+    class (one of its own on PySpark 3.5) is told by its module, never imported: importing
+    pyspark.sql.connect without its extra's libraries ends the process on some lines."""
     if isinstance(value, Column):
         return True
-    try:  # Spark Connect's Column (a class of its own on PySpark 3.5)
-        from pyspark.sql.connect.column import Column as ConnectColumn
-    except ImportError:  # pragma: no cover - Connect's extras not installed
-        return False
-    return isinstance(value, ConnectColumn)
+    kind = type(value)
+    return kind.__name__ == "Column" and kind.__module__.startswith("pyspark.sql.connect")
 
 
 def computedName(expression: Any) -> str:

@@ -97,24 +97,30 @@ object SparkShim {
       .option("path", location)
       .option("operatorId", operator.toLong)
       .option("batchId", batchId)
-    if (runtime == Operator)
-      reader
-        .option("stateVarName", "sparkwin")
-        .load()
-        .select(
-          col("partition_id").as("partition"),
-          col("key").getField("__sw_key_group").as("label"),
-          col("user_map_key").getField("value").as("key"),
-          col("user_map_value").getField("value").as("value")
-        )
-    else
-      reader
-        .load()
-        .select(
-          col("partition_id").as("partition"),
-          col("key").getField("__sw_key_group").as("label"),
-          lit(null).cast("binary").as("key"),
-          col("value").getField("groupState").getField("value").as("value")
-        )
+    if (runtime == Operator) {
+      val entries = reader.option("stateVarName", "sparkwin").load()
+      entries.select(
+        col("partition_id").as("partition"),
+        label(entries),
+        col("user_map_key").getField("value").as("key"),
+        col("user_map_value").getField("value").as("value")
+      )
+    } else {
+      val groups = reader.load()
+      groups.select(
+        col("partition_id").as("partition"),
+        label(groups),
+        lit(null).cast("binary").as("key"),
+        col("value").getField("groupState").getField("value").as("value")
+      )
+    }
+  }
+
+  /** The key group's label, the grouping key's one field: Spark 4.1 names it after the grouping
+    * column, Spark 4.0's reader `value`.
+    */
+  private def label(entries: DataFrame): Column = entries.schema("key").dataType match {
+    case s: StructType if s.fields.nonEmpty => col("key").getField(s.fields.head.name).as("label")
+    case _ => col("key").as("label")
   }
 }
