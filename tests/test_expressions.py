@@ -111,10 +111,7 @@ def test_columns_and_filters_in_batch_on_both_transports(session) -> None:
     assert _picked(_millis(_build(df).toDF())) == _expected()
 
 
-def test_default_aliases_read_as_the_expression() -> None:
-    from pyspark.sql import SparkSession
-
-    SparkSession.builder.getOrCreate()  # Columns need a session
+def test_default_aliases_read_as_the_expression(spark) -> None:  # Columns need a session
     assert sw.agg.sum(F.col("price") * F.col("qty")).outputAlias == "sum_price_qty"
     assert sw.agg.max(F.col("amount")).outputAlias == "max_amount"
     assert sw.agg.count(filter=F.col("x") > 1).outputAlias == "count"
