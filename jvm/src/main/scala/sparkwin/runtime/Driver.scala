@@ -16,9 +16,10 @@ import sparkwin.plan.TimePolicy
   * failing. Time moves through one door, [[moveClocks]] (a [[TimeMove]]): watermarks come in per
   * input channel and meet in a valve ([[StatusWatermarkValve]]), or are generated per channel
   * from the pipeline's strategy, periodically as processing time passes and per element for
-  * punctuated strategies ([[SourceWatermarks]], which replay's watermark pass runs too). Processing time moves when the runtime moves it, firing periodic
-  * emissions and processing-time timers in time order. A channel's idle or active status
-  * ([[markIdle]], [[markActive]]) is not a clock: it is the valve's input, as Flink's watermark
+  * punctuated strategies ([[SourceWatermarks]], which replay's watermark pass runs too).
+  * Processing time moves when the runtime moves it, firing periodic emissions and
+  * processing-time timers in time order. A channel's idle or active status ([[markIdle]],
+  * [[markActive]]) is not a clock: it is the valve's input, as Flink's watermark
   * status is an element of its own beside watermarks; the valve decides whether event time then
   * moves, and such a move enters the operator as every other.
   *
@@ -78,7 +79,8 @@ class Driver(
     val fate =
       try operator.processElement(record, timestamp)
       catch { case e: RecordError => output.emitError(record, e.getMessage); ElementFate.Error }
-    watermarks.onElement(channel, record, timestamp, operator.currentProcessingTime)
+    // Without a strategy the channels' watermarks come from outside: nothing to do per element.
+    if (watermarks.generates) watermarks.onElement(channel, record, timestamp, operator.currentProcessingTime)
     fate
   }
 

@@ -29,6 +29,9 @@ final class SourceWatermarks(
   private val ticks: PeriodicTicks =
     strategy.map(s => new PeriodicTicks(s.interval, start, channels, s.idleTimeout)).orNull
 
+  /** Whether the channels' watermarks are generated here (a strategy), not given from outside. */
+  def generates: Boolean = generators != null
+
   /** An element of event time `ts` arrived on `channel` at processing time `now`. */
   def onElement(channel: Int, record: Record, ts: Long, now: Long): Unit =
     if (generators != null) {
