@@ -1,7 +1,9 @@
-"""Logic as Spark Columns against the built-ins it replaces, on Spark, in one run: a pipeline
-with `ConditionTrigger` and an aggregate of an expression, beside the same pipeline with
-`CountTrigger` and an aggregate of a column name (issue 64's speed goal: within 1.2x). Both fire
-about once per hundred elements (the condition `amount == 0` holds for one value in a hundred).
+"""Logic as Spark Columns against the built-ins it replaces and against the same logic as a
+Java extension, on Spark, in one run: a pipeline with `ConditionTrigger` and an aggregate of an
+expression, beside the same pipeline with `CountTrigger` and an aggregate of a column name, and
+beside a Java trigger and a Java aggregate doing what the Columns do (benchmarks/extension,
+compiled here with javac; issue 64's speed goals: within 1.2x of each). All fire about once per
+hundred elements (the condition `amount == 0` holds for one value in a hundred).
 
     python benchmarks/columns.py [--events N] [--files N] [--rounds N]
 
@@ -14,9 +16,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -46,6 +51,32 @@ def columns(df: DataFrame) -> sw.Pipeline:
         .trigger(sw.ConditionTrigger.of(F.col("amount") == 0))
         .aggregate(sw.agg.sum(F.col("amount") * 2), sw.agg.count())
     )
+
+
+def java(df: DataFrame) -> sw.Pipeline:
+    """The Columns' logic as a Java trigger and a Java aggregate (benchmarks/extension)."""
+    return (
+        _windowed(df)
+        .trigger(sw.jvm.trigger("bench.ZeroTrigger", {"column": "amount"}))
+        .aggregate(
+            sw.jvm.aggregate("bench.DoubledSum", "amount").alias("sum_amount"), sw.agg.count()
+        )
+    )
+
+
+def extensionJar(spark: Any, work: str) -> None:
+    """Compiles benchmarks/extension with javac against sparkwin's jar and adds it to `spark`."""
+    javac, jar = shutil.which("javac"), shutil.which("jar")
+    if not (javac and jar):
+        raise SystemExit("the Java variant needs a JDK's javac and jar on PATH")
+    sources = sorted(str(p) for p in Path(__file__).parent.joinpath("extension").rglob("*.java"))
+    classes = os.path.join(work, "classes")
+    subprocess.run(
+        [javac, "--release", "17", "-cp", sw.jarPath(), "-d", classes, *sources], check=True
+    )
+    built = os.path.join(work, "bench-extension.jar")
+    subprocess.run([jar, "cf", built, "-C", classes, "."], check=True)
+    sw.jvm.addJar(built, spark)
 
 
 def _windowed(df: DataFrame) -> Any:
@@ -79,25 +110,29 @@ def main() -> None:
         events = generate(os.path.join(tmp, "events"), args.events, args.keys, args.files, 1)
         warm = generate(os.path.join(tmp, "warm"), 100_000, args.keys, 2, 2)
         parquet, warmParquet = events.directory, warm.directory
-        systems = {"names": names, "columns": columns}
+        extensionJar(spark, tmp)
+        systems = {"names": names, "columns": columns, "java": java}
         for name, build in systems.items():
             timed(spark, warmParquet, build, os.path.join(tmp, f"warm-{name}"))
-        ratios = []
+        byNames, byJava = [], []
         for r in range(args.rounds):
             seconds = {
                 name: timed(spark, parquet, build, os.path.join(tmp, f"{name}-{r}"))
                 for name, build in systems.items()
             }
-            ratios.append(seconds["columns"] / seconds["names"])
+            byNames.append(seconds["columns"] / seconds["names"])
+            byJava.append(seconds["columns"] / seconds["java"])
             print(
                 f"round {r + 1}: CountTrigger + sum('amount') {seconds['names']:.2f} s, "
                 f"ConditionTrigger + sum(amount * 2) {seconds['columns']:.2f} s, "
-                f"ratio {ratios[-1]:.2f}",
+                f"Java trigger + Java sum {seconds['java']:.2f} s, "
+                f"columns / names {byNames[-1]:.2f}, columns / java {byJava[-1]:.2f}",
                 flush=True,
             )
         print(
-            f"columns / names over {args.rounds} rounds ({args.events:,} events, "
-            f"{args.files} batches): {min(ratios):.2f}-{max(ratios):.2f}"
+            f"over {args.rounds} rounds ({args.events:,} events, {args.files} batches): "
+            f"columns / names {min(byNames):.2f}-{max(byNames):.2f}, "
+            f"columns / java {min(byJava):.2f}-{max(byJava):.2f}"
         )
     spark.stop()
 

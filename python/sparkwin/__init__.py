@@ -23,6 +23,8 @@ from sparkwin._transport import observedMetrics
 from sparkwin._version import __version__
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import (
+    CalendarWindows,
+    ComputedWindows,
     Count,
     EventTimeSessionWindows,
     GlobalWindows,
@@ -34,7 +36,7 @@ from sparkwin.assigners import (
     TumblingProcessingTimeWindows,
     WindowAssigner,
 )
-from sparkwin.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
+from sparkwin.evictors import ConditionEvictor, CountEvictor, DeltaEvictor, Evictor, TimeEvictor
 from sparkwin.outputs import (
     DeltaOutput,
     KafkaOutput,
@@ -55,6 +57,7 @@ from sparkwin.triggers import (
     AfterPane,
     AfterProcessingTime,
     AfterWatermark,
+    AggregateTrigger,
     ConditionTrigger,
     ContinuousEventTimeTrigger,
     ContinuousProcessingTimeTrigger,
@@ -78,6 +81,10 @@ __all__ = [
     "AfterPane",
     "AfterProcessingTime",
     "AfterWatermark",
+    "AggregateTrigger",
+    "CalendarWindows",
+    "ComputedWindows",
+    "ConditionEvictor",
     "Aggregate",
     "ConditionTrigger",
     "ContinuousEventTimeTrigger",

@@ -29,12 +29,20 @@ from typing import Any
 
 from pyspark.sql.types import DataType
 
-from sparkwin._plan.columns import ColumnOrName, computedName, expressionText, isColumn, label
+from sparkwin._plan.columns import (
+    ColumnOrName,
+    computedName,
+    expressionText,
+    isColumn,
+    label,
+    shown,
+)
 from sparkwin._plan.contract import CONTRACT, numberRange
 
 __all__ = [
     "Aggregate",
     "ColumnOrName",
+    "PaneCondition",
     "approxCountDistinct",
     "avg",
     "collectList",
@@ -265,10 +273,53 @@ class Aggregate:
         return text
 
     def _shown(self, column: str) -> str:
-        for name, expression, _ in self.computed:
-            if name == column:
-                return str(expression)
-        return repr(column)
+        return shown(column, self.computed)
+
+    # A comparison with a number is a pane condition, for AggregateTrigger.of.
+    def __ge__(self, threshold: object) -> PaneCondition:  # type: ignore[override]
+        return PaneCondition.of(self, ">=", threshold)
+
+    def __gt__(self, threshold: object) -> PaneCondition:  # type: ignore[override]
+        return PaneCondition.of(self, ">", threshold)
+
+    def __le__(self, threshold: object) -> PaneCondition:  # type: ignore[override]
+        return PaneCondition.of(self, "<=", threshold)
+
+    def __lt__(self, threshold: object) -> PaneCondition:  # type: ignore[override]
+        return PaneCondition.of(self, "<", threshold)
+
+
+# The aggregates a trigger can keep running (AggregateTrigger): the contract's.
+_RUNNING = CONTRACT["plan"]["sections"]["trigger"]["kinds"]["aggregate"]["fn"].split("|")
+
+
+@dataclass(frozen=True, repr=False)
+class PaneCondition:
+    """A comparison of a running aggregate with a number, ``sw.agg.sum("amount") >= 1000``:
+    what `sparkwin.AggregateTrigger` fires on. Write it with ``>=``, ``>``, ``<=`` or ``<``."""
+
+    aggregate: Aggregate
+    op: str
+    threshold: float
+
+    @staticmethod
+    def of(aggregate: Aggregate, op: str, threshold: object) -> PaneCondition:
+        if aggregate.fn not in _RUNNING or aggregate.options:
+            raise TypeError(
+                f"{aggregate!r} {op} ...: a trigger keeps only "
+                f"{', '.join(f'agg.{f}' for f in _RUNNING)} running; compare one of those"
+            )
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+            raise TypeError(
+                f"{aggregate!r} {op} {threshold!r}: compare the aggregate with a number, e.g. "
+                f"{aggregate!r} {op} 1000"
+            )
+        if not math.isfinite(threshold):
+            raise ValueError(f"{aggregate!r} {op} {threshold!r}: the number must be finite")
+        return PaneCondition(aggregate, op, float(threshold))
+
+    def __repr__(self) -> str:
+        return f"{self.aggregate!r} {self.op} {self.threshold:g}"
 
 
 def _input(

@@ -26,6 +26,8 @@ from sparkwin._plan.durations import toMillis
 from sparkwin.triggers import EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, Trigger
 
 __all__ = [
+    "CalendarWindows",
+    "ComputedWindows",
     "Count",
     "EventTimeSessionWindows",
     "GlobalWindows",
@@ -363,6 +365,160 @@ class GlobalWindows(WindowAssigner):
 
     def __repr__(self) -> str:
         return "GlobalWindows.create()"
+
+
+# ---------------------------------------------------------------------------------------------
+# Calendar
+
+
+@dataclass(frozen=True, repr=False)
+class CalendarWindows(WindowAssigner):
+    """Windows of one calendar unit (a day, an ISO week from Monday, a month, a year) in a named
+    time zone, starting at the local midnight that begins the unit, as Spark's ``date_trunc``
+    gives it under that session time zone: across daylight saving a day is 23 or 25 hours.
+    """
+
+    unit: str
+    zone: str
+    eventTime: bool = True
+
+    @staticmethod
+    def days(zone: str = "UTC", *, eventTime: bool = True) -> CalendarWindows:
+        """A window per calendar day in `zone` (a region ID such as ``"Europe/Amsterdam"``, an
+        offset such as ``"+01:00"``); `eventTime` False: by processing time.
+
+        Example::
+
+            keyed.window(CalendarWindows.days("Europe/Amsterdam"))
+        """
+        return CalendarWindows._of("day", zone, eventTime)
+
+    @staticmethod
+    def weeks(zone: str = "UTC", *, eventTime: bool = True) -> CalendarWindows:
+        """A window per ISO week (Monday to Sunday) in `zone`.
+
+        Example::
+
+            keyed.window(CalendarWindows.weeks("America/New_York"))
+        """
+        return CalendarWindows._of("week", zone, eventTime)
+
+    @staticmethod
+    def months(zone: str = "UTC", *, eventTime: bool = True) -> CalendarWindows:
+        """A window per calendar month in `zone`.
+
+        Example::
+
+            keyed.window(CalendarWindows.months("Europe/Amsterdam"))
+        """
+        return CalendarWindows._of("month", zone, eventTime)
+
+    @staticmethod
+    def years(zone: str = "UTC", *, eventTime: bool = True) -> CalendarWindows:
+        """A window per calendar year in `zone`.
+
+        Example::
+
+            keyed.window(CalendarWindows.years("Asia/Tokyo"))
+        """
+        return CalendarWindows._of("year", zone, eventTime)
+
+    @staticmethod
+    def _of(unit: str, zone: object, eventTime: object) -> CalendarWindows:
+        if not isinstance(zone, str) or not zone:
+            raise TypeError(
+                f"CalendarWindows.{unit}s(zone): zone must be a time zone's name such as "
+                f"'Europe/Amsterdam', got {type(zone).__name__} {zone!r}"
+            )
+        if not isinstance(eventTime, bool):
+            raise TypeError(
+                f"CalendarWindows.{unit}s(eventTime): eventTime must be a bool, got "
+                f"{type(eventTime).__name__} {eventTime!r}"
+            )
+        return CalendarWindows(unit, zone, eventTime)  # the JVM checks the zone
+
+    @property
+    def isEventTime(self) -> bool:
+        return self.eventTime
+
+    def jsonValue(self) -> dict[str, Any]:
+        return {
+            "kind": "calendar",
+            "unit": self.unit,
+            "zone": self.zone,
+            "eventTime": self.eventTime,
+        }
+
+    def __repr__(self) -> str:
+        more = "" if self.eventTime else ", eventTime=False"
+        return f"CalendarWindows.{self.unit}s({self.zone!r}{more})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Computed from the row
+
+
+@dataclass(frozen=True, repr=False)
+class ComputedWindows(WindowAssigner):
+    """Event-time windows computed from each row by Spark Columns: one window from a start and
+    an end timestamp, or several from an array of ``struct<start, end>``. Spark computes them
+    before the engine (no Python per event); the windows do not merge.
+    """
+
+    start: Any = None
+    end: Any = None
+    windows: Any = None
+    # The hidden column of bounds the builder adds (``array<bigint>``), once it is built.
+    column: str | None = None
+
+    @staticmethod
+    def of(start: Any, end: Any) -> ComputedWindows:
+        """One window ``[start, end)`` per element, from two timestamp Columns (or column
+        names); an empty window or a null bound sends the element to the ``errors`` output.
+
+        Example::
+
+            shift = F.col("shift_start")
+            keyed.window(ComputedWindows.of(shift, shift + F.expr("INTERVAL 8 HOURS")))
+        """
+        return ComputedWindows(_timestampInput(start, "start"), _timestampInput(end, "end"))
+
+    @staticmethod
+    def ofMany(windows: Any) -> ComputedWindows:
+        """Several windows per element: `windows` is an array of ``struct<start, end>`` of
+        timestamps (an empty array: in no window, a counted drop).
+
+        Example::
+
+            pair = F.struct(F.col("a").alias("start"), F.col("b").alias("end"))
+            keyed.window(ComputedWindows.ofMany(F.array(pair)))
+        """
+        return ComputedWindows(windows=_timestampInput(windows, "windows"))
+
+    @property
+    def isEventTime(self) -> bool:
+        return True
+
+    def jsonValue(self) -> dict[str, Any]:
+        return {"kind": "computed", "column": self.column}
+
+    def __repr__(self) -> str:
+        if self.windows is not None:
+            return f"ComputedWindows.ofMany({self.windows})"
+        return f"ComputedWindows.of({self.start}, {self.end})"
+
+
+def _timestampInput(value: Any, param: str) -> Any:
+    from sparkwin._plan.columns import isColumn
+
+    if isinstance(value, str) and value:
+        return value
+    if isColumn(value):
+        return value
+    raise TypeError(
+        f"ComputedWindows: {param} must be a column name or a Spark Column, got "
+        f"{type(value).__name__} {value!r}"
+    )
 
 
 # ---------------------------------------------------------------------------------------------

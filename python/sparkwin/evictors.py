@@ -13,12 +13,13 @@ Example::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from sparkwin._plan.columns import ColumnOrName, columnInput, columnInputs, shown
 from sparkwin._plan.durations import toBool, toColumnNames, toCount, toMillis, toThreshold
 
-__all__ = ["CountEvictor", "DeltaEvictor", "Evictor", "TimeEvictor"]
+__all__ = ["ConditionEvictor", "CountEvictor", "DeltaEvictor", "Evictor", "TimeEvictor"]
 
 
 class Evictor(ABC):
@@ -123,19 +124,24 @@ class DeltaEvictor(Evictor):
     columns: tuple[str, ...]
     doEvictAfter: bool = False
 
+    # The Spark Columns among `columns`: (hidden column name, Column, what).
+    computed: tuple[tuple[str, Any, str], ...] = field(default=(), compare=False)
+
     @staticmethod
-    def of(threshold: float, *columns: str, doEvictAfter: bool = False) -> DeltaEvictor:
+    def of(threshold: float, *columns: ColumnOrName, doEvictAfter: bool = False) -> DeltaEvictor:
         """Evict elements at least `threshold` (>= 0) away, measured over the numeric
-        `columns`.
+        `columns` (names or Spark Columns).
 
         Example::
 
             windowed.evictor(DeltaEvictor.of(5.0, "price"))
         """
+        names, computed = columnInputs(columns, "DeltaEvictor.of(columns)")
         return DeltaEvictor(
             toThreshold(threshold, "threshold"),
-            toColumnNames(columns, "columns", "DeltaEvictor.of"),
+            toColumnNames(names, "columns", "DeltaEvictor.of"),
             toBool(doEvictAfter, "doEvictAfter"),
+            computed,
         )
 
     @property
@@ -151,5 +157,41 @@ class DeltaEvictor(Evictor):
         }
 
     def __repr__(self) -> str:
-        args = ", ".join([repr(self.threshold), *(repr(c) for c in self.columns)])
+        args = ", ".join([repr(self.threshold), *(shown(c, self.computed) for c in self.columns)])
         return f"DeltaEvictor.of({args}{_suffix(self.doEvictAfter)})"
+
+
+@dataclass(frozen=True, repr=False)
+class ConditionEvictor(Evictor):
+    """Evicts the elements that satisfy a condition: a boolean column, or a Spark Column that
+    Spark computes for every element before the engine (no Python runs per event)."""
+
+    column: str
+    doEvictAfter: bool = False
+    # The condition when it is a Spark Column: (hidden column name, Column, what), else empty.
+    computed: tuple[tuple[str, Any, str], ...] = field(default=(), compare=False)
+
+    @staticmethod
+    def of(condition: ColumnOrName, doEvictAfter: bool = False) -> ConditionEvictor:
+        """Evict the elements whose `condition` is true (false and null stay), before the
+        window function runs or, with `doEvictAfter`, after it.
+
+        Example::
+
+            windowed.evictor(ConditionEvictor.of(F.col("status") == "test"))
+        """
+        column, computed = columnInput(
+            condition, "ConditionEvictor.of(condition)", "F.col('status') == 'test'"
+        )
+        return ConditionEvictor(column, toBool(doEvictAfter, "doEvictAfter"), computed)
+
+    @property
+    def referencedColumns(self) -> frozenset[str]:
+        return frozenset({self.column})
+
+    def jsonValue(self) -> dict[str, Any]:
+        return {"kind": "condition", "column": self.column, "doEvictAfter": self.doEvictAfter}
+
+    def __repr__(self) -> str:
+        condition = shown(self.column, self.computed)
+        return f"ConditionEvictor.of({condition}{_suffix(self.doEvictAfter)})"

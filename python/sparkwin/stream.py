@@ -49,12 +49,14 @@ from sparkwin._plan.builder import (
     countWindowing,
     walk,
     window,
+    withComputed,
 )
+from sparkwin._plan.columns import shown
 from sparkwin._plan.contract import ERRORS_TAG, OUTPUT_COLUMNS, validatePlan
 from sparkwin._plan.durations import toMillis
 from sparkwin.agg import Aggregate
 from sparkwin.assigners import WindowAssigner
-from sparkwin.evictors import DeltaEvictor, Evictor
+from sparkwin.evictors import ConditionEvictor, DeltaEvictor, Evictor
 from sparkwin.jvm import PROBE_FUNCTION, checkPlan, namesClasses
 from sparkwin.pipeline import Pipeline
 from sparkwin.triggers import ConditionTrigger, DeltaTrigger, Trigger
@@ -356,20 +358,13 @@ class WindowedStream:
                 f"AfterWatermark.pastEndOfWindow(), got {type(trigger).__name__} {trigger!r}"
             )
         conditions = [t for t in walk(trigger) if isinstance(t, ConditionTrigger)]
-        target = self._withComputed([c for t in conditions for c in t.computed])
+        target = self._withComputed([c for t in walk(trigger) for c in getattr(t, "computed", ())])
         schema = target._w.source.df.schema
         for t in walk(trigger):
             if isinstance(t, DeltaTrigger):
                 _schema.checkDeltaColumns(schema, t.columns, "DeltaTrigger.of")
         for t in conditions:
-            field = _schema.columnOf(schema, t.column, "ConditionTrigger.of(condition)")
-            if not isinstance(field.dataType, BooleanType):
-                shown = str(t.computed[0][1]) if t.computed else repr(t.column)
-                raise TypeError(
-                    f"ConditionTrigger.of(condition): {shown} is "
-                    f"{field.dataType.simpleString()}, but a condition must be boolean; compare "
-                    "it, e.g. F.col('event') == 'checkout'"
-                )
+            _requireCondition(schema, t.column, t.computed, "ConditionTrigger.of(condition)")
         chosen = WindowedStream(replace(target._w, trigger=trigger).checked())
         if namesClasses(trigger.jsonValue()):
             chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
@@ -390,9 +385,18 @@ class WindowedStream:
                 f"TimeEvictor.of(1_000) or DeltaEvictor.of(5.0, 'x'), got "
                 f"{type(evictor).__name__} {evictor!r}"
             )
+        target = self._withComputed(list(getattr(evictor, "computed", ())))
+        if isinstance(evictor, ConditionEvictor):
+            _requireCondition(
+                target._w.source.df.schema,
+                evictor.column,
+                evictor.computed,
+                "ConditionEvictor.of(condition)",
+            )
         if isinstance(evictor, DeltaEvictor):
-            _schema.checkDeltaColumns(self._w.source.df.schema, evictor.columns, "DeltaEvictor.of")
-        chosen = WindowedStream(replace(self._w, evictor=evictor).checked())
+            schema = target._w.source.df.schema
+            _schema.checkDeltaColumns(schema, evictor.columns, "DeltaEvictor.of")
+        chosen = WindowedStream(replace(target._w, evictor=evictor).checked())
         if namesClasses(evictor.jsonValue()):
             chosen._plan(PROBE_FUNCTION)  # the JVM builds the user's classes, or says why not
         return chosen
@@ -515,35 +519,9 @@ class WindowedStream:
         return Pipeline(target._w.source.df, plan, description=description, computed=computed)
 
     def _withComputed(self, computed: list[tuple[str, Any, str]]) -> WindowedStream:
-        """This stream over its input with the Spark Columns of `computed` ((hidden name,
-        Column, what takes it)) added as hidden columns (``__sparkwin_...``), which Spark
-        computes before the engine reads them; itself when there are none new."""
-        df = self._w.source.df
-        known = {name for name, _ in self._w.source.computed}
-        new = {name: (e, what) for name, e, what in computed if name not in known}
-        if not new:
-            return self
-        taken = [n for n in new if n in df.columns]
-        if taken:
-            raise ValueError(
-                f"the input has columns named {taken}, which sparkwin's computed inputs use; "
-                "rename them"
-            )
-        withColumns = df
-        for name, (expression, what) in new.items():
-            try:
-                # On Spark Connect the schema is what resolves it (a round trip per column, once).
-                withColumns = withColumns.withColumn(name, expression)
-                withColumns.schema  # noqa: B018
-            except Exception as e:  # Spark's analysis error, whichever session raised it
-                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                raise ValueError(
-                    f"{what}: the Column {expression} does not resolve against the input's "
-                    f"columns {df.columns}: {first}"
-                ) from e
-        added = tuple((name, e) for name, (e, _) in new.items())
-        source = replace(self._w.source, df=withColumns, computed=self._w.source.computed + added)
-        return WindowedStream(replace(self._w, source=source))
+        """This stream over its input with the Spark Columns of `computed` added."""
+        source = withComputed(self._w.source, computed)
+        return self if source is self._w.source else WindowedStream(replace(self._w, source=source))
 
     def process(self, fn: Callable[[Any, Any, Any], Any], schema: StructType | str) -> Pipeline:
         """End the pipeline with a Python function called once per fired pane as
@@ -603,3 +581,15 @@ class WindowedStream:
 
     def __repr__(self) -> str:
         return self._w.describe()
+
+
+def _requireCondition(
+    schema: StructType, column: str, computed: tuple[tuple[str, Any, str], ...], what: str
+) -> None:
+    """Refuses a condition (a trigger's, an evictor's) whose column is not boolean."""
+    field = _schema.columnOf(schema, column, what)
+    if not isinstance(field.dataType, BooleanType):
+        raise TypeError(
+            f"{what}: {shown(column, computed)} is {field.dataType.simpleString()}, but a "
+            "condition must be boolean; compare it, e.g. F.col('event') == 'checkout'"
+        )

@@ -19,9 +19,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkwin._plan.columns import ColumnOrName, computedName, isColumn
+from sparkwin._plan.columns import ColumnOrName, columnInput, columnInputs, shown
 from sparkwin._plan.contract import listLimit
 from sparkwin._plan.durations import toBool, toColumnNames, toCount, toMillis, toThreshold
+from sparkwin.agg import PaneCondition
 
 __all__ = [
     "AfterAll",
@@ -30,6 +31,7 @@ __all__ = [
     "AfterPane",
     "AfterProcessingTime",
     "AfterWatermark",
+    "AggregateTrigger",
     "ConditionTrigger",
     "ContinuousEventTimeTrigger",
     "ContinuousProcessingTimeTrigger",
@@ -257,16 +259,10 @@ class ConditionTrigger(Trigger):
             keyed.window(EventTimeSessionWindows.withGap(1_800_000)).trigger(
                 ConditionTrigger.of(F.col("event") == "checkout"))
         """
-        if isColumn(condition):
-            name = computedName(condition)
-            return ConditionTrigger(name, ((name, condition, "ConditionTrigger.of(condition)"),))
-        if not isinstance(condition, str) or not condition:
-            raise TypeError(
-                "ConditionTrigger.of(condition): condition must be a boolean column's name or a "
-                f"Spark Column such as F.col('event') == 'checkout', got "
-                f"{type(condition).__name__} {condition!r}"
-            )
-        return ConditionTrigger(condition)
+        column, computed = columnInput(
+            condition, "ConditionTrigger.of(condition)", "F.col('event') == 'checkout'"
+        )
+        return ConditionTrigger(column, computed)
 
     @property
     def referencedColumns(self) -> frozenset[str]:
@@ -276,8 +272,62 @@ class ConditionTrigger(Trigger):
         return {"kind": "condition", "column": self.column}
 
     def __repr__(self) -> str:
-        shown = str(self.computed[0][1]) if self.computed else repr(self.column)
-        return f"ConditionTrigger.of({shown})"
+        return f"ConditionTrigger.of({shown(self.column, self.computed)})"
+
+
+@dataclass(frozen=True, repr=False)
+class AggregateTrigger(Trigger):
+    """Fires when a running aggregate of the window's elements since this trigger's last firing
+    satisfies a comparison: ``sw.agg.sum("amount") >= 1000``. The JVM keeps the aggregate as
+    trigger state (no Python per event); it restarts after each firing."""
+
+    condition: PaneCondition
+
+    @staticmethod
+    def of(condition: PaneCondition) -> AggregateTrigger:
+        """Fire when `condition`, a comparison of ``sw.agg.count``, ``sum``, ``min``, ``max`` or
+        ``avg`` (of a name or a Spark Column, with an optional ``filter=``) with a number,
+        holds after an element; the aggregate then starts again. ``sw.agg.count() >= 100``
+        fires as ``CountTrigger.of(100)``; ``sw.agg.sum("amount") >= 1000`` each time another
+        1000 has come in. An element the aggregate does not take (filtered out, null) does not
+        fire. Merged sessions add their running aggregates up, so it works on sessions; it
+        nests anywhere (early firings, ``Repeatedly``, ``AfterFirst``, ``orFinally``).
+
+        Example::
+
+            keyed.window(TumblingEventTimeWindows.of(3_600_000)).trigger(
+                AggregateTrigger.of(sw.agg.sum(F.col("price") * F.col("qty")) >= 10_000))
+        """
+        if not isinstance(condition, PaneCondition):
+            raise TypeError(
+                "AggregateTrigger.of(condition): condition must compare an aggregate with a "
+                "number, e.g. sw.agg.sum('amount') >= 1000, got "
+                f"{type(condition).__name__} {condition!r}"
+            )
+        return AggregateTrigger(condition)
+
+    @property
+    def computed(self) -> tuple[tuple[str, Any, str], ...]:
+        """The Spark Columns its aggregate reads, for the builder to add."""
+        return self.condition.aggregate.computed
+
+    @property
+    def referencedColumns(self) -> frozenset[str]:
+        return frozenset(column for _, column in self.condition.aggregate.inputs)
+
+    def jsonValue(self) -> dict[str, Any]:
+        a = self.condition.aggregate
+        return {
+            "kind": "aggregate",
+            "fn": a.fn,
+            "column": a.column,
+            "filter": a.where,
+            "op": self.condition.op,
+            "threshold": self.condition.threshold,
+        }
+
+    def __repr__(self) -> str:
+        return f"AggregateTrigger.of({self.condition!r})"
 
 
 @dataclass(frozen=True, repr=False)
@@ -329,25 +379,37 @@ class ContinuousProcessingTimeTrigger(Trigger):
 @dataclass(frozen=True, repr=False)
 class DeltaTrigger(Trigger):
     """Fires when an element is more than `threshold` away from the element of the last
-    firing: the absolute difference of one numeric column, or the Euclidean distance over
-    several. It cannot merge, so it does not work with session windows.
+    firing: the absolute difference of one numeric column or Spark Column, the Euclidean
+    distance over several, or with `relative` one value's change as a fraction of its value at
+    the last firing. It cannot merge, so it does not work with session windows.
     """
 
     threshold: float
     columns: tuple[str, ...]
+    relative: bool = False
+    # The Spark Columns among `columns`: (hidden column name, Column, what).
+    computed: tuple[tuple[str, Any, str], ...] = field(default=(), compare=False)
 
     @staticmethod
-    def of(threshold: float, *columns: str) -> DeltaTrigger:
-        """Fire when the distance over the numeric `columns` exceeds `threshold` (>= 0).
+    def of(threshold: float, *columns: ColumnOrName, relative: bool = False) -> DeltaTrigger:
+        """Fire when the distance over the numeric `columns` (names or Spark Columns) exceeds
+        `threshold` (>= 0); with `relative`, when one column's value moved by more than
+        `threshold` times its value at the last firing (0.05: 5%).
 
         Example::
 
             keyed.window(GlobalWindows.create()).trigger(DeltaTrigger.of(5.0, "price"))
+            keyed.window(GlobalWindows.create()).trigger(
+                DeltaTrigger.of(0.05, F.col("bid") + F.col("ask"), relative=True))
         """
-        return DeltaTrigger(
-            toThreshold(threshold, "threshold"),
-            toColumnNames(columns, "columns", "DeltaTrigger.of"),
-        )
+        names, computed = columnInputs(columns, "DeltaTrigger.of(columns)")
+        names = toColumnNames(names, "columns", "DeltaTrigger.of")
+        if toBool(relative, "relative") and len(names) != 1:
+            raise ValueError(
+                f"DeltaTrigger.of(relative=True) reads one column, got {len(names)}; give one "
+                "value, e.g. DeltaTrigger.of(0.05, 'price', relative=True)"
+            )
+        return DeltaTrigger(toThreshold(threshold, "threshold"), names, relative, computed)
 
     @property
     def canMerge(self) -> bool:
@@ -358,11 +420,12 @@ class DeltaTrigger(Trigger):
         return frozenset(self.columns)
 
     def jsonValue(self) -> dict[str, Any]:
-        return {"kind": "delta", "threshold": self.threshold, "columns": list(self.columns)}
+        value = {"kind": "delta", "threshold": self.threshold, "columns": list(self.columns)}
+        return {**value, "relative": True} if self.relative else value
 
     def __repr__(self) -> str:
-        args = ", ".join([repr(self.threshold), *(repr(c) for c in self.columns)])
-        return f"DeltaTrigger.of({args})"
+        args = ", ".join([repr(self.threshold), *(shown(c, self.computed) for c in self.columns)])
+        return f"DeltaTrigger.of({args}{', relative=True' if self.relative else ''})"
 
 
 @dataclass(frozen=True, repr=False)

@@ -16,12 +16,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pyspark.sql import DataFrame
+from pyspark.sql.types import ArrayType, StructType, TimestampType
 
+from sparkwin import _transport as transport
 from sparkwin._plan import schema as _schema
+from sparkwin._plan.columns import computedName
 from sparkwin._plan.contract import PLAN_VERSION
 from sparkwin._plan.durations import toCount
 from sparkwin._plan.refusal import ask
-from sparkwin.assigners import GlobalWindows, StormWindows, WindowAssigner
+from sparkwin.assigners import ComputedWindows, GlobalWindows, StormWindows, WindowAssigner
 from sparkwin.evictors import CountEvictor, Evictor
 from sparkwin.jvm import JvmAssigner, resolvedAssigner
 from sparkwin.triggers import CountTrigger, PurgingTrigger, Trigger
@@ -189,6 +192,8 @@ def window(source: Source, keys: tuple[str, ...] | None, assigner: object) -> Wi
         return Windowing(source, keys, assigner).checked()
     if isinstance(assigner, JvmAssigner):  # the class says whether it works in event time
         assigner = resolvedAssigner(source.df, source.timestamp, assigner)
+    if isinstance(assigner, ComputedWindows):
+        source, assigner = _computedWindows(source, assigner)
     schema = source.df.schema
     for column in sorted(assigner.referencedColumns):
         what = f"{type(assigner).__name__}.withDynamicGap(column)"
@@ -199,6 +204,93 @@ def window(source: Source, keys: tuple[str, ...] | None, assigner: object) -> Wi
             "a dynamic gap needs an integral column of milliseconds (byte, short, int or long)",
         )
     return Windowing(source, keys, assigner).checked()
+
+
+def withComputed(source: Source, computed: Iterable[tuple[str, Any, str]]) -> Source:
+    """`source` over its input with the Spark Columns of `computed` ((hidden name, Column, what
+    takes it)) added as hidden columns (``__sparkwin_...``), which Spark computes before the
+    engine reads them; `source` itself when there are none new."""
+    df = source.df
+    known = {name for name, _ in source.computed}
+    new = {name: (e, what) for name, e, what in computed if name not in known}
+    if not new:
+        return source
+    taken = [n for n in new if n in df.columns]
+    if taken:
+        raise ValueError(
+            f"the input has columns named {taken}, which sparkwin's computed inputs use; "
+            "rename them"
+        )
+    withColumns = df
+    for name, (expression, what) in new.items():
+        try:
+            # On Spark Connect the schema is what resolves it (a round trip per column, once).
+            withColumns = withColumns.withColumn(name, expression)
+            withColumns.schema  # noqa: B018
+        except Exception as e:  # Spark's analysis error, whichever session raised it
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise ValueError(
+                f"{what}: the Column {expression} does not resolve against the input's "
+                f"columns {df.columns}: {first}"
+            ) from e
+    added = tuple((name, e) for name, (e, _) in new.items())
+    return replace(source, df=withColumns, computed=source.computed + added)
+
+
+def _computedWindows(source: Source, assigner: ComputedWindows) -> tuple[Source, ComputedWindows]:
+    """The source with the hidden column of `assigner`'s bounds (``array<bigint>`` of epoch
+    milliseconds, start and end by turns), which Spark computes from the user's Columns, and
+    the assigner naming it."""
+    F = transport.of(source.df).functions()  # Columns of the DataFrame's kind: classic or Connect
+
+    def column(value: Any) -> Any:
+        return F.col(value) if isinstance(value, str) else value
+
+    many = assigner.windows is not None
+    given = (
+        {"windows": assigner.windows} if many else {"start": assigner.start, "end": assigner.end}
+    )
+    signature = "ComputedWindows.ofMany(windows)" if many else "ComputedWindows.of(start, end)"
+    try:
+        types = source.df.select(*[column(v).alias(k) for k, v in given.items()]).schema
+    except Exception as e:  # Spark's analysis error, whichever session raised it
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ValueError(
+            f"{signature}: the Columns do not resolve against the input's columns "
+            f"{source.df.columns}: {first}"
+        ) from e
+    for name in given:
+        dataType = types[name].dataType
+        wanted = (
+            isinstance(dataType, ArrayType)
+            and isinstance(dataType.elementType, StructType)
+            and all(
+                f in dataType.elementType.fieldNames()
+                and isinstance(dataType.elementType[f].dataType, TimestampType)
+                for f in ("start", "end")
+            )
+            if many
+            else isinstance(dataType, TimestampType)
+        )
+        if not wanted:
+            need = "an array of struct<start: timestamp, end: timestamp>" if many else "a timestamp"
+            raise TypeError(
+                f"{signature}: {name} is {dataType.simpleString()}, but it must be {need}; make "
+                "milliseconds timestamps with F.timestamp_millis(...), a date one with "
+                "F.to_timestamp(...)"
+            )
+    if many:
+        bounds = F.flatten(
+            F.transform(
+                column(assigner.windows),
+                lambda w: F.array(F.unix_millis(w["start"]), F.unix_millis(w["end"])),
+            )
+        )
+    else:
+        bounds = F.array(F.unix_millis(column(assigner.start)), F.unix_millis(column(assigner.end)))
+    name = computedName(bounds)
+    source = withComputed(source, [(name, bounds, signature)])
+    return source, replace(assigner, column=name)
 
 
 def walk(trigger: Trigger | None) -> list[Trigger]:

@@ -47,3 +47,45 @@ def computedName(expression: Any) -> str:
     words = "_".join(re.findall(r"[A-Za-z0-9]+", text))[:40] or "expr"
     digest = hashlib.sha1(text.encode()).hexdigest()[:8]
     return f"{COMPUTED_PREFIX}{words}__{digest}"
+
+
+def columnInput(
+    value: Any, what: str, example: str
+) -> tuple[str, tuple[tuple[str, Any, str], ...]]:
+    """A piece's input column: its name, and the (hidden name, Column, `what`) Spark computes it
+    from when `value` is a Spark Column; `example` shows a valid one in the error otherwise."""
+    if isColumn(value):
+        name = computedName(value)
+        return name, ((name, value, what),)
+    if not isinstance(value, str) or not value:
+        raise TypeError(
+            f"{what}: must be a column's name or a Spark Column such as {example}, got "
+            f"{type(value).__name__} {value!r}"
+        )
+    return value, ()
+
+
+def shown(column: str, computed: tuple[tuple[str, Any, str], ...]) -> str:
+    """How a repr shows an input column: its Column's text when computed, else its name."""
+    for name, expression, _ in computed:
+        if name == column:
+            return str(expression)
+    return repr(column)
+
+
+def columnInputs(
+    columns: tuple[Any, ...], what: str
+) -> tuple[tuple[Any, ...], tuple[tuple[str, Any, str], ...]]:
+    """Several input columns (a delta's): Spark Columns become their hidden names, each with its
+    (hidden name, Column, `what`) in the second part; names and anything else stay as given,
+    for the caller's checks."""
+    out: list[Any] = []
+    computed: list[tuple[str, Any, str]] = []
+    for value in columns:
+        if isColumn(value):
+            name = computedName(value)
+            out.append(name)
+            computed.append((name, value, what))
+        else:
+            out.append(value)
+    return tuple(out), tuple(computed)

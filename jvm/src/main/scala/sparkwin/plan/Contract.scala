@@ -123,6 +123,11 @@ object Contract {
   /** Throws a [[PlanException]] naming the path if `json` does not follow the contract. */
   def validate(json: JsonNode): Unit = obj(json, plan.get("root"), "plan", None)
 
+  /** Whether the plan's piece `name` (a section: assigner, trigger, evictor) follows the contract. */
+  def follows(piece: JsonNode, name: String): Boolean =
+    try { section(piece, name, s"plan.$name"); true }
+    catch { case _: PlanException => false }
+
   private def fail(message: String) = throw new PlanException(message)
 
   /** A value as a message quotes it ([[Limits.quoted]]). */

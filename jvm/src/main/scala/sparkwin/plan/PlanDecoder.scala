@@ -11,7 +11,7 @@ import org.apache.spark.sql.types._
 
 import sparkwin.core.agg.{Aggregate, NumberType, NumericKind, SparkHash}
 import sparkwin.operator.{AccumulationMode, OperatorSpec, WindowFunction}
-import sparkwin.core.evictor.{CountEvictor, DeltaEvictor, Evictor, TimeEvictor}
+import sparkwin.core.evictor.{ConditionEvictor, CountEvictor, DeltaEvictor, Evictor, TimeEvictor}
 import sparkwin.core.time.{ChannelWatermarks, WatermarkStrategy}
 import sparkwin.core.trigger._
 import sparkwin.core.window._
@@ -339,6 +339,13 @@ object PlanDecoder {
   private[plan] def triggerOf(n: JsonNode, schema: StructType): Trigger =
     decodeTrigger(n, new Columns(schema))
 
+  /** Decodes the plan's piece `name` (assigner, trigger or evictor) alone, for PlanRules. */
+  private[plan] def pieceOf(name: String, n: JsonNode, schema: StructType): Any = name match {
+    case "assigner" => decodeAssigner(n, new Columns(schema))
+    case "trigger" => decodeTrigger(n, new Columns(schema))
+    case _ => decodeEvictor(n, new Columns(schema))
+  }
+
   private def decodeWatermark(n: JsonNode, columns: Columns): WatermarkStrategy = {
     val idle = optional(n, "idleTimeoutMs").map(_.asLong)
     val interval = long(n, "intervalMs")
@@ -370,6 +377,26 @@ object PlanDecoder {
             bool(n, "eventTime")
           )
         case "global" => GlobalWindows
+        case "calendar" =>
+          val zone = // as Spark reads spark.sql.session.timeZone: region IDs, offsets, short IDs
+            try java.time.ZoneId.of(str(n, "zone"), java.time.ZoneId.SHORT_IDS)
+            catch {
+              case _: java.time.DateTimeException =>
+                throw new PlanException(
+                  s"CalendarWindows: zone '${str(n, "zone")}' is not a time zone; use a region ID " +
+                    "such as 'Europe/Amsterdam' (daylight saving included) or an offset such as '+01:00'"
+                )
+            }
+          CalendarWindows(CalendarUnit.named(str(n, "unit")).get, zone, bool(n, "eventTime"))
+        case "computed" =>
+          val column = columns.index(str(n, "column"), "ComputedWindows")
+          columns.field(column).dataType match {
+            case ArrayType(LongType, _) => ComputedWindows(column)
+            case other =>
+              throw new PlanException(
+                s"ComputedWindows: its bounds must be an array of bigint milliseconds, got ${other.simpleString}"
+              )
+          }
         case "jvm" => Extensions.assigner(n, columns.forExtensions)
         case "storm" =>
           val length = stormSize(n.get("length"))
@@ -391,15 +418,12 @@ object PlanDecoder {
       case "processingTime" => ProcessingTimeTrigger
       case "never" => NeverTrigger
       case "count" => CountTrigger(long(n, "count"))
-      case "condition" =>
-        val column = columns.index(str(n, "column"), "ConditionTrigger")
-        val t = columns.field(column).dataType
-        if (t != BooleanType)
-          throw new PlanException(s"ConditionTrigger: its condition must be boolean, got ${t.simpleString}")
-        ConditionTrigger(column)
+      case "condition" => ConditionTrigger(boolean(n, columns, "ConditionTrigger"))
       case "continuousEventTime" => ContinuousEventTimeTrigger(long(n, "intervalMs"))
       case "continuousProcessingTime" => ContinuousProcessingTimeTrigger(long(n, "intervalMs"))
       case "delta" => DeltaTrigger(n.get("threshold").asDouble, delta(n, columns))
+      case "aggregate" =>
+        AggregateTrigger(runningAggregate(n, columns), str(n, "op"), n.get("threshold").asDouble)
       case "purging" => PurgingTrigger(nested("nested"))
       case "processingTimeout" =>
         ProcessingTimeoutTrigger(
@@ -431,13 +455,53 @@ object PlanDecoder {
       case "count" => CountEvictor(long(n, "maxCount"), after)
       case "time" => TimeEvictor(long(n, "windowSizeMs"), after)
       case "delta" => DeltaEvictor(n.get("threshold").asDouble, delta(n, columns), after)
+      case "condition" => ConditionEvictor(boolean(n, columns, "ConditionEvictor"), after)
       case "jvm" => Extensions.evictor(n, columns.forExtensions)
       case other => throw new PlanException(s"unknown evictor kind '$other'")
     }
   }
 
-  private def delta(n: JsonNode, columns: Columns): DeltaFunction =
-    DeltaFunction(n.get("columns").elements().asScala.map(c => columns.index(c.asText, "columns")).toSeq)
+  private def delta(n: JsonNode, columns: Columns): DeltaFunction = {
+    val read = n.get("columns").elements().asScala.map(c => columns.index(c.asText, "columns")).toSeq
+    val relative = optional(n, "relative").exists(_.asBoolean)
+    if (relative && read.size != 1)
+      throw new PlanException(s"DeltaTrigger: a relative delta reads one column, got ${read.size}")
+    DeltaFunction(read, relative)
+  }
+
+  /** A condition's column (`column`): a boolean one, or a PlanException naming `who`. */
+  private def boolean(n: JsonNode, columns: Columns, who: String): Int = {
+    val column = columns.index(str(n, "column"), who)
+    val t = columns.field(column).dataType
+    if (t != BooleanType)
+      throw new PlanException(s"$who: its condition must be boolean, got ${t.simpleString}")
+    column
+  }
+
+  /** An AggregateTrigger's running aggregate: its function, numeric column and filter. */
+  private def runningAggregate(n: JsonNode, columns: Columns): RunningAggregate = {
+    val fn = str(n, "fn")
+    val column = optional(n, "column").fold(-1) { c =>
+      val i = columns.index(c.asText, s"AggregateTrigger's $fn")
+      columns.field(i).dataType match {
+        case _: NumericType =>
+        case _ if fn == "count" => // counts values of any type
+        case other =>
+          throw new PlanException(s"AggregateTrigger: $fn needs a numeric column, got ${other.simpleString}")
+      }
+      i
+    }
+    if (column < 0 && fn != "count") throw new PlanException(s"AggregateTrigger: $fn needs a column")
+    val filter = optional(n, "filter").fold(-1) { f =>
+      val i = columns.index(f.asText, "AggregateTrigger's filter")
+      if (columns.field(i).dataType != BooleanType)
+        throw new PlanException(
+          s"AggregateTrigger: its filter must be boolean, got ${columns.field(i).dataType.simpleString}"
+        )
+      i
+    }
+    RunningAggregate(fn, column, filter)
+  }
 
   /** An aggregate with its `filter` (SQL's `FILTER (WHERE ...)`: a boolean column), if any. */
   private def filtered(n: JsonNode, columns: Columns): (Aggregate, StructField) = {

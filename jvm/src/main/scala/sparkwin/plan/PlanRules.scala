@@ -467,6 +467,23 @@ object PlanRules {
           else None
         }
         .find(_ => true)
+    },
+    // Last: a rule above says more. A piece the decoder refuses on its own (a calendar's time
+    // zone, the type of a trigger's or an evictor's column) is refused at the step that adds it.
+    "piecesDecode" -> { v =>
+      v.schema.flatMap { schema =>
+        Seq("assigner", "trigger", "evictor").iterator
+          .flatMap { name =>
+            v.piece(name).filter(Contract.follows(_, name)).flatMap { n => // else the contract says why
+              try { PlanDecoder.pieceOf(name, n, schema); None }
+              catch {
+                case e: PlanException => Some(e.getMessage)
+                case scala.util.control.NonFatal(_) => None // the contract or the decoder says why later
+              }
+            }
+          }
+          .find(_ => true)
+      }
     }
   )
 

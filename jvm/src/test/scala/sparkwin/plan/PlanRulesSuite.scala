@@ -232,6 +232,14 @@ class PlanRulesSuite extends munit.FunSuite {
       plan("function" -> s"""{"kind": "aggregate", "aggregates": [$sum, ${sum.replace("total", "user")}]}"""),
       false,
       "alias {/function/aggregates/1/alias} of {/function/aggregates/1} collides with the key column"
+    ),
+    (
+      "piecesDecode",
+      plan(
+        "assigner" -> """{"kind": "calendar", "unit": "day", "zone": "Mars/Olympus", "eventTime": true}"""
+      ),
+      false,
+      "CalendarWindows: zone 'Mars/Olympus' is not a time zone"
     )
   )
 

@@ -81,3 +81,11 @@ final case class DeltaEvictor(threshold: Double, delta: DeltaFunction, doEvictAf
       elements.removeIf(e => delta(e.record, last) >= threshold)
     }
 }
+
+/** Removes the elements whose boolean column `column` is true (false and null stay): a
+  * condition, a Spark Column that Spark computed into that column before the engine.
+  */
+final case class ConditionEvictor(column: Int, doEvictAfter: Boolean) extends Evictor {
+  def evict(elements: JList[Element], window: Window, ctx: EvictorContext): Unit =
+    elements.removeIf(_.record.get(column) == java.lang.Boolean.TRUE)
+}

@@ -4,16 +4,23 @@ import sparkwin.core.{ArrayRecord, Record, TimerClocks}
 import sparkwin.core.window.Window
 
 /** The distance between two records: the absolute difference of one numeric field, or the
-  * Euclidean distance over several.
+  * Euclidean distance over several; with `relative`, one field's difference as a fraction of
+  * the reference's value (a move of 5% is 0.05; from 0, any move is infinitely far).
   */
-final case class DeltaFunction(columns: Seq[Int]) {
+final case class DeltaFunction(columns: Seq[Int], relative: Boolean = false) {
   require(columns.nonEmpty, "a delta needs at least one column")
+  require(!relative || columns.size == 1, "a relative delta reads one column")
 
-  def apply(a: Record, b: Record): Double =
-    if (columns.size == 1) math.abs(a.getDouble(columns.head) - b.getDouble(columns.head))
+  /** The distance of `other` from `reference`. */
+  def apply(reference: Record, other: Record): Double =
+    if (relative) {
+      val from = reference.getDouble(columns.head)
+      val moved = math.abs(other.getDouble(columns.head) - from)
+      if (moved == 0.0) 0.0 else moved / math.abs(from)
+    } else if (columns.size == 1) math.abs(reference.getDouble(columns.head) - other.getDouble(columns.head))
     else
       math.sqrt(columns.map { c =>
-        val d = a.getDouble(c) - b.getDouble(c); d * d
+        val d = reference.getDouble(c) - other.getDouble(c); d * d
       }.sum)
 }
 

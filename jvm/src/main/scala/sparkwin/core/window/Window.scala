@@ -86,4 +86,21 @@ object Window {
     */
   def alignedStart(ts: Long, offset: Long, size: Long): Long =
     ts - java.lang.Math.floorMod(ts - offset, size)
+
+  /** The window [start, end) an assigner that computes bounds made (a user's class, a calendar,
+    * a row's Columns), or a [[sparkwin.core.RecordError]] sending the element to the errors
+    * output when it is empty or could overflow the engine's arithmetic (beyond
+    * [[sparkwin.core.EventTime.MaxSpan]] of Spark's timestamp range). `who` names the assigner.
+    */
+  def checkedSpan(start: Long, end: Long, who: String): TimeWindow = {
+    import sparkwin.core.{EventTime, RecordError}
+    if (start >= end)
+      throw new RecordError(s"$who assigned the window [$start, $end), which is empty")
+    if (start < EventTime.Min - EventTime.MaxSpan || end > EventTime.Max + EventTime.MaxSpan)
+      throw new RecordError(
+        s"$who assigned the window [$start, $end), beyond 0001-01-01..9999-12-31 by more " +
+          s"than ${EventTime.MaxSpan} ms"
+      )
+    TimeWindow(start, end)
+  }
 }

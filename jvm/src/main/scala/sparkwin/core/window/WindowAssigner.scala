@@ -182,24 +182,90 @@ final class ExtensionWindows(val impl: sparkwin.api.WindowAssigner, description:
       ts,
       new sparkwin.api.WindowAssigner.Context {
         def currentProcessingTime: Long = ctx.currentProcessingTime
-        def addWindow(start: Long, end: Long): Unit = out += checked(start, end)
+        def addWindow(start: Long, end: Long): Unit = out += Window.checkedSpan(start, end, description)
       }
     )
     out.result()
   }
 
-  private def checked(start: Long, end: Long): TimeWindow = {
-    if (start >= end)
-      throw new RecordError(s"$description assigned the window [$start, $end), which is empty")
-    if (start < EventTime.Min - EventTime.MaxSpan || end > EventTime.Max + EventTime.MaxSpan)
-      throw new RecordError(
-        s"$description assigned the window [$start, $end), beyond 0001-01-01..9999-12-31 by more " +
-          s"than ${EventTime.MaxSpan} ms"
-      )
-    TimeWindow(start, end)
+  override def toString: String = description
+}
+
+/** Windows of one calendar unit (a day, an ISO week from Monday, a month, a year) in the time
+  * zone `zone`: each starts at the local midnight that begins its unit, as Spark's `date_trunc`
+  * gives it with that session time zone. Across daylight saving a day is 23 or 25 hours long,
+  * and where midnight does not exist the window starts at the first instant after the gap.
+  */
+final case class CalendarWindows(unit: CalendarUnit, zone: java.time.ZoneId, isEventTime: Boolean)
+    extends WindowAssigner {
+
+  def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] = {
+    val t = if (isEventTime) ts else ctx.currentProcessingTime
+    val day = java.time.Instant.ofEpochMilli(t).atZone(zone).toLocalDate
+    val first = unit.first(day)
+    Window.checkedSpan(millisAt(first), millisAt(unit.next(first)), toString) :: Nil
   }
 
-  override def toString: String = description
+  private def millisAt(day: java.time.LocalDate): Long = day.atStartOfDay(zone).toInstant.toEpochMilli
+
+  override def toString: String = s"CalendarWindows(${unit.name}, $zone)"
+}
+
+/** A calendar unit: the first day of the unit holding a day, and the first day of the next. */
+sealed abstract class CalendarUnit(val name: String) {
+  def first(day: java.time.LocalDate): java.time.LocalDate
+  def next(first: java.time.LocalDate): java.time.LocalDate
+}
+
+object CalendarUnit {
+  case object Day extends CalendarUnit("day") {
+    def first(day: java.time.LocalDate): java.time.LocalDate = day
+    def next(first: java.time.LocalDate): java.time.LocalDate = first.plusDays(1)
+  }
+  case object Week extends CalendarUnit("week") { // ISO weeks, Monday first, as date_trunc('week')
+    def first(day: java.time.LocalDate): java.time.LocalDate =
+      day.minusDays(day.getDayOfWeek.getValue - 1L)
+    def next(first: java.time.LocalDate): java.time.LocalDate = first.plusWeeks(1)
+  }
+  case object Month extends CalendarUnit("month") {
+    def first(day: java.time.LocalDate): java.time.LocalDate = day.withDayOfMonth(1)
+    def next(first: java.time.LocalDate): java.time.LocalDate = first.plusMonths(1)
+  }
+  case object Year extends CalendarUnit("year") {
+    def first(day: java.time.LocalDate): java.time.LocalDate = day.withDayOfYear(1)
+    def next(first: java.time.LocalDate): java.time.LocalDate = first.plusYears(1)
+  }
+  val all: Seq[CalendarUnit] = Seq(Day, Week, Month, Year)
+  def named(name: String): Option[CalendarUnit] = all.find(_.name == name)
+}
+
+/** Windows computed from the row: `column` holds each window's start and end in epoch
+  * milliseconds, one after the other (`[start0, end0, start1, end1, ...]`), which Spark computed
+  * from the user's Columns before the engine. An empty list puts the element in no window (a
+  * counted drop); a null, an odd length or an empty window sends it to the errors output.
+  */
+final case class ComputedWindows(column: Int) extends WindowAssigner {
+  def isEventTime: Boolean = true
+
+  def assignWindows(record: Record, ts: Long, ctx: WindowAssignerContext): Seq[Window] =
+    record.get(column) match {
+      case null => throw new RecordError("the computed windows are null")
+      case bounds: scala.collection.Seq[_] =>
+        if (bounds.size % 2 != 0)
+          throw new RecordError(s"the computed windows hold ${bounds.size} bounds, not start-end pairs")
+        bounds
+          .grouped(2)
+          .map { pair =>
+            (pair.head, pair(1)) match {
+              case (s: java.lang.Number, e: java.lang.Number) =>
+                Window.checkedSpan(s.longValue, e.longValue, "a computed window")
+              case _ => throw new RecordError("a computed window's start or end is null")
+            }
+          }
+          .toList
+      case other =>
+        throw new IllegalStateException(s"computed windows column holds ${other.getClass.getName}")
+    }
 }
 
 /** A Storm window length or sliding interval: a number of tuples or a duration. */

@@ -81,7 +81,8 @@ class TriggerClocksSuite extends munit.FunSuite {
     DeltaTrigger(10.0, DeltaFunction(Seq(1))),
     AfterPane(2),
     AfterProcessingTime(5),
-    ConditionTrigger(1)
+    ConditionTrigger(1),
+    AggregateTrigger(RunningAggregate("sum", 1, -1), ">=", 5)
   )
 
   private val trees: Seq[Trigger] = Seq(
