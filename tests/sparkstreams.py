@@ -221,7 +221,11 @@ def runQuery(
     """Starts the pipeline's query (every output collected per micro-batch), calls `feed(query)`
     (which delivers the input and waits for it), waits `linger` seconds more and stops."""
     split = _runtime.splitOutputs(
-        pipeline.planJson(), pipeline.processFunction, pipeline.outputSchema, pipeline.lateOutputTag
+        pipeline.planJson(),
+        pipeline.processFunction,
+        pipeline.outputSchema,
+        pipeline.lateOutputTag,
+        pipeline.paneAggregates,
     )
     result = StreamResult()
 

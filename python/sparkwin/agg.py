@@ -42,6 +42,7 @@ from sparkwin._plan.contract import CONTRACT, numberRange
 __all__ = [
     "Aggregate",
     "ColumnOrName",
+    "PandasAggregate",
     "PaneCondition",
     "approxCountDistinct",
     "avg",
@@ -57,6 +58,7 @@ __all__ = [
     "min",
     "minBy",
     "minByAll",
+    "pandas",
     "percentileApprox",
     "stddev",
     "stddevPop",
@@ -720,3 +722,82 @@ def percentileApprox(
         )
     options = (("percentages", values), ("array", array), ("accuracy", accuracy))
     return _make(fn, column, options=options).filter(filter)
+
+
+# PySpark's eval type of a pandas_udf of the Series -> scalar kind (PythonEvalType).
+_GROUPED_AGG_PANDAS_UDF = 202
+
+
+@dataclass(frozen=True, repr=False)
+class PandasAggregate:
+    """A pandas aggregate of a window (``sw.agg.pandas(median, "price")``): a ``pandas_udf`` of
+    the ``Series -> scalar`` kind, called once per fired pane with the pane's elements (one
+    Series per column), vectorised; an empty pane gives null without a call. Python computes it,
+    so a pipeline with one keeps its windows' elements, as a ``process()`` pipeline does."""
+
+    # The pandas_udf's Python function, its return type and its name: the udf itself stays on
+    # the driver (the pane runner ships only the function to Spark's Python workers).
+    func: Any
+    returnType: DataType
+    name: str
+    columns: tuple[str, ...]
+    outputAlias: str
+    computed: tuple[tuple[str, Any, str], ...] = field(default=(), compare=False)
+
+    def alias(self, name: str) -> PandasAggregate:
+        """A copy that writes its result to the output column `name`.
+
+        Example::
+
+            sw.agg.pandas(median, "price").alias("median_price")
+        """
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"alias name must be a non-empty str, got {name!r}")
+        return replace(self, outputAlias=name)
+
+    def __repr__(self) -> str:
+        args = ", ".join([self.name, *(shown(c, self.computed) for c in self.columns)])
+        text = f"agg.pandas({args})"
+        default = _pandasAlias(self.name, self.columns)
+        return text if self.outputAlias == default else f"{text}.alias({self.outputAlias!r})"
+
+
+def pandas(function: Any, *columns: ColumnOrName) -> PandasAggregate:
+    """A pandas aggregate per fired pane: `function` is a ``pandas_udf`` of the ``Series ->
+    scalar`` kind (as ``groupBy().agg`` takes), called with one Series per column of `columns`
+    (names or Spark Columns) holding the pane's elements. It runs beside the JVM's aggregates,
+    once per pane, on classic and Spark Connect sessions and in the harness; the default alias is
+    ``<function>_<column>``.
+
+    Example::
+
+        @pandas_udf("double")
+        def median(v: pd.Series) -> float:
+            return float(v.median())
+
+        windowed.aggregate(sw.agg.count(), sw.agg.pandas(median, "price"))  # median_price
+    """
+    if getattr(function, "evalType", None) != _GROUPED_AGG_PANDAS_UDF or not hasattr(
+        function, "func"
+    ):
+        raise TypeError(
+            "agg.pandas(function): function must be a pandas_udf of the Series -> scalar kind, "
+            "e.g. @pandas_udf('double') def median(v: pd.Series) -> float, got "
+            f"{type(function).__name__} {function!r}"
+        )
+    if not columns:
+        raise ValueError("agg.pandas(function, *columns) needs at least one column, e.g. 'price'")
+    names: list[str] = []
+    computed: list[tuple[str, Any, str]] = []
+    for i, column in enumerate(columns):
+        name, own = _input("pandas", f"columns[{i}]", column, "function, *columns")
+        names.append(name)
+        computed.extend(own)
+    name = getattr(function, "__name__", "pandas")
+    alias = _pandasAlias(name, tuple(names))
+    returnType = function.returnType
+    return PandasAggregate(function.func, returnType, name, tuple(names), alias, tuple(computed))
+
+
+def _pandasAlias(name: str, columns: tuple[str, ...]) -> str:
+    return "_".join([name, *(label(c) for c in columns)])

@@ -22,6 +22,7 @@ from sparkwin import explain
 from sparkwin._plan.contract import ERRORS_TAG
 from sparkwin._spark import realtime as _realtime
 from sparkwin._spark import runtime as _runtime
+from sparkwin._spark.pane_aggregates import PaneAggregates
 from sparkwin.outputs import (
     BatchFunction,
     FunctionOutput,
@@ -61,6 +62,7 @@ class Pipeline:
         outputSchema: StructType | None = None,
         description: str | None = None,
         computed: dict[str, Any] | None = None,
+        paneAggregates: PaneAggregates | None = None,
     ) -> None:
         self.df = df
         # The hidden input columns Spark computes from the aggregates' Columns (name -> Column),
@@ -69,6 +71,8 @@ class Pipeline:
         self.plan = plan
         self.processFunction = processFunction
         self.outputSchema = outputSchema
+        # The pandas aggregates (sw.agg.pandas), computed in Python once per fired pane.
+        self.paneAggregates = paneAggregates
         self._description = description
         # A bounded input's union of every output, computed once and shared: (plan, union).
         self._shared: tuple[str, DataFrame] | None = None
@@ -112,6 +116,8 @@ class Pipeline:
         """
         described = _runtime.describe(self.df.sparkSession, self.planJson())
         main = self.outputSchema if self.processFunction is not None else described["result"]
+        if self.paneAggregates is not None:
+            main = self.paneAggregates.schema(described["result"])
         out = {"main": main, ERRORS_TAG: described["errors"]}
         if self.lateOutputTag is not None:
             out[self.lateOutputTag] = self.df.schema
@@ -221,6 +227,7 @@ class Pipeline:
             self.planJson(),
             self.processFunction,
             self.outputSchema,
+            self.paneAggregates,
         )
 
     def getSideOutput(
@@ -373,7 +380,11 @@ class Pipeline:
         return _runtime.startQuery(
             self._union(checkpointLocation=checkpointLocation),
             _runtime.splitOutputs(
-                self.planJson(), self.processFunction, self.outputSchema, self.lateOutputTag
+                self.planJson(),
+                self.processFunction,
+                self.outputSchema,
+                self.lateOutputTag,
+                self.paneAggregates,
             ),
             isProcess=self.processFunction is not None,
             checkpointLocation=checkpointLocation,

@@ -18,6 +18,7 @@ from pyspark.sql.types import StructType
 
 from sparkwin import _transport as transport
 from sparkwin._spark import runtime as _runtime
+from sparkwin._spark.pane_aggregates import PaneAggregates
 
 __all__ = ["Replay"]
 
@@ -29,6 +30,7 @@ class Pipeline(Protocol):
     plan: dict[str, Any]
     processFunction: Callable[..., Any] | None
     outputSchema: StructType | None
+    paneAggregates: PaneAggregates | None
 
     def planJson(self) -> str: ...
 
@@ -75,7 +77,9 @@ class Replay:
     def toDF(self) -> DataFrame:
         """The results the live stream would have emitted, with ``fired_at``."""
         p = self._pipeline
-        return _runtime.mainOutput(self._union, p.planJson(), p.processFunction, p.outputSchema)
+        return _runtime.mainOutput(
+            self._union, p.planJson(), p.processFunction, p.outputSchema, p.paneAggregates
+        )
 
     def getSideOutput(self, tag: str) -> DataFrame:
         """Late elements (the pipeline's late tag) or bad records (``errors``)."""

@@ -40,6 +40,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql.types import BooleanType, LongType, MapType, StructType, TimestampType
 
+from sparkwin import agg as sw_agg
 from sparkwin._plan import schema as _schema
 from sparkwin._plan.builder import (
     COMBINERS,
@@ -54,7 +55,8 @@ from sparkwin._plan.builder import (
 from sparkwin._plan.columns import shown
 from sparkwin._plan.contract import ERRORS_TAG, OUTPUT_COLUMNS, validatePlan
 from sparkwin._plan.durations import toMillis
-from sparkwin.agg import Aggregate
+from sparkwin._spark.pane_aggregates import PANE_COUNT, PaneAggregates
+from sparkwin.agg import Aggregate, PandasAggregate
 from sparkwin.assigners import WindowAssigner
 from sparkwin.evictors import ConditionEvictor, DeltaEvictor, Evictor
 from sparkwin.jvm import PROBE_FUNCTION, checkPlan, namesClasses
@@ -469,8 +471,9 @@ class WindowedStream:
             replace(self._w, timestampCombiner=COMBINERS[combiner.upper()]).checked()
         )
 
-    def aggregate(self, *aggregates: Aggregate) -> Pipeline:
-        """End the pipeline with declarative aggregates (at least one), computed by the JVM.
+    def aggregate(self, *aggregates: Aggregate | PandasAggregate) -> Pipeline:
+        """End the pipeline with declarative aggregates (at least one), computed by the JVM, and
+        pandas aggregates (``sw.agg.pandas``), computed in Python once per fired pane.
 
         Output columns: the keys, ``window_start``, ``window_end``, ``window_time`` (the window's
         largest timestamp: the result's event time downstream), the aggregates' aliases in
@@ -488,14 +491,18 @@ class WindowedStream:
                 "aggregate(sw.agg.count()); use process(fn, schema) for a Python function"
             )
         for i, a in enumerate(aggregates):
-            if not isinstance(a, Aggregate):
+            if not isinstance(a, Aggregate | PandasAggregate):
                 raise TypeError(
                     f"aggregates[{i}] must be an aggregate such as sw.agg.sum('amount'), got "
                     f"{type(a).__name__} {a!r}"
                 )
         target = self._withComputed([c for a in aggregates for c in a.computed])
         schema = target._w.source.df.schema
-        for a in aggregates:
+        panes = _paneAggregates(aggregates, schema, self.keys)
+        jvmOnes = tuple(a for a in aggregates if isinstance(a, Aggregate))
+        if panes is not None and not jvmOnes:
+            jvmOnes = (sw_agg.count().alias(PANE_COUNT),)  # a result row per pane
+        for a in jvmOnes:
             for param, column in a.inputs:
                 what = f"agg.{a.fn}({param})"
                 field = _schema.columnOf(schema, column, what)
@@ -509,14 +516,22 @@ class WindowedStream:
                     )
         function: dict[str, Any] = {
             "kind": "aggregate",
-            "aggregates": [a.jsonValue() for a in aggregates],
+            "aggregates": [a.jsonValue() for a in jvmOnes],
         }
         if self._w.timestampCombiner != "endOfWindow":  # absent: the default, END_OF_WINDOW
             function["timestampCombiner"] = self._w.timestampCombiner
+        if panes is not None:
+            function["elements"] = True  # the JVM emits each pane's elements after its result
         description = f"{self._w.describe()}.aggregate({', '.join(repr(a) for a in aggregates)})"
-        plan = target._plan(function, *aggregates)
+        plan = target._plan(function, *jvmOnes)
         computed = dict(target._w.source.computed)
-        return Pipeline(target._w.source.df, plan, description=description, computed=computed)
+        return Pipeline(
+            target._w.source.df,
+            plan,
+            description=description,
+            computed=computed,
+            paneAggregates=panes,
+        )
 
     def _withComputed(self, computed: list[tuple[str, Any, str]]) -> WindowedStream:
         """This stream over its input with the Spark Columns of `computed` added."""
@@ -593,3 +608,25 @@ def _requireCondition(
             f"{what}: {shown(column, computed)} is {field.dataType.simpleString()}, but a "
             "condition must be boolean; compare it, e.g. F.col('event') == 'checkout'"
         )
+
+
+def _paneAggregates(
+    aggregates: tuple[Any, ...], schema: StructType, keys: tuple[str, ...]
+) -> PaneAggregates | None:
+    """The pandas aggregates among `aggregates` (None without any), their columns checked and
+    their aliases apart from every other output column's."""
+    pandasOnes = tuple(a for a in aggregates if isinstance(a, PandasAggregate))
+    if not pandasOnes:
+        return None
+    for a in pandasOnes:
+        for column in a.columns:
+            _schema.columnOf(schema, column, "agg.pandas(function, *columns)")
+    order = tuple(a.outputAlias for a in aggregates)
+    for a in pandasOnes:
+        name = a.outputAlias
+        if name in OUTPUT_COLUMNS or name in keys or order.count(name) > 1:
+            raise ValueError(
+                f"{a!r}: its alias {a.outputAlias!r} is another output column's too; give it "
+                "another with .alias(name)"
+            )
+    return PaneAggregates(pandasOnes, order)

@@ -440,7 +440,19 @@ class WindowHarness:
         entries, self._pending = self._pending, []
         if self._pipeline.processFunction is None:
             types = {f.name: f.dataType for f in self._schemas["result"].fields}
-            return [{k: _fromJson(v, types[k]) for k, v in e.items()} for e in entries]
+            rows = [
+                {k: _fromJson(v, types[k]) for k, v in e.items() if k != "elements"}
+                for e in entries
+            ]
+            panes = self._pipeline.paneAggregates
+            if panes is None:
+                return rows
+            # Each result entry holds its pane's elements for the pandas aggregates.
+            names = [f.name for f in panes.schema(self._schemas["result"]).fields]
+            return [
+                {k: _plain(v) for k, v in panes.row(row, self._frame(e["elements"]), names).items()}
+                for row, e in zip(rows, entries, strict=True)
+            ]
         out: list[dict[str, Any]] = []
         for entry in entries:
             out.extend(self._runProcess(entry["pane"], entry["elements"]))
@@ -532,10 +544,7 @@ class WindowHarness:
         fn = self._pipeline.processFunction
         assert fn is not None
         keys = list(self._pipeline.plan["keys"])
-        pdf = pd.DataFrame(elements, columns=[f.name for f in self._input.fields])
-        for f in self._input.fields:
-            if isinstance(f.dataType, TimestampType):
-                pdf[f.name] = pd.to_datetime(pdf[f.name], unit="ms")
+        pdf = self._frame(elements)
         window = PaneWindow(
             start=_dtOf(pane["window_start"]),
             end=_dtOf(pane["window_end"]),
@@ -549,10 +558,16 @@ class WindowHarness:
             raise TypeError(
                 f"the process function must return a pandas DataFrame, got {type(result).__name__}"
             )
-        return [
-            {k: (v.item() if hasattr(v, "item") else v) for k, v in rec.items()}
-            for rec in result.to_dict(orient="records")
-        ]
+        return [{k: _plain(v) for k, v in rec.items()} for rec in result.to_dict(orient="records")]
+
+    def _frame(self, elements: list[dict[str, Any]]) -> pd.DataFrame:
+        """A pane's elements (the JVM's JSON rows) as the pandas DataFrame Spark would give."""
+        fields = self._pipeline.df.schema.fields  # computed columns too: the elements hold them
+        pdf = pd.DataFrame(elements, columns=[f.name for f in fields])
+        for f in fields:
+            if isinstance(f.dataType, TimestampType):
+                pdf[f.name] = pd.to_datetime(pdf[f.name], unit="ms")
+        return pdf
 
     def extractSideOutput(self, tag: str) -> list[dict[str, Any]]:
         """A side output's rows since the last call: the late tag, or ``errors``."""
@@ -583,3 +598,8 @@ def _dtOf(ms: int | None) -> dt.datetime | None:
     if ms is None:
         return None
     return dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms)
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds; anything else as it is."""
+    return value.item() if hasattr(value, "item") else value

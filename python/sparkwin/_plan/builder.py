@@ -25,6 +25,7 @@ from sparkwin._plan.contract import PLAN_VERSION
 from sparkwin._plan.durations import toCount
 from sparkwin._plan.refusal import ask
 from sparkwin.assigners import ComputedWindows, GlobalWindows, StormWindows, WindowAssigner
+from sparkwin.errors import PlanError
 from sparkwin.evictors import CountEvictor, Evictor
 from sparkwin.jvm import JvmAssigner, resolvedAssigner
 from sparkwin.triggers import CountTrigger, PurgingTrigger, Trigger
@@ -233,6 +234,15 @@ def withComputed(source: Source, computed: Iterable[tuple[str, Any, str]]) -> So
                 f"{what}: the Column {expression} does not resolve against the input's "
                 f"columns {df.columns}: {first}"
             ) from e
+    # Spark runs a micro-batch again after a failure: a Column that changes is refused now.
+    changing = transport.of(withColumns).nondeterministic(withColumns)
+    for name, (expression, what) in new.items():
+        if name in changing:
+            raise PlanError(
+                f"{what}: the Column {expression} is not deterministic ({changing[name]}): a "
+                "micro-batch Spark runs again after a failure, and a replay, must give the same "
+                "panes; compute a deterministic value instead (e.g. a hash of the row's columns)"
+            )
     added = tuple((name, e) for name, (e, _) in new.items())
     return replace(source, df=withColumns, computed=source.computed + added)
 

@@ -38,6 +38,8 @@ from sparkwin._plan.contract import (
     ROW_COUNTERS,
     kindOf,
 )
+from sparkwin._spark import pane_aggregates as _panes
+from sparkwin._spark.pane_aggregates import PaneAggregates
 from sparkwin.outputs import Output
 
 _PANE_PREFIX = "__sw_p_"
@@ -158,11 +160,18 @@ def mainOutput(
     planJson: str,
     processFn: Callable[..., pd.DataFrame] | None,
     outputSchema: StructType | None,
+    panes: PaneAggregates | None = None,
 ) -> DataFrame:
-    """Window results: the aggregate rows, or what the process function returns."""
+    """Window results: the aggregate rows (with the pandas aggregates of `panes`), or what the
+    process function returns."""
     F = transport.of(unioned).functions()  # Columns of the DataFrame's kind: classic or Connect
     if processFn is None:
-        results = unioned.where(F.col(KIND) == RESULT).select("result.*")
+        if panes is None:
+            results = unioned.where(F.col(KIND) == RESULT).select("result.*")
+        else:
+            jvmResult = unioned.schema["result"].dataType
+            assert isinstance(jvmResult, StructType)
+            results = _panes.mainOutput(unioned, jvmResult, panes)
         # window_time is the event time a downstream pipeline sees: marked, it inherits the
         # upstream watermark (Spark keeps no metadata of the union's nested fields).
         marked = {EVENT_TIME_METADATA: True}
@@ -301,11 +310,12 @@ def splitOutputs(
     processFn: Callable[..., pd.DataFrame] | None,
     outputSchema: StructType | None,
     lateTag: str | None,
+    panes: PaneAggregates | None = None,
 ) -> Callable[[DataFrame], dict[str, DataFrame]]:
     """A function from one union batch to every output: ``main``, the late tag, ``errors``."""
 
     def split(batch: DataFrame) -> dict[str, DataFrame]:
-        out = {"main": mainOutput(batch, planJson, processFn, outputSchema)}
+        out = {"main": mainOutput(batch, planJson, processFn, outputSchema, panes)}
         if lateTag is not None:
             out[lateTag] = sideOutput(batch, lateTag, lateTag)
         out[ERRORS_TAG] = sideOutput(batch, ERRORS_TAG, lateTag)

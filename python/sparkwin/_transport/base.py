@@ -45,6 +45,12 @@ class Transport(ABC):
     def admit(self, unioned: DataFrame, checkpoint: str) -> None:
         """Refuses a checkpoint the query of ``unioned`` cannot resume, else records it."""
 
+    def nondeterministic(self, df: DataFrame) -> dict[str, str]:
+        """The hidden computed input columns of `df` Spark cannot compute deterministically (name
+        to SQL), where the session lets the builder ask before a query starts; else empty (the
+        query refuses them before it starts)."""
+        return {}
+
     @abstractmethod
     def jarVersion(self) -> str:
         """The version of the jar the engine runs from."""

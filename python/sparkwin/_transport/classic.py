@@ -8,6 +8,7 @@ its own: it carries the package's questions to the JVM and its answers back.
 
 from __future__ import annotations
 
+import json
 from types import ModuleType
 from typing import Any
 
@@ -105,6 +106,11 @@ class ClassicTransport(Transport):
     def admit(self, unioned: DataFrame, checkpoint: str) -> None:
         with translated():
             self._entry().checkCheckpoint(unioned._jdf, checkpoint)
+
+    def nondeterministic(self, df: DataFrame) -> dict[str, str]:
+        with translated():
+            found = json.loads(str(self._entry().nondeterministicInputs(df._jdf)))
+        return {str(name): str(sql) for name, sql in found}
 
     def jarVersion(self) -> str:
         return str(self._entry().version())

@@ -108,7 +108,8 @@ object TestSupport {
       process: Boolean = false,
       mode: AccumulationMode = AccumulationMode.Accumulating,
       channels: Int = 1,
-      strategy: Option[WatermarkStrategy] = None
+      strategy: Option[WatermarkStrategy] = None,
+      emitsElements: Boolean = false
   ): Harness = {
     val spec = OperatorSpec(
       assigner,
@@ -117,7 +118,8 @@ object TestSupport {
       lateness,
       lateOutput,
       if (process) WindowFunction.ProcessElements else WindowFunction.Aggregates(aggregates.toIndexedSeq),
-      mode
+      mode,
+      emitsElements = emitsElements
     )
     val out = new Collect
     new Harness(new LocalRunner(spec, r => r.get(0), channels, strategy, out), out)

@@ -28,6 +28,15 @@ object PythonEntryPoint {
   /** The contract the jar was built with (contract.json), for Python to compare with its own. */
   def contract(): String = Contract.text
 
+  /** The hidden computed input columns of `df` that are not deterministic: a JSON list of
+    * [name, sql] (`SparkRuntime.nondeterministicInputs`).
+    */
+  def nondeterministicInputs(df: DataFrame): String = {
+    val found = mapper.createArrayNode()
+    SparkRuntime.nondeterministicInputs(df).foreach { case (n, s) => found.addArray().add(n).add(s) }
+    mapper.writeValueAsString(found)
+  }
+
   /** The Spark version the jar was compiled against. */
   def sparkVersion(): String = BuildInfo.sparkVersion
 

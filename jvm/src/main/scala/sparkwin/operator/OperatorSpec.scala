@@ -35,7 +35,10 @@ final case class OperatorSpec(
     lateOutput: Boolean,
     function: WindowFunction,
     accumulation: AccumulationMode,
-    ansi: Boolean = true // Spark's spark.sql.ansi.enabled: what an overflowing sum gives
+    ansi: Boolean = true, // Spark's spark.sql.ansi.enabled: what an overflowing sum gives
+    // Aggregates whose panes also go out as their elements (right after each result), for
+    // aggregates a runtime computes per pane itself (pandas aggregates, in Python).
+    emitsElements: Boolean = false
 ) {
   require(allowedLateness >= 0, s"allowedLateness must not be negative, got $allowedLateness")
   if (assigner.isMerging && !trigger.canMerge)
@@ -43,8 +46,9 @@ final case class OperatorSpec(
       s"$trigger cannot be used with merging (session) windows: it cannot merge its state"
     )
 
-  /** Elements are buffered when an evictor or a process function needs them. */
-  val keepsElements: Boolean = evictor.isDefined || function == WindowFunction.ProcessElements
+  /** Elements are buffered when an evictor, a process function or a runtime's aggregates need them. */
+  val keepsElements: Boolean =
+    evictor.isDefined || function == WindowFunction.ProcessElements || emitsElements
 
   /** The declarative aggregates, in plan order; none for a process function. */
   lazy val aggregates: IndexedSeq[Aggregate] = function match {

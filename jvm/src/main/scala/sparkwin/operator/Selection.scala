@@ -47,6 +47,7 @@ object Selection {
       case s: StormWindows if !s.isEventTime =>
         Choice(StormArrival, Layout.Keyed, "Storm windows in arrival order")
       case _: StormWindows => Choice(Storm, Layout.Keyed, "Storm windows")
+      case _ if spec.emitsElements => Choice(General, Layout.Keyed, "aggregates over the pane's elements")
       case _ if sliceable(spec) =>
         val fewSlices = alignedGrid(spec).forall { case (size, slide) =>
           size / sliceWidthOf(size, slide) <= MaxPackedSlicesPerWindow
@@ -96,7 +97,7 @@ object Selection {
         case _ => false
       }
       // A slide longer than the size leaves gaps that no window covers: not sliced.
-      aggregatesFit && slide <= size &&
+      aggregatesFit && slide <= size && !spec.keepsElements &&
       spec.trigger == EventTimeTrigger && spec.evictor.isEmpty && spec.allowedLateness == 0
     }
 
@@ -109,7 +110,7 @@ object Selection {
       case s: SessionWindows => s.isEventTime && s.gapColumn < 0
       case _ => false
     }
-    fixedGapSessions && spec.trigger == EventTimeTrigger && spec.evictor.isEmpty &&
+    fixedGapSessions && spec.trigger == EventTimeTrigger && !spec.keepsElements &&
     spec.allowedLateness == 0 && orderBlind(spec)
   }
 
@@ -120,7 +121,7 @@ object Selection {
     * only counted, and a late window never fires per element).
     */
   def combinable(spec: OperatorSpec): Boolean =
-    alignedGrid(spec).isDefined && spec.trigger == EventTimeTrigger && spec.evictor.isEmpty &&
+    alignedGrid(spec).isDefined && spec.trigger == EventTimeTrigger && !spec.keepsElements &&
       orderBlind(spec) && spec.allowedLateness == 0 && !spec.lateOutput
 
   /** Whether a spec's aggregates all pack into longs (`core.agg.PackedAggregates`). */

@@ -248,7 +248,8 @@ object PlanDecoder {
           lateTag.isDefined,
           function,
           mode,
-          ansi = optional(root, "ansi").forall(_.asBoolean) // absent: Spark 4's default
+          ansi = optional(root, "ansi").forall(_.asBoolean), // absent: Spark 4's default
+          emitsElements = optional(fn, "elements").exists(_.asBoolean) // pandas aggregates
         )
       catch { case e: IllegalArgumentException => throw new PlanException(e.getMessage) }
     Plan(

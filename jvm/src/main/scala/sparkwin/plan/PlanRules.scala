@@ -93,6 +93,11 @@ object PlanRules {
         "real-time mode cannot run process() pipelines (a pane's rows go to Python in Arrow " +
           "batches, which real-time mode does not run): use aggregate(), or micro-batch mode"
       )
+    if (plan.spec.emitsElements)
+      realTimeRefusal(
+        "real-time mode cannot run pandas aggregates (a pane's rows go to Python in Arrow " +
+          "batches, which real-time mode does not run): use sparkwin's aggregates, or micro-batch mode"
+      )
     plan.timeIn(RunMode.RealTime) // the policy's own rules: refuseInRealTime
     query.foreach(q => (realTimeOutputs(q) orElse realTimeSlots(q)).foreach(realTimeRefusal))
   }

@@ -274,28 +274,33 @@ final class GeneralAlgorithm(context: WindowContext) extends WindowAlgorithm {
   }
 
   private def emit(window: Window, stateWindow: Window, contents: WindowContents, pane: PaneInfo): Unit =
-    spec.evictor match {
-      case None if !spec.keepsElements =>
-        context.emitResult(window, pane, Accumulator.results(contents.accumulators))
-      case None =>
-        context.emitElements(window, pane, contents.elements)
-      case Some(evictor) =>
-        val view = new JList[Element](contents.elements)
-        evictor.evictBefore(view, window, ctx)
-        spec.function match {
-          case WindowFunction.Aggregates(_) =>
-            val accs = Accumulator.fresh(aggregates)
-            view.forEach(e => Accumulator.addAll(accs, e.record, e.timestamp))
-            context.emitResult(window, pane, Accumulator.results(accs))
-          case WindowFunction.ProcessElements =>
-            context.emitElements(window, pane, view)
-        }
-        evictor.evictAfter(view, window, ctx)
-        // Evictions are permanent: the window keeps what survived.
-        if (keyState.contents.get(stateWindow) eq contents) {
-          if (view.isEmpty) keyState.contents.remove(stateWindow)
-          else contents.elements = view
-        }
+    if (!spec.keepsElements) context.emitResult(window, pane, Accumulator.results(contents.accumulators))
+    else if (spec.evictor.isEmpty) emitOver(window, pane, contents.elements)
+    else {
+      val evictor = spec.evictor.get
+      val view = new JList[Element](contents.elements)
+      evictor.evictBefore(view, window, ctx)
+      emitOver(window, pane, view)
+      evictor.evictAfter(view, window, ctx)
+      // Evictions are permanent: the window keeps what survived.
+      if (keyState.contents.get(stateWindow) eq contents) {
+        if (view.isEmpty) keyState.contents.remove(stateWindow)
+        else contents.elements = view
+      }
+    }
+
+  /** A pane over kept `elements`: the aggregates' result (then the elements, when the runtime
+    * aggregates them too), or the elements for a process function.
+    */
+  private def emitOver(window: Window, pane: PaneInfo, elements: JList[Element]): Unit =
+    spec.function match {
+      case WindowFunction.Aggregates(_) =>
+        val accs = Accumulator.fresh(aggregates)
+        elements.forEach(e => Accumulator.addAll(accs, e.record, e.timestamp))
+        context.emitResult(window, pane, Accumulator.results(accs))
+        if (spec.emitsElements) context.emitElements(window, pane, elements)
+      case WindowFunction.ProcessElements =>
+        context.emitElements(window, pane, elements)
     }
 
   /** The trigger finished: the window is closed; its contents and trigger state go, and a

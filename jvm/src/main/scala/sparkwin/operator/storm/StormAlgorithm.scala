@@ -280,6 +280,8 @@ object StormPanes {
         val accs = Accumulator.fresh(aggregates)
         elements.forEach(e => Accumulator.addAll(accs, e.record, e.timestamp))
         context.emitResult(window, PaneInfo.Only, Accumulator.results(accs))
+        if (context.spec.emitsElements)
+          context.emitElements(window, PaneInfo.Only, new JList[Element](elements))
       case WindowFunction.ProcessElements =>
         context.emitElements(window, PaneInfo.Only, new JList[Element](elements))
     }

@@ -145,7 +145,19 @@ final class Harness(planJson: String, channels: Int, generateWatermarks: Boolean
       results += m
     }
 
-    def emitElements(key: Any, window: Window, pane: PaneInfo, elements: java.util.List[Element]): Unit = {
+    def emitElements(key: Any, window: Window, pane: PaneInfo, elements: java.util.List[Element]): Unit =
+      if (plan.spec.emitsElements) { // the result just emitted carries its pane's elements
+        val rows = new java.util.ArrayList[Any]()
+        elements.forEach(e => rows.add(rowMap(e.record, schema)))
+        results.last.put("elements", rows)
+      } else emitPane(key, window, pane, elements)
+
+    private def emitPane(
+        key: Any,
+        window: Window,
+        pane: PaneInfo,
+        elements: java.util.List[Element]
+    ): Unit = {
       val info = head(key, window, pane)
       paneFields(info, pane)
       val entry = new java.util.LinkedHashMap[String, Any]()

@@ -114,4 +114,27 @@ class AggregateTriggerSuite extends munit.FunSuite {
       assertEquals(h.take().map(_.value), List(if (after) List(1L, 2L, 3L) else List(1L, 3L)))
     }
   }
+
+  test("a pane for a runtime's own aggregates: its result, then its elements, on the general algorithm") {
+    val spec = harness(TumblingWindows(10, 0, isEventTime = true), emitsElements = true)
+    val operatorSpec = sparkwin.operator.OperatorSpec(
+      TumblingWindows(10, 0, isEventTime = true),
+      EventTimeTrigger,
+      None,
+      0,
+      false,
+      sparkwin.operator.WindowFunction.Aggregates(IndexedSeq(sumValue)),
+      sparkwin.operator.AccumulationMode.Accumulating,
+      emitsElements = true
+    )
+    val chosen = sparkwin.operator.Selection.choose(operatorSpec, packable = true).algorithm
+    assertEquals(chosen, sparkwin.operator.Selection.Algorithm.General)
+    assert(!operatorSpec.combinable && !operatorSpec.sliceable && operatorSpec.keepsElements)
+    spec.add("k", 1, 1).add("k", 2, 2).add("k", 4, 12)
+    spec.watermark(20)
+    assertEquals(
+      spec.take().map(o => (o.start, o.value)),
+      List((0L, 3L), (0L, List(1L, 2L)), (10L, 4L), (10L, List(4L)))
+    )
+  }
 }

@@ -81,20 +81,32 @@ object SparkRuntime {
     */
   private def refuseNondeterministicInputs(df: DataFrame, plan: Plan): Unit = {
     val computed = plan.inputSchema.fieldNames.filter(_.startsWith(ComputedPrefix)).toSet
-    if (computed.nonEmpty) df.queryExecution.analyzed.foreach {
+    nondeterministicInputs(df).find { case (name, _) => computed(name) }.foreach { case (_, sql) =>
+      throw new PlanException(
+        s"the Column $sql given to sparkwin is not deterministic: a micro-batch Spark runs again " +
+          "after a failure, and a replay, must give the same panes; compute a deterministic value " +
+          "instead (e.g. a hash of the row's columns)"
+      )
+    }
+  }
+
+  /** The computed input columns of `df` (hidden, [[ComputedPrefix]]) that are not deterministic,
+    * with their expressions' SQL: what the builder refuses as it adds them (classic sessions), and
+    * a query refuses before it starts.
+    */
+  def nondeterministicInputs(df: DataFrame): Seq[(String, String)] = {
+    val found = Seq.newBuilder[(String, String)]
+    df.queryExecution.analyzed.foreach {
       case p: org.apache.spark.sql.catalyst.plans.logical.Project =>
         p.projectList.foreach {
           case a: org.apache.spark.sql.catalyst.expressions.Alias
-              if computed.contains(a.name) && !a.child.deterministic =>
-            throw new PlanException(
-              s"the Column ${a.child.sql} given to an aggregate is not deterministic: a " +
-                "micro-batch Spark runs again after a failure, and a replay, must give the same " +
-                "panes; compute a deterministic value instead (e.g. a hash of the row's columns)"
-            )
+              if a.name.startsWith(ComputedPrefix) && !a.child.deterministic =>
+            found += ((a.name, a.child.sql))
           case _ =>
         }
       case _ =>
     }
+    found.result()
   }
 
   /** `spark.sparkwin.realTime.summaryIntervalMs`, validated. */
