@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -202,12 +203,13 @@ def paneRunner(
     processFn: Callable[..., pd.DataFrame], keys: list[str], inputNames: list[str]
 ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
     """The mapInPandas function: rows of one pane are adjacent; it calls `processFn` once per
-    pane, carrying a pane that spans Arrow batches over to the next batch.
+    pane, carrying a pane that spans Arrow batches over to the next batch. Panes are cut where
+    the pane sequence changes (by position, no grouping), and a batch's results leave together.
     """
     seqCol = _PANE_PREFIX + PANE_SEQ
 
-    def callPane(pane: pd.DataFrame) -> pd.DataFrame:
-        first = pane.iloc[0]
+    def callPane(batch: pd.DataFrame, elements: pd.DataFrame, start: int, end: int) -> Any:
+        first = batch.iloc[start]
         key = tuple(first[_PANE_PREFIX + k] for k in keys)
         window = PaneWindow(
             start=_toDatetime(first[_PANE_PREFIX + "window_start"]),
@@ -217,13 +219,19 @@ def paneRunner(
             paneIsFirst=bool(first[_PANE_PREFIX + "pane_is_first"]),
             paneIsLast=bool(first[_PANE_PREFIX + "pane_is_last"]),
         )
-        elements = pane[inputNames].reset_index(drop=True)
-        result = processFn(key, window, elements)
+        result = processFn(key, window, elements.iloc[start:end].reset_index(drop=True))
         if not isinstance(result, pd.DataFrame):
             raise TypeError(
                 f"the process function must return a pandas DataFrame, got {type(result).__name__}"
             )
         return result
+
+    def panes(batch: pd.DataFrame, starts: Any, ends: Any) -> Iterator[pd.DataFrame]:
+        elements = batch[inputNames]
+        results = [callPane(batch, elements, s, e) for s, e in zip(starts, ends, strict=True)]
+        results = [r for r in results if not r.empty]
+        if results:
+            yield results[0] if len(results) == 1 else pd.concat(results, ignore_index=True)
 
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         pending: pd.DataFrame | None = None
@@ -232,14 +240,12 @@ def paneRunner(
                 continue
             if pending is not None:
                 batch = pd.concat([pending, batch], ignore_index=True)
-            seqs = batch[seqCol]
-            lastSeq = seqs.iloc[-1]
-            complete = batch[seqs != lastSeq]
-            pending = batch[seqs == lastSeq]
-            for _, pane in complete.groupby(seqCol, sort=False):
-                yield callPane(pane)
+            seqs = batch[seqCol].to_numpy()
+            starts = np.concatenate([[0], np.flatnonzero(seqs[1:] != seqs[:-1]) + 1])
+            yield from panes(batch, starts[:-1], starts[1:])
+            pending = batch.iloc[starts[-1] :].reset_index(drop=True)
         if pending is not None and not pending.empty:
-            yield callPane(pending)
+            yield from panes(pending, [0], [len(pending)])
 
     return run
 
