@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import pandas as pd
 import pytest
 from pyspark.sql import functions as F  # noqa: N812
-from sparkstreams import runStream
+from pyspark.sql.functions import pandas_udf
+from sparkstreams import canonical, replayInHarness, runStream
 from test_expressions import _functions, _millis
 
 import sparkwin as sw
@@ -252,6 +254,20 @@ def test_a_running_total_in_the_harness_and_in_replay(spark) -> None:
     assert got == [("a", 0, 3), ("a", 1, 5), ("a", 2, 5), ("b", 0, 1)]
 
 
+def test_the_harness_computes_each_sessions_own_columns(session) -> None:
+    # A Spark Connect client's Columns are its session's: the harness asks that session.
+    names = ["user", "price", "qty", "event", "ts"]
+    h = WindowHarness(_spent(session.createDataFrame(BASKET, BASKET_DDL), "discarding"))
+    h.processElements(dict(zip(names, r, strict=True)) for r in BASKET)
+    h.processWatermark(100_000)
+    assert sorted((r["user"], r["pane_index"], r["sum_price_qty"]) for r in h.extractOutput()) == [
+        ("a", 0, 12),
+        ("a", 1, 11),
+        ("a", 2, None),
+        ("b", 0, 4),
+    ]
+
+
 @pytest.mark.compat
 def test_count_above_a_threshold_fires_as_count_trigger(spark) -> None:
     df = spark.createDataFrame(BASKET, BASKET_DDL)
@@ -337,3 +353,72 @@ def test_bad_logic_is_refused_before_a_query_starts(spark) -> None:
                 F.timestamp_millis("opened"), F.timestamp_millis(F.rand().cast("long"))
             )
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# Every case on a stream, as the harness gives it for what Spark saw
+
+MIXED_DDL = "user string, event string, price double, qty long, ts long, opened long, closed long"
+_DAY = _at("2026-03-29T00:00")
+MIXED = [
+    ("a", "view", 10.0, 1, _DAY - 7_200_000, _DAY - 7_200_000, _DAY),
+    ("a", "test", 99.0, 5, _DAY - 3_600_000, _DAY - 7_200_000, _DAY),
+    ("a", "checkout", 11.5, 2, _DAY + 1_000, _DAY, _DAY + 3_600_000),
+    ("b", "view", 20.0, 3, _DAY + 2_000, _DAY, _DAY + 3_600_000),
+    ("a", "view", 12.0, 4, _DAY + 3_000, _DAY, _DAY + 3_600_000),
+    ("b", "checkout", 23.0, 1, _DAY + 4_000, _DAY, _DAY + 3_600_000),
+    ("a", "view", 9.0, 2, _DAY + 5_000, _DAY, _DAY + 3_600_000),
+]
+
+
+def _case(name: str) -> Any:
+    """One case of the issue's list as a pipeline builder over MIXED_DDL."""
+
+    def build(df: Any) -> sw.Pipeline:
+        F = _functions(df)  # noqa: N806
+        bound = sw.WatermarkStrategy.forBoundedOutOfOrderness(0)
+        keyed = sw.stream(df, "ts", watermark=bound).keyBy("user")
+        days = keyed.window(sw.CalendarWindows.days("Europe/Amsterdam"))
+        spent = sw.agg.sum(F.col("price") * F.col("qty"))
+        early = sw.AfterWatermark.pastEndOfWindow().withEarlyFirings
+        if name == "checkout":
+            windowed = days.trigger(early(sw.ConditionTrigger.of(F.col("event") == "checkout")))
+        elif name == "runningTotal":
+            windowed = days.trigger(early(sw.AggregateTrigger.of(spent >= 50)))
+        elif name == "relativeDelta":
+            windowed = keyed.window(sw.GlobalWindows.create()).trigger(
+                sw.DeltaTrigger.of(0.1, F.col("price") * 2, relative=True)
+            )
+        elif name == "computedWindows":
+            windowed = keyed.window(
+                sw.ComputedWindows.of(F.timestamp_millis("opened"), F.timestamp_millis("closed"))
+            )
+        elif name == "evictTests":
+            windowed = days.evictor(sw.ConditionEvictor.of(F.col("event") == "test"))
+        else:  # pandas
+
+            @pandas_udf("double")
+            def spread(v: pd.Series) -> float:
+                return float(v.max() - v.min())
+
+            return days.aggregate(sw.agg.count(), sw.agg.pandas(spread, "price"))
+        return windowed.aggregate(
+            sw.agg.count(), spent, sw.agg.sum("qty", filter=F.col("event") != "test")
+        )
+
+    return build
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["checkout", "runningTotal", "relativeDelta", "computedWindows", "evictTests", "pandas"],
+)
+def test_every_case_on_a_stream_is_what_the_harness_gives(spark, tmp_path: Path, name) -> None:
+    names = ["user", "event", "price", "qty", "ts", "opened", "closed"]
+    rows = [dict(zip(names, r, strict=True)) for r in MIXED]
+    batches = [[r] for r in rows] + [[{**rows[0], "user": "z", "ts": _DAY + 10 * 86_400_000}]]
+    build = _case(name)
+    result = runStream(spark, tmp_path, MIXED_DDL, build, batches, trigger=None)
+    expected = replayInHarness(build(spark.createDataFrame([], MIXED_DDL)), result, batches)
+    assert result.outputs["main"], name
+    assert canonical(result.outputs["main"]) == canonical(expected["main"]), name

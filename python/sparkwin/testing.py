@@ -365,8 +365,9 @@ class WindowHarness:
     def _withComputed(self, row: Mapping[str, Any]) -> dict[str, Any]:
         """The row with the columns the pipeline's aggregates compute from Spark Columns,
         computed by Spark from a one-row DataFrame (as the stream would: no Python evaluates
-        them)."""
-        one = self._spark.createDataFrame(
+        them). The pipeline's own session computes them: a Spark Connect client's Columns are
+        its session's."""
+        one = self._pipeline.df.sparkSession.createDataFrame(
             [tuple(row.get(f.name) for f in self._input.fields)], self._input
         )
         values = one.select(*[c.alias(name) for name, c in self._pipeline.computed.items()]).first()
