@@ -38,7 +38,7 @@ from benchmarks.workloads import BOUND_MS, generate  # noqa: E402
 def names(df: DataFrame) -> sw.Pipeline:
     """CountTrigger and column names."""
     return (
-        _windowed(df)
+        windowed(df)
         .trigger(sw.CountTrigger.of(100))
         .aggregate(sw.agg.sum("amount"), sw.agg.count())
     )
@@ -47,7 +47,7 @@ def names(df: DataFrame) -> sw.Pipeline:
 def columns(df: DataFrame) -> sw.Pipeline:
     """ConditionTrigger and an expression, as Spark Columns."""
     return (
-        _windowed(df)
+        windowed(df)
         .trigger(sw.ConditionTrigger.of(F.col("amount") == 0))
         .aggregate(sw.agg.sum(F.col("amount") * 2), sw.agg.count())
     )
@@ -56,7 +56,7 @@ def columns(df: DataFrame) -> sw.Pipeline:
 def java(df: DataFrame) -> sw.Pipeline:
     """The Columns' logic as a Java trigger and a Java aggregate (benchmarks/extension)."""
     return (
-        _windowed(df)
+        windowed(df)
         .trigger(sw.jvm.trigger("bench.ZeroTrigger", {"column": "amount"}))
         .aggregate(
             sw.jvm.aggregate("bench.DoubledSum", "amount").alias("sum_amount"), sw.agg.count()
@@ -79,7 +79,8 @@ def extensionJar(spark: Any, work: str) -> None:
     sw.jvm.addJar(built, spark)
 
 
-def _windowed(df: DataFrame) -> Any:
+def windowed(df: DataFrame) -> Any:
+    """The benchmarks' stream: by key, tumbling minutes, the run's watermark bound."""
     watermark = sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS)
     return (
         sw.stream(df, "ts", watermark=watermark)
@@ -98,43 +99,63 @@ def timed(spark: Any, parquet: str, build: Callable[[DataFrame], sw.Pipeline], w
     return seconds
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def inTurns(
+    appName: str,
+    systems: dict[str, Callable[[DataFrame], sw.Pipeline]],
+    report: Callable[[int, dict[str, float]], None],
+    prepare: Callable[[Any, str], None] | None = None,
+) -> argparse.Namespace:
+    """Parses the command line, makes the events, warms each of `systems` up once and times them
+    in turns for `--rounds` rounds, handing each round's seconds to `report`; `prepare(spark,
+    workdir)` runs first. Returns the parsed arguments."""
+    parser = argparse.ArgumentParser(description=sys.modules["__main__"].__doc__)
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--files", type=int, default=10)
     parser.add_argument("--keys", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    spark = benchSession("sparkwin-columns")
+    spark = benchSession(appName)
     with tempfile.TemporaryDirectory() as tmp:
         events = generate(os.path.join(tmp, "events"), args.events, args.keys, args.files, 1)
         warm = generate(os.path.join(tmp, "warm"), 100_000, args.keys, 2, 2)
-        parquet, warmParquet = events.directory, warm.directory
-        extensionJar(spark, tmp)
-        systems = {"names": names, "columns": columns, "java": java}
+        if prepare is not None:
+            prepare(spark, tmp)
         for name, build in systems.items():
-            timed(spark, warmParquet, build, os.path.join(tmp, f"warm-{name}"))
-        byNames, byJava = [], []
+            timed(spark, warm.directory, build, os.path.join(tmp, f"warm-{name}"))
         for r in range(args.rounds):
-            seconds = {
-                name: timed(spark, parquet, build, os.path.join(tmp, f"{name}-{r}"))
-                for name, build in systems.items()
-            }
-            byNames.append(seconds["columns"] / seconds["names"])
-            byJava.append(seconds["columns"] / seconds["java"])
-            print(
-                f"round {r + 1}: CountTrigger + sum('amount') {seconds['names']:.2f} s, "
-                f"ConditionTrigger + sum(amount * 2) {seconds['columns']:.2f} s, "
-                f"Java trigger + Java sum {seconds['java']:.2f} s, "
-                f"columns / names {byNames[-1]:.2f}, columns / java {byJava[-1]:.2f}",
-                flush=True,
+            report(
+                r,
+                {
+                    name: timed(spark, events.directory, build, os.path.join(tmp, f"{name}-{r}"))
+                    for name, build in systems.items()
+                },
             )
-        print(
-            f"over {args.rounds} rounds ({args.events:,} events, {args.files} batches): "
-            f"columns / names {min(byNames):.2f}-{max(byNames):.2f}, "
-            f"columns / java {min(byJava):.2f}-{max(byJava):.2f}"
-        )
     spark.stop()
+    return args
+
+
+def main() -> None:
+    byNames: list[float] = []
+    byJava: list[float] = []
+
+    def report(r: int, seconds: dict[str, float]) -> None:
+        byNames.append(seconds["columns"] / seconds["names"])
+        byJava.append(seconds["columns"] / seconds["java"])
+        print(
+            f"round {r + 1}: CountTrigger + sum('amount') {seconds['names']:.2f} s, "
+            f"ConditionTrigger + sum(amount * 2) {seconds['columns']:.2f} s, "
+            f"Java trigger + Java sum {seconds['java']:.2f} s, "
+            f"columns / names {byNames[-1]:.2f}, columns / java {byJava[-1]:.2f}",
+            flush=True,
+        )
+
+    systems = {"names": names, "columns": columns, "java": java}
+    args = inTurns("sparkwin-columns", systems, report, prepare=extensionJar)
+    print(
+        f"over {args.rounds} rounds ({args.events:,} events, {args.files} batches): "
+        f"columns / names {min(byNames):.2f}-{max(byNames):.2f}, "
+        f"columns / java {min(byJava):.2f}-{max(byJava):.2f}"
+    )
 
 
 if __name__ == "__main__":

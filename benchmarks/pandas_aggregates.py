@@ -11,10 +11,8 @@ Both stream the same parquet files (one a micro-batch) on local[2]; they alterna
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-import tempfile
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -24,18 +22,7 @@ from pyspark.sql import DataFrame  # noqa: E402
 from pyspark.sql.functions import pandas_udf  # noqa: E402
 
 import sparkwin as sw  # noqa: E402
-from benchmarks.columns import timed  # noqa: E402
-from benchmarks.sessions import benchSession  # noqa: E402
-from benchmarks.workloads import BOUND_MS, generate  # noqa: E402
-
-
-def _windowed(df: DataFrame) -> Any:
-    watermark = sw.WatermarkStrategy.forBoundedOutOfOrderness(BOUND_MS)
-    return (
-        sw.stream(df, "ts", watermark=watermark)
-        .keyBy("key")
-        .window(sw.TumblingEventTimeWindows.of(60_000))
-    )
+from benchmarks.columns import inTurns, windowed  # noqa: E402
 
 
 def pandasAggregate(df: DataFrame) -> sw.Pipeline:
@@ -45,7 +32,7 @@ def pandasAggregate(df: DataFrame) -> sw.Pipeline:
     def median(v: pd.Series) -> float:
         return float(v.median())
 
-    return _windowed(df).aggregate(sw.agg.count(), sw.agg.pandas(median, "amount"))
+    return windowed(df).aggregate(sw.agg.count(), sw.agg.pandas(median, "amount"))
 
 
 def processFunction(df: DataFrame) -> sw.Pipeline:
@@ -57,40 +44,26 @@ def processFunction(df: DataFrame) -> sw.Pipeline:
         )
 
     keyType = df.schema["key"].dataType.simpleString()
-    return _windowed(df).process(summary, f"key {keyType}, count long, median double")
+    return windowed(df).process(summary, f"key {keyType}, count long, median double")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", type=int, default=1_000_000)
-    parser.add_argument("--files", type=int, default=10)
-    parser.add_argument("--keys", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    spark = benchSession("sparkwin-pandas-aggregates")
-    with tempfile.TemporaryDirectory() as tmp:
-        events = generate(os.path.join(tmp, "events"), args.events, args.keys, args.files, 1)
-        warm = generate(os.path.join(tmp, "warm"), 100_000, args.keys, 2, 2)
-        systems = {"pandas": pandasAggregate, "process": processFunction}
-        for name, build in systems.items():
-            timed(spark, warm.directory, build, os.path.join(tmp, f"warm-{name}"))
-        ratios = []
-        for r in range(args.rounds):
-            seconds = {
-                name: timed(spark, events.directory, build, os.path.join(tmp, f"{name}-{r}"))
-                for name, build in systems.items()
-            }
-            ratios.append(seconds["pandas"] / seconds["process"])
-            print(
-                f"round {r + 1}: sw.agg.pandas {seconds['pandas']:.2f} s, process() "
-                f"{seconds['process']:.2f} s, ratio {ratios[-1]:.2f}",
-                flush=True,
-            )
+    ratios: list[float] = []
+
+    def report(r: int, seconds: dict[str, float]) -> None:
+        ratios.append(seconds["pandas"] / seconds["process"])
         print(
-            f"pandas aggregate / process over {args.rounds} rounds ({args.events:,} events, "
-            f"{args.files} batches): {min(ratios):.2f}-{max(ratios):.2f}"
+            f"round {r + 1}: sw.agg.pandas {seconds['pandas']:.2f} s, process() "
+            f"{seconds['process']:.2f} s, ratio {ratios[-1]:.2f}",
+            flush=True,
         )
-    spark.stop()
+
+    systems = {"pandas": pandasAggregate, "process": processFunction}
+    args = inTurns("sparkwin-pandas-aggregates", systems, report)
+    print(
+        f"pandas aggregate / process over {args.rounds} rounds ({args.events:,} events, "
+        f"{args.files} batches): {min(ratios):.2f}-{max(ratios):.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -299,6 +299,24 @@ def test_a_relative_delta_of_an_expression(spark) -> None:
     assert [(r["count"], r["last_bid"]) for r in h.extractOutput()] == [(3, 109.0)]
 
 
+def test_a_relative_delta_in_batch_on_both_transports(session) -> None:
+    ddl = "user string, bid double, ask double, ts long"
+    quotes = [("a", 99.0, 101.0, 1), ("a", 104.0, 106.0, 2), ("a", 109.0, 111.0, 3)]
+    quotes.append(("a", 100.0, 100.0, 4))  # 200 against 220: 9.1% down
+    df = session.createDataFrame(quotes, ddl)
+    F = _functions(df)  # noqa: N806
+    rows = (
+        sw.stream(df, "ts")
+        .keyBy("user")
+        .window(sw.GlobalWindows.create())
+        .trigger(sw.DeltaTrigger.of(0.08, F.col("bid") + F.col("ask"), relative=True))
+        .aggregate(sw.agg.count(), sw.agg.last("bid"))
+        .toDF()
+        .collect()
+    )
+    assert sorted((r["count"], r["last_bid"]) for r in rows) == [(3, 109.0), (4, 100.0)]
+
+
 def test_an_evictor_by_condition_drops_test_events(session) -> None:
     df = session.createDataFrame(BASKET, BASKET_DDL)
     F = _functions(df)  # noqa: N806

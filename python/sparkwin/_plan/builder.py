@@ -229,10 +229,9 @@ def withComputed(source: Source, computed: Iterable[tuple[str, Any, str]]) -> So
             withColumns = withColumns.withColumn(name, expression)
             withColumns.schema  # noqa: B018
         except Exception as e:  # Spark's analysis error, whichever session raised it
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise ValueError(
                 f"{what}: the Column {expression} does not resolve against the input's "
-                f"columns {df.columns}: {first}"
+                f"columns {df.columns}: {_firstLine(e)}"
             ) from e
     # Spark runs a micro-batch again after a failure: a Column that changes is refused now.
     changing = transport.of(withColumns).nondeterministic(withColumns)
@@ -264,10 +263,9 @@ def _computedWindows(source: Source, assigner: ComputedWindows) -> tuple[Source,
     try:
         types = source.df.select(*[column(v).alias(k) for k, v in given.items()]).schema
     except Exception as e:  # Spark's analysis error, whichever session raised it
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ValueError(
             f"{signature}: the Columns do not resolve against the input's columns "
-            f"{source.df.columns}: {first}"
+            f"{source.df.columns}: {_firstLine(e)}"
         ) from e
     for name in given:
         dataType = types[name].dataType
@@ -318,3 +316,9 @@ def ansi(df: DataFrame) -> bool:
     query): it decides what an overflowing sum gives.
     """
     return str(df.sparkSession.conf.get("spark.sql.ansi.enabled", "true")).lower() == "true"
+
+
+def _firstLine(error: Exception) -> str:
+    """An error's first line (Spark's analysis errors run on for pages), or its type's name."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

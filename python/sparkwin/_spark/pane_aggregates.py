@@ -21,6 +21,7 @@ from pyspark.sql.types import StructField, StructType
 
 from sparkwin import _transport as transport
 from sparkwin._plan.contract import KIND, PANE, RESULT
+from sparkwin._spark.pane_rows import paneBounds
 from sparkwin.agg import PandasAggregate
 
 # The JVM aggregate a pipeline of pandas aggregates alone still needs (a result row per pane).
@@ -121,20 +122,14 @@ def runner(
             ]
         return out[names]
 
+    def resultRows(batch: pd.DataFrame) -> np.ndarray:
+        starts = np.flatnonzero(batch[KIND].to_numpy() == RESULT)
+        if len(starts) == 0 or starts[0] != 0:
+            raise RuntimeError("sparkwin: a pane's elements came without its result row")
+        return starts
+
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        pending: pd.DataFrame | None = None
-        for batch in batches:
-            if batch.empty:
-                continue
-            if pending is not None:
-                batch = pd.concat([pending, batch], ignore_index=True)
-            starts = np.flatnonzero(batch[KIND].to_numpy() == RESULT)
-            if len(starts) == 0 or starts[0] != 0:
-                raise RuntimeError("sparkwin: a pane's elements came without its result row")
-            if len(starts) > 1:
-                yield finished(batch, starts[:-1], starts[1:])
-            pending = batch.iloc[starts[-1] :].reset_index(drop=True)
-        if pending is not None and not pending.empty:
-            yield finished(pending, np.array([0]), np.array([len(pending)]))
+        for batch, starts, ends in paneBounds(batches, resultRows):
+            yield finished(batch, starts, ends)
 
     return run

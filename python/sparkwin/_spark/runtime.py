@@ -41,6 +41,7 @@ from sparkwin._plan.contract import (
 )
 from sparkwin._spark import pane_aggregates as _panes
 from sparkwin._spark.pane_aggregates import PaneAggregates
+from sparkwin._spark.pane_rows import paneBounds
 from sparkwin.outputs import Output
 
 _PANE_PREFIX = "__sw_p_"
@@ -233,19 +234,13 @@ def paneRunner(
         if results:
             yield results[0] if len(results) == 1 else pd.concat(results, ignore_index=True)
 
+    def seqChanges(batch: pd.DataFrame) -> np.ndarray:
+        seqs = batch[seqCol].to_numpy()
+        return np.concatenate([[0], np.flatnonzero(seqs[1:] != seqs[:-1]) + 1])
+
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-        pending: pd.DataFrame | None = None
-        for batch in batches:
-            if batch.empty:
-                continue
-            if pending is not None:
-                batch = pd.concat([pending, batch], ignore_index=True)
-            seqs = batch[seqCol].to_numpy()
-            starts = np.concatenate([[0], np.flatnonzero(seqs[1:] != seqs[:-1]) + 1])
-            yield from panes(batch, starts[:-1], starts[1:])
-            pending = batch.iloc[starts[-1] :].reset_index(drop=True)
-        if pending is not None and not pending.empty:
-            yield from panes(pending, [0], [len(pending)])
+        for batch, starts, ends in paneBounds(batches, seqChanges):
+            yield from panes(batch, starts, ends)
 
     return run
 
