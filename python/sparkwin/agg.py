@@ -31,7 +31,7 @@ from pyspark.sql.types import DataType
 
 from sparkwin._plan.columns import (
     ColumnOrName,
-    computedName,
+    columnInput,
     expressionText,
     isColumn,
     label,
@@ -329,8 +329,7 @@ def _input(
 ) -> tuple[str, tuple[tuple[str, Any, str], ...]]:
     """An input column's name, and the expression Spark computes it from when it is a Column."""
     if isColumn(value):
-        name = computedName(value)
-        return name, ((name, value, f"agg.{fn}({param})"),)
+        return columnInput(value, f"agg.{fn}({param})", "")
     return _columnName(fn, param, value, signature), ()
 
 

@@ -83,9 +83,9 @@ def columnInputs(
     computed: list[tuple[str, Any, str]] = []
     for value in columns:
         if isColumn(value):
-            name = computedName(value)
+            name, own = columnInput(value, what, "")
             out.append(name)
-            computed.append((name, value, what))
+            computed.extend(own)
         else:
             out.append(value)
     return tuple(out), tuple(computed)

@@ -70,18 +70,19 @@ class PaneCall:
     func: Any
     columns: tuple[str, ...]
 
-    def compute(self, elements: pd.DataFrame) -> Any:
-        """The aggregate of one pane's elements; null for a pane without any (no call)."""
-        if len(elements) == 0:
-            return None
-        return self.func(*[elements[c].reset_index(drop=True) for c in self.columns])
+    def compute(self, inputs: list[pd.Series]) -> Any:
+        """The aggregate of one pane, a Series per column; null for a pane without elements
+        (no call)."""
+        return self.func(*inputs) if len(inputs[0]) else None
 
 
 def paneRow(
     calls: tuple[PaneCall, ...], result: dict[str, Any], elements: pd.DataFrame, names: list[str]
 ) -> dict[str, Any]:
     """One output row: the JVM's `result` with each call's aggregate of `elements`."""
-    values = {c.alias: c.compute(elements) for c in calls}
+    values = {
+        c.alias: c.compute([elements[n].reset_index(drop=True) for n in c.columns]) for c in calls
+    }
     return {n: values[n] if n in values else result[n] for n in names}
 
 
@@ -115,9 +116,7 @@ def runner(
         for call in calls:
             inputs = [arrays[c] for c in call.columns]
             out[call.alias] = [
-                call.func(*[pd.Series(a[s + 1 : e], copy=False) for a in inputs])
-                if e > s + 1
-                else None  # an empty pane: null, no call
+                call.compute([pd.Series(a[s + 1 : e], copy=False) for a in inputs])
                 for s, e in zip(starts, ends, strict=True)
             ]
         return out[names]
