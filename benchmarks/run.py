@@ -4,7 +4,7 @@ the same run.
 
     python benchmarks/run.py [--quick] [--json PATH]
                              [--systems engine,engine-keyed,flink-operator,flink,sparkwin,
-                                        native,pandas,floor]
+                                        native,pandas,floor,sparkwin-tws]
                              [--workloads tumbling,sliding,session,channels] [--slide MS]
                              [--gap MS] [--files N] [--breakdown] [--conf KEY=VALUE ...]
                              [--spark 3.5]
@@ -27,6 +27,11 @@ Results are checked equal across systems (windows, sum of values, sum of start x
 before timings are reported. Spark systems read the events as a stream of parquet files
 (one per micro-batch) on local[2] and run until all are processed; each first runs once,
 untimed, on a warm-up input of its own, so no system pays for the JVM's warm-up.
+
+`sparkwin-tws` (not in the default run) is sparkwin on `transformWithState`, where a stream runs
+without a new checkpoint sparkwin knows (real-time mode, chained pipelines, `toDF()` alone);
+`sparkwin` is given its checkpoint, as `writeStream` gives it, and runs on
+`flatMapGroupsWithState`.
 
 `floor` is not a windowing system but Spark's floor under all three: the same stream through
 a stateless query that keeps no row (same files, micro-batches and foreachBatch sink). No

@@ -13,7 +13,8 @@ import ast
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -30,6 +31,17 @@ from sparkwin._spark import runtime as _runtime
 from sparkwin.testing import WindowHarness
 
 Batch = list[dict[str, Any]]
+
+
+@contextmanager
+def onOperator(spark: SparkSession, operator: str) -> Iterator[None]:
+    """New checkpoints' key groups on Spark's ``operator`` (``spark.sparkwin.operator``) inside
+    the block: for what one operator's state alone has (Spark 4's map state, its files)."""
+    spark.conf.set("spark.sparkwin.operator", operator)
+    try:
+        yield
+    finally:
+        spark.conf.unset("spark.sparkwin.operator")
 
 
 def millis(value: Any) -> int:

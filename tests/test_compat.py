@@ -9,8 +9,10 @@ spark<line>. Here each is copied, resumed with the rest of its input, and its ou
 release's, then this build's; a batch run again replaces what it wrote) are held to an
 uninterrupted run: the harness fed every batch as the checkpoint records it (its time, Spark's
 watermark, its rows), or for chained pipelines one query of this build over all the input. Where
-Spark refuses the restart (another Spark line's runtime, another time mode), the query is refused
-first with sparkwin's error naming ``sparkwin.state.migrate``, and the moved checkpoint resumes.
+Spark refuses the restart (sparkwin 0.4's processing time on Spark's timers), the query is refused
+first with sparkwin's error naming ``sparkwin.state.migrate``, and the moved checkpoint resumes. A
+Spark 3.5 checkpoint resumes on Spark 4 as it is (its operator, ``flatMapGroupsWithState``, runs on
+both lines).
 """
 
 from __future__ import annotations
@@ -59,12 +61,21 @@ def _cases() -> list[Any]:
     for release in sorted(p for p in CHECKPOINTS.iterdir() if p.is_dir()):
         for family in sorted(p for p in release.iterdir() if p.is_dir()):
             written = release.name.rsplit("-spark", 1)[1]
-            # A Spark 4 checkpoint is read by Spark 4 only; a 3.5 one by 3.5, or moved to 4.
+            # A Spark 4 checkpoint is read by Spark 4 only; a 3.5 one by either line.
             if written == "4" and LINE == "3.5":
                 continue
             if LINE == "4" and not NEWEST and family.name not in OLDER_4X_FAMILIES:
                 continue
-            out.append(pytest.param(release.name, family.name, id=f"{release.name}/{family.name}"))
+            out.append(
+                pytest.param(release.name, family.name, False, id=f"{release.name}/{family.name}")
+            )
+            # A 3.5 checkpoint also moves to transformWithState (real-time mode's operator).
+            if written == "3.5" and LINE == "4" and NEWEST and family.name in OLDER_4X_FAMILIES:
+                out.append(
+                    pytest.param(
+                        release.name, family.name, True, id=f"{release.name}/{family.name}/moved"
+                    )
+                )
     return out
 
 
@@ -82,9 +93,9 @@ def releaseSession(spark):
 
 
 @pytest.mark.compat
-@pytest.mark.parametrize(("release", "name"), _cases())
+@pytest.mark.parametrize(("release", "name", "move"), _cases())
 def test_a_release_checkpoint_resumes_with_an_uninterrupted_runs_results(
-    request, releaseSession, tmp_path: Path, release: str, name: str
+    request, releaseSession, tmp_path: Path, release: str, name: str, move: bool
 ) -> None:
     spark = releaseSession
     family = families.BY_NAME[name]
@@ -100,15 +111,21 @@ def test_a_release_checkpoint_resumes_with_an_uninterrupted_runs_results(
     df = spark.readStream.schema(families.SCHEMA).option("maxFilesPerTrigger", 1).json(str(source))
     pipeline = family.build(df)
 
-    moved = _needsMoving(release, family)
-    if moved:
+    refused = _needsMoving(release, family)
+    if refused:
         with pytest.raises(CheckpointError, match=r"sparkwin\.state\.migrate"):
             pipeline.writeStream(str(checkpoint), {"main": lambda d, b: None})
+    if refused or move:
         target = tmp_path / "moved"
         sw.state.relocate(str(checkpoint))  # the committed copy stood elsewhere when written
         report = sw.state.migrate(str(checkpoint), str(target), pipeline)
         assert report["batch"] == max(int(p.name) for p in (checkpoint / "commits").iterdir())
         checkpoint = target
+
+    if LINE == "4":  # each checkpoint resumes on the operator its state is on
+        onProcessor = refused or move or release.endswith("-spark4")
+        host = "transformWithState" if onProcessor else "flatMapGroupsWithState"
+        assert host in pipeline.describe(checkpointLocation=str(checkpoint))["runtime"]
 
     writeBatches(source, family.batches[family.stopAt :], start=family.stopAt)
     outputs = _resume(pipeline, checkpoint, family)
@@ -147,10 +164,10 @@ def _sourceMovedTo(checkpoint: Path, source: Path) -> None:
 
 
 def _needsMoving(release: str, family: families.Family) -> bool:
-    """Where Spark refuses the restart: a Spark 3.5 checkpoint on Spark 4, and sparkwin 0.4's
-    pipelines that kept processing time on Spark's timers."""
-    version, line = release.rsplit("-spark", 1)
-    return (line == "3.5" and LINE == "4") or (version == "0.4.0" and family.processingTime)
+    """Where Spark refuses the restart: sparkwin 0.4's pipelines that kept processing time on
+    Spark's timers."""
+    version = release.rsplit("-spark", 1)[0]
+    return version == "0.4.0" and family.processingTime
 
 
 def _resume(pipeline: sw.Pipeline, checkpoint: Path, family: families.Family) -> dict[int, Any]:

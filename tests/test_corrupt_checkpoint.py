@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
-from sparkstreams import SCHEMA, SCRIPT, tumbling, writeBatches
+from sparkstreams import SCHEMA, SCRIPT, onOperator, tumbling, writeBatches
 
 # Crashes a damaged value must never turn into.
 CRASHES = ("ArrayIndexOutOfBounds", "NegativeArraySize", "OutOfMemoryError", "BufferUnderflow")
@@ -70,7 +70,8 @@ def test_flipped_bytes_in_a_state_file_are_caught_by_spark_before_sparkwin(
 def test_a_damaged_value_that_passes_sparks_checks_names_the_key_group_and_layout(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    _run(spark, tmp_path, SCRIPT, 0)
+    with onOperator(spark, "transformWithState"):  # its map state keeps records as entries
+        _run(spark, tmp_path, SCRIPT, 0)
     codec = _codec(spark)
     jvm = spark.sparkContext._jvm
     # A key group's record in buckets: layout 1 + 16, then the key groups (2, conftest.py).

@@ -23,6 +23,12 @@ def test_a_live_stream_with_channels_says_where_its_watermarks_come_from(spark, 
     )
     d = pipeline.describe()
     assert d["runtime"].startswith("streaming: transformWithState")
+    assert "checkpointLocation" in d["runtime"]  # where the other operator comes from
+    # A new micro-batch checkpoint runs on one value per key group (DESIGN.md, "Which operator
+    # hosts the key groups").
+    fresh = pipeline.describe(checkpointLocation=str(tmp_path / "new-checkpoint"))
+    assert fresh["runtime"].startswith("streaming: flatMapGroupsWithState")
+    assert fresh["timers"] == "GroupStateTimeout.NoTimeout"  # channels: the clock, no Spark timer
     assert d["watermarks"] == (
         "bounded out-of-orderness 1000 ms, idle after 60000 ms per channel of 'part', a valve "
         "over the channels (at micro-batch boundaries, kept in the checkpoint)"

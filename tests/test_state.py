@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from sparkstreams import SCHEMA, SCRIPT, tumbling, writeBatches
+from sparkstreams import SCHEMA, SCRIPT, onOperator, tumbling, writeBatches
 
 import sparkwin as sw
 from sparkwin.errors import CheckpointError, PlanError
@@ -169,12 +169,19 @@ def test_a_checkpoint_keeps_its_pipeline_so_it_reads_alone(spark, tmp_path) -> N
 
 
 def test_a_copied_checkpoint_is_relocated(spark, tmp_path) -> None:
-    _run(spark, tmp_path, SCRIPT[:2])
+    _run(spark, tmp_path, SCRIPT[:2], build=tumbling)
     copy = tmp_path / "copy"
     shutil.copytree(tmp_path / "checkpoint", copy)
+    assert sw.state.relocate(str(copy)) == 0  # flatMapGroupsWithState keeps no paths
     if spark.version.startswith("3."):
-        assert sw.state.relocate(str(copy)) == 0  # Spark 3.5 keeps no paths
         return
+    # Spark 4's transformWithState does.
+    shutil.rmtree(copy)
+    shutil.rmtree(tmp_path / "checkpoint")
+    shutil.rmtree(tmp_path / "source")
+    with onOperator(spark, "transformWithState"):
+        _run(spark, tmp_path, SCRIPT[:2])
+    shutil.copytree(tmp_path / "checkpoint", copy)
     # The copy names the first place's schema files: read while they are there, refused after.
     original = sorted(map(tuple, sw.state.read(str(tmp_path / "checkpoint")).windows.collect()))
     assert sorted(map(tuple, sw.state.read(str(copy)).windows.collect())) == original
@@ -255,6 +262,36 @@ def test_a_damaged_manifest_is_refused(spark, tmp_path) -> None:
     assert "does not match its checksum file" in _refused(spark, tmp_path)
     manifest.with_name(".manifest.json.crc").unlink(missing_ok=True)
     assert "is not valid JSON" in _refused(spark, tmp_path)
+
+
+def test_a_micro_batch_checkpoint_runs_in_real_time_mode_once_moved(spark, tmp_path) -> None:
+    """A new micro-batch checkpoint keeps its key groups on flatMapGroupsWithState; real-time
+    mode runs on transformWithState, so it refuses that checkpoint before anything starts, naming
+    the move, and takes the moved one (DESIGN.md, "Which operator hosts the key groups")."""
+    pipeline = _run(spark, tmp_path, SCRIPT[:3])
+    checkpoint = str(tmp_path / "checkpoint")
+    assert "flatMapGroupsWithState" in pipeline.describe(checkpointLocation=checkpoint)["runtime"]
+    realTime = pipeline.describe(realTime=True, checkpointLocation=checkpoint)["runtime"]
+    assert realTime.startswith("streaming: transformWithState over key groups (real-time mode")
+    before = {p: p.read_bytes() for p in Path(checkpoint).rglob("*") if p.is_file()}
+    with pytest.raises(
+        CheckpointError,
+        match=r"state on Spark's flatMapGroupsWithState, and this query runs on "
+        r"transformWithState \(real-time mode\): move the checkpoint with sparkwin\.state\.migrate",
+    ):
+        pipeline.toDF(realTime=True, checkpointLocation=checkpoint)
+    after = {p: p.read_bytes() for p in Path(checkpoint).rglob("*") if p.is_file()}
+    assert after == before, "a refused checkpoint is left as it was"
+    moved = str(tmp_path / "moved")
+    report = sw.state.migrate(checkpoint, moved, pipeline, realTime=True)
+    assert report["runtime"] == "flatMapGroupsWithState -> transformWithState"
+    assert report["entries"] > 0
+    pipeline.toDF(realTime=True, checkpointLocation=moved)  # admitted
+
+    def windows(at: str) -> list:
+        return sorted(map(str, sw.state.read(at).windows.collect()))
+
+    assert windows(moved) == windows(checkpoint)
 
 
 def test_reading_over_spark_connect(connectSpark, spark, tmp_path) -> None:

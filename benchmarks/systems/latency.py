@@ -2,9 +2,10 @@
 partitions and writes a row `key,start,end,count,sum` per window to an output topic, with a
 watermark bound of `BOUND_MS`.
 
-- `sparkwin-mb`, `sparkwin-mb-1s`: the pipeline's toDF() in micro-batch mode, append, no trigger
-  interval or a 1 s one; `sparkwin-valve-1s` the same with a watermark per Kafka partition
-  (`channel="partition"`, the valve's minimum, as Flink's); `sparkwin-rt` in real-time mode;
+- `sparkwin-mb`, `sparkwin-mb-1s`: the pipeline's toDF(checkpointLocation=...) in micro-batch
+  mode, append, no trigger interval or a 1 s one; `sparkwin-valve-1s` the same with a watermark
+  per Kafka partition (`channel="partition"`, the valve's minimum, as Flink's); `sparkwin-rt` in
+  real-time mode;
 - `spark-mb`, `spark-mb-1s`: `groupBy(key, window(...))` with `withWatermark`, append;
   `spark-rt`: the same in real-time mode, update mode only (a row per change of a window);
 - `flink`: LatencyFlinkJob, a DataStream job on a local MiniCluster (parallelism 2).
@@ -69,7 +70,11 @@ def toKafka(df: DataFrame, servers: str, topic: str, checkpoint: str) -> Any:
 
 
 def sparkwinPanes(
-    ev: DataFrame, workload: str, realTime: bool = False, valve: bool = False
+    ev: DataFrame,
+    workload: str,
+    realTime: bool = False,
+    valve: bool = False,
+    checkpoint: str | None = None,
 ) -> DataFrame:
     """With `valve`, a watermark per Kafka partition and their minimum (Flink's; real-time mode
     keeps one per source partition by itself): in micro-batch mode a window then fires in the
@@ -90,7 +95,7 @@ def sparkwinPanes(
         .window(windows)
         .aggregate(sw.agg.count(), sw.agg.sum("amount"))
     )
-    return pipeline.toDF(realTime=realTime).select(
+    return pipeline.toDF(realTime=realTime, checkpointLocation=checkpoint).select(
         F.concat_ws(
             ",",
             "key",
@@ -129,7 +134,12 @@ def startSparkwinRealTime(
     on the key groups' own watermark) through Spark's Kafka writer in update mode, with the same
     `key,start,end,count,sum` values as the other Spark systems."""
     return (
-        toKafka(sparkwinPanes(ev, workload, realTime=True), servers, topic, checkpoint)
+        toKafka(
+            sparkwinPanes(ev, workload, realTime=True, checkpoint=checkpoint),
+            servers,
+            topic,
+            checkpoint,
+        )
         .outputMode("update")
         .trigger(realTime=batch)
         .start()
@@ -157,7 +167,7 @@ def startSpark(
             spark.conf.unset("spark.sparkwin.realTime.summaryIntervalMs")
         return startSparkwinRealTime(ev, workload, servers, outTopic, checkpoint, rtBatch)
     panes = (
-        sparkwinPanes(ev, workload, valve=system in VALVE)
+        sparkwinPanes(ev, workload, valve=system in VALVE, checkpoint=checkpoint)
         if system.startswith("sparkwin")
         else sparkPanes(ev, workload)
     )

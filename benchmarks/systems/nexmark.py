@@ -29,7 +29,7 @@ def nativeBids(events: DataFrame, *columns: str) -> DataFrame:
     return queries.bids(events, *columns).withWatermark("ts", f"{BOUND_MS + 1} milliseconds")
 
 
-def nativeQ5(events: DataFrame) -> DataFrame:
+def nativeQ5(events: DataFrame, _checkpoint: str | None = None) -> DataFrame:
     counts = (
         nativeBids(events, "auction", "ts")
         .groupBy(F.window("ts", "10 seconds", "2 seconds").alias("w"), "auction")
@@ -44,7 +44,7 @@ def nativeQ5(events: DataFrame) -> DataFrame:
     ).select(F.col("e.auction").alias("key"), "window_start", F.col("e.num").alias("value"))
 
 
-def nativeQ7(events: DataFrame) -> DataFrame:
+def nativeQ7(events: DataFrame, _checkpoint: str | None = None) -> DataFrame:
     return (
         nativeBids(events, "price", "ts")
         .groupBy(F.window("ts", "10 seconds").alias("w"))
@@ -55,7 +55,7 @@ def nativeQ7(events: DataFrame) -> DataFrame:
     )
 
 
-def nativeQ8(events: DataFrame) -> DataFrame:
+def nativeQ8(events: DataFrame, _checkpoint: str | None = None) -> DataFrame:
     return (
         queries.sellersAndPersons(events)
         .withWatermark("ts", f"{BOUND_MS + 1} milliseconds")
@@ -75,7 +75,7 @@ def nativeQ8(events: DataFrame) -> DataFrame:
     )
 
 
-def nativeQ11(events: DataFrame) -> DataFrame:
+def nativeQ11(events: DataFrame, _checkpoint: str | None = None) -> DataFrame:
     return (
         nativeBids(events, "bidder", "ts")
         .groupBy(F.session_window("ts", "10 seconds").alias("w"), "bidder")
@@ -84,31 +84,32 @@ def nativeQ11(events: DataFrame) -> DataFrame:
     )
 
 
-def sparkwinQ5(events: DataFrame) -> DataFrame:
+def sparkwinQ5(events: DataFrame, _checkpoint: str | None = None) -> DataFrame:
+    # Chained pipelines: transformWithState whatever the checkpoint.
     return queries.q5HotItems(events, BOUND).select(
         F.col("auction").alias("key"), "window_start", F.col("num").alias("value")
     )
 
 
-def sparkwinQ7(events: DataFrame) -> DataFrame:
-    return queries.q7(events, BOUND).select(
+def sparkwinQ7(events: DataFrame, checkpoint: str | None = None) -> DataFrame:
+    return queries.q7(events, BOUND, checkpoint).select(
         F.col("auction").alias("key"), "window_start", F.col("price").alias("value")
     )
 
 
-def sparkwinQ8(events: DataFrame) -> DataFrame:
-    return queries.q8NewUsers(events, BOUND).select(
+def sparkwinQ8(events: DataFrame, checkpoint: str | None = None) -> DataFrame:
+    return queries.q8NewUsers(events, BOUND, checkpoint).select(
         F.col("person").alias("key"), "window_start", F.col("auctions").alias("value"), "name"
     )
 
 
-def sparkwinQ11(events: DataFrame) -> DataFrame:
-    return queries.q11UserSessions(events, BOUND).select(
+def sparkwinQ11(events: DataFrame, checkpoint: str | None = None) -> DataFrame:
+    return queries.q11UserSessions(events, BOUND, checkpoint).select(
         F.col("bidder").alias("key"), "window_start", F.col("bid_count").alias("value")
     )
 
 
-def floorPass(events: DataFrame) -> DataFrame:
+def floorPass(events: DataFrame, _checkpoint: str | None = None) -> DataFrame:
     """Reads every bid's key, time and price and keeps none: what any Spark system pays for
     these files before it windows anything (run.py's `floor`)."""
     out = queries.bids(events, "bidder", "ts", "price").select(
@@ -120,7 +121,7 @@ def floorPass(events: DataFrame) -> DataFrame:
     return out.where(F.unix_millis("window_start") + F.col("value") < 0)
 
 
-BUILDERS: dict[str, dict[str, Callable[[DataFrame], DataFrame]]] = {
+BUILDERS: dict[str, dict[str, Callable[[DataFrame, str], DataFrame]]] = {
     "sparkwin": {"q5": sparkwinQ5, "q7": sparkwinQ7, "q8": sparkwinQ8, "q11": sparkwinQ11},
     "native": {"q5": nativeQ5, "q7": nativeQ7, "q8": nativeQ8, "q11": nativeQ11},
     "floor": {"floor": floorPass},  # not a query: run once, not checked
@@ -166,7 +167,8 @@ def runSpark(
         .option("maxFilesPerTrigger", 1)
         .parquet(directory)
     )
-    results = BUILDERS[system][query](source)
+    checkpoint = tempfile.mkdtemp(prefix=f"checkpoint-{system}-{query}-")
+    results = BUILDERS[system][query](source, checkpoint)
     totals = [0, 0, 0, 0]
 
     def fold(batch: DataFrame, _: int) -> None:
@@ -182,7 +184,6 @@ def runSpark(
         for i in range(4):
             totals[i] += sums[i]
 
-    checkpoint = tempfile.mkdtemp(prefix=f"checkpoint-{system}-{query}-")
     try:
         seconds, _, spent = measuredStream(spark, results, fold, checkpoint, measure)
     finally:

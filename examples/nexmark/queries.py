@@ -87,11 +87,12 @@ def q7HighestBids(events: DataFrame, bound: td = BOUND) -> Pipeline:
     )
 
 
-def q7(events: DataFrame, bound: td = BOUND) -> DataFrame:
-    """q7: the highest bids of each 10 s window, one row per bid."""
+def q7(events: DataFrame, bound: td = BOUND, checkpointLocation: str | None = None) -> DataFrame:
+    """q7: the highest bids of each 10 s window, one row per bid. ``checkpointLocation``: the
+    stream's, as ``toDF`` takes it."""
     return (
         q7HighestBids(events, bound)
-        .toDF()
+        .toDF(checkpointLocation=checkpointLocation)
         .select(F.explode("bids").alias("b"), "window_start", "window_end")
         .select("b.auction", "b.price", "b.bidder", "b.ts", "window_start", "window_end")
     )
@@ -105,7 +106,9 @@ def sellersAndPersons(events: DataFrame) -> DataFrame:
     )
 
 
-def q8NewUsers(events: DataFrame, bound: td = BOUND) -> DataFrame:
+def q8NewUsers(
+    events: DataFrame, bound: td = BOUND, checkpointLocation: str | None = None
+) -> DataFrame:
     """Persons who joined and opened an auction in the same 10 s tumbling window.
 
     Nexmark joins a window of persons with a window of auctions on id = seller. sparkwin has no
@@ -124,20 +127,22 @@ def q8NewUsers(events: DataFrame, bound: td = BOUND) -> DataFrame:
         )
     )
     return (
-        perPerson.toDF()
+        perPerson.toDF(checkpointLocation=checkpointLocation)
         .where((F.col("joined") > 0) & (F.col("auctions") > 0))
         .select("person", "name", "window_start", "window_end", "auctions")
     )
 
 
-def q11UserSessions(events: DataFrame, bound: td = BOUND) -> DataFrame:
+def q11UserSessions(
+    events: DataFrame, bound: td = BOUND, checkpointLocation: str | None = None
+) -> DataFrame:
     """Bids per bidder session: a session ends after 10 s without a bid by that bidder."""
     return (
         sw.stream(bids(events, "bidder", "ts"), "ts", watermark=watermark(bound))
         .keyBy("bidder")
         .window(sw.EventTimeSessionWindows.withGap(td(seconds=10)))
         .aggregate(sw.agg.count().alias("bid_count"))
-        .toDF()
+        .toDF(checkpointLocation=checkpointLocation)
         .select("bidder", "bid_count", "window_start", "window_end")
     )
 

@@ -32,10 +32,16 @@ def describe(
             "real-time: one long batch, rows processed as they arrive; windows fire while it "
             "runs, as the key groups' own watermark passes their end"
         )
-        runtime = f"streaming: {jvm['operator']} over key groups, one real-time query"
+        runtime = (
+            f"streaming: {jvm['operator']} over key groups ({jvm['operatorOrigin']}), "
+            "one real-time query"
+        )
     elif streaming:
         mode = "micro-batch: windows fire in the batch whose watermark passes their end"
-        runtime = f"streaming: {jvm['operator']} over key groups, one query for every output"
+        runtime = (
+            f"streaming: {jvm['operator']} over key groups ({jvm['operatorOrigin']}), "
+            "one query for every output"
+        )
     elif plan.get("arrival"):
         runtime = f"replay: bounded input in arrival order of column {plan['arrival']!r}"
     else:

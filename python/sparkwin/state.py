@@ -140,7 +140,8 @@ def migrate(
 ) -> dict[str, Any]:
     """Moves the stopped query's checkpoint at ``checkpoint`` to a new one at ``newCheckpoint``,
     for ``pipeline`` as it will run now (in real-time mode with ``realTime``), where Spark itself
-    refuses the restart: from sparkwin's Spark 3.5 runtime to Spark 4's, or a processing-time
+    refuses the restart: a micro-batch checkpoint on ``flatMapGroupsWithState`` (Spark 3.5's, or
+    a new one's on Spark 4) to real-time mode's ``transformWithState``, or a processing-time
     pipeline's checkpoint of sparkwin 0.4. Run it on Spark 4, with the query stopped.
 
     The new checkpoint is the same query (its id, every batch's offsets and commits, the sources'
@@ -151,8 +152,8 @@ def migrate(
 
     Example::
 
-        sw.state.migrate("/chk/v35", "/chk/v4", pipeline)
-        pipeline.writeStream("/chk/v4", outputs)      # resumes at the next batch
+        sw.state.migrate("/chk/mb", "/chk/rt", pipeline, realTime=True)
+        pipeline.writeStream("/chk/rt", outputs, trigger={"realTime": "5 minutes"})
     """
     for name, value in (("checkpoint", checkpoint), ("newCheckpoint", newCheckpoint)):
         if not isinstance(value, str) or not value:

@@ -81,6 +81,7 @@ def describe(
     out["mode"] = raw.get("mode", "microBatch")  # the Connect plugin's describe is micro-batch's
     out["ownWatermark"] = raw.get("ownWatermark", False)
     out["operator"] = raw["operator"]
+    out["operatorOrigin"] = raw.get("operatorOrigin", "")  # why that operator (HostChoice)
     out["timers"] = raw["timers"]
     out["clock"] = raw["clock"]
     out["algorithm"] = raw["algorithm"]

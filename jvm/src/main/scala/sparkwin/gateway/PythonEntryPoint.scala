@@ -4,7 +4,14 @@ import sparkwin.plan._
 import sparkwin.runtime.spark._
 import sparkwin.runtime.checkpoint.{Admission, CheckpointFiles, Migration, Relocation, StateReader}
 import sparkwin.runtime.harness.Harness
-import sparkwin.runtime.spark.query.{KeyGroupCount, RealTimeChecks, ReplayHandle, ReplayRuntime, SparkRuntime}
+import sparkwin.runtime.spark.query.{
+  HostChoice,
+  KeyGroupCount,
+  RealTimeChecks,
+  ReplayHandle,
+  ReplayRuntime,
+  SparkRuntime
+}
 import sparkwin.runtime.spark.task.{BatchRunner, OutputLayout}
 
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
@@ -83,14 +90,21 @@ object PythonEntryPoint {
     node.put("mode", time.mode.name)
     node.put("ownWatermark", time.ownWatermark)
     node.put("timeMode", time.sparkTimeMode)
-    node.put("operator", SparkShim.Operator)
-    node.put("timers", SparkShim.timers(time.sparkTimeMode))
+    val location = Option(checkpoint).filter(_.nonEmpty)
+    val chained = time.inheritsWatermark
+    val host =
+      if (session == null)
+        HostChoice.choose(SparkShim.Operators, KeyGroupCount.Checkpoint.Unknown, None, realTime, chained)
+      else HostChoice.of(session, SparkShim.Operators, location, realTime, chained)
+    node.put("operator", host.operator)
+    node.put("operatorOrigin", host.origin)
+    node.put("timers", HostChoice.timers(host.operator, time.sparkTimeMode))
     node.put("algorithm", Selection.choose(plan.spec, packable = false).toString)
     val assigner = node.putObject("assigner")
     assigner.put("eventTime", plan.spec.assigner.isEventTime)
     assigner.put("merging", plan.spec.assigner.isMerging)
     if (session != null) {
-      val groups = KeyGroupCount.peek(session, Option(checkpoint).filter(_.nonEmpty), realTime)
+      val groups = KeyGroupCount.peek(session, location, realTime)
       val kg = node.putObject("keyGroups")
       kg.put("count", if (plan.keys.isWindowAll) 1 else groups.count)
       kg.put("origin", if (plan.keys.isWindowAll) "windowAll: one group" else groups.origin)
@@ -173,7 +187,9 @@ object PythonEntryPoint {
     Admission.admit(
       df.sparkSession,
       location,
-      SparkShim.operatorsOf(df.toDF()).map(s => Admission.Operator(s.planJson, s.keyGroups, s.realTime))
+      SparkShim
+        .operatorsOf(df.toDF())
+        .map(s => Admission.Operator(s.planJson, s.keyGroups, s.realTime, s.operator))
     )
 
   /** Moves a stopped query's checkpoint at `source` to a new one at `target` for the query of

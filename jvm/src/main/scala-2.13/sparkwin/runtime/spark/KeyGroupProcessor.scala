@@ -34,7 +34,7 @@ final class KeyGroupProcessor(val spec: LoopSpec, input: StructType)
       Encoders.BINARY,
       TTLConfig.NONE
     )
-    loop = new KeyGroupLoop(spec, SparkShim.Operator)
+    loop = new KeyGroupLoop(spec, Hosts.TransformWithState)
     forms = new SessionForms(input)
     mode = new PlannedMode(spec.realTime)
     // Spark initialises a processor on the driver too, while it plans a batch.

@@ -9,13 +9,14 @@ import sparkwin.plan.Plan
 import sparkwin.runtime.spark.task.{LoopSpec, SessionForms}
 
 /** The Spark 4 side of the streaming runtime (this jar's shim, as spark-rapids and Iceberg keep
-  * one per Spark version): key groups go through `transformWithState`, hosted by
-  * [[KeyGroupProcessor]]. The Scala 2.12 jar has Spark 3.5's shim under the same name.
+  * one per Spark version): key groups go through `transformWithState` ([[KeyGroupProcessor]]) or
+  * `flatMapGroupsWithState` ([[GroupStateOperator]]), as [[query.HostChoice]] chose. The Scala
+  * 2.12 jar has Spark 3.5's shim under the same name.
   */
 object SparkShim {
 
-  /** The stateful operator, as `describe()` names it. */
-  val Operator = "transformWithState"
+  /** The stateful operators this line hosts key groups on ([[query.HostChoice]]). */
+  val Operators: Seq[String] = Seq(Hosts.TransformWithState, GroupStateOperator.Name)
 
   /** Whether the loop's output rows carry timestamps as `java.time.Instant`, whatever the
     * session's `spark.sql.datetime.java8API.enabled`: the operator's output encoder is lenient
@@ -25,9 +26,6 @@ object SparkShim {
     */
   val InstantOutput = true
 
-  /** How Spark wakes a key group, in Spark's terms (TimePolicy.sparkTimeMode's name). */
-  def timers(timeMode: String): String = s"TimeMode.$timeMode"
-
   /** The sparkwin operators in `df`'s logical plan, outermost first (the order Spark numbers
     * stateful operators in: a chained query's last pipeline is operator 0).
     */
@@ -36,31 +34,35 @@ object SparkShim {
     df.queryExecution.logical.foreach { node =>
       node.productIterator.foreach {
         case p: KeyGroupProcessor => found += p.spec
+        case p: GroupStateRunner => found += p.spec
         case _ =>
       }
     }
     found.result()
   }
 
-  /** The key groups' stateful operator over `rows`, grouped by `group` (an Int column). */
+  /** The key groups' stateful operator over `rows`, grouped by `group` (an Int column): the one
+    * `spec` names.
+    */
   def keyGroupOperator(
       rows: DataFrame,
       group: Column,
       spec: LoopSpec,
       plan: Plan,
       output: StructType
-  ): DataFrame = {
-    rows
-      .groupBy(group)
-      .as[Int, Row](Encoders.scalaInt, SessionForms.reader(rows.schema))
-      .transformWithState(
-        new KeyGroupProcessor(spec, rows.schema),
-        StateImportProcessor.timeMode(spec),
-        OutputMode.Append()
-      )(
-        SessionForms.writer(output) // lenient: InstantOutput
-      )
-  }
+  ): DataFrame =
+    if (spec.operator == GroupStateOperator.Name) GroupStateOperator(rows, group, spec, plan, output)
+    else
+      rows
+        .groupBy(group)
+        .as[Int, Row](Encoders.scalaInt, SessionForms.reader(rows.schema))
+        .transformWithState(
+          new KeyGroupProcessor(spec, rows.schema),
+          StateImportProcessor.timeMode(spec),
+          OutputMode.Append()
+        )(
+          SessionForms.writer(output) // lenient: InstantOutput
+        )
 
   /** The one batch of a moved checkpoint: `entries` (a stream of `label`, `key`, `value`) into
     * the key groups' state variable, in the time mode of `spec`'s operator, each group's Spark
@@ -81,7 +83,7 @@ object SparkShim {
   /** A sparkwin operator's stored entries at batch `batchId` of the checkpoint at `location`, as
     * Spark's state reader gives them: `partition`, `label` (the key group), and `key` and `value`
     * for a `transformWithState` operator's entries, or `key` null and `value` the group's whole
-    * table for one Spark 3.5 wrote (`flatMapGroupsWithState`), which Spark 4 reads as well.
+    * table for a `flatMapGroupsWithState` one (Spark 3.5's, or Spark 4's for micro-batches).
     */
   def stateEntries(
       spark: SparkSession,
@@ -97,7 +99,7 @@ object SparkShim {
       .option("path", location)
       .option("operatorId", operator.toLong)
       .option("batchId", batchId)
-    if (runtime == Operator) {
+    if (runtime == Hosts.TransformWithState) {
       val entries = reader.option("stateVarName", "sparkwin").load()
       entries.select(
         col("partition_id").as("partition"),

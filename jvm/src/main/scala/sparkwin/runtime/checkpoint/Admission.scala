@@ -6,7 +6,7 @@ import org.apache.spark.sql.SparkSession
 
 import sparkwin.BuildInfo
 import sparkwin.plan.{PlanDecoder, RunMode}
-import sparkwin.runtime.spark.SparkShim
+import sparkwin.runtime.spark.{Hosts, SparkShim}
 
 /** Whether a query may start on a checkpoint, asked on the driver before it starts, and what it
   * leaves there when it may. Refused, each with what is wrong and what to do, before anything is
@@ -18,8 +18,8 @@ import sparkwin.runtime.spark.SparkShim
   */
 object Admission {
 
-  /** A sparkwin operator of the query about to start: its plan and key groups. */
-  final case class Operator(planJson: String, keyGroups: Int, realTime: Boolean)
+  /** A sparkwin operator of the query about to start: its plan, key groups and Spark operator. */
+  final case class Operator(planJson: String, keyGroups: Int, realTime: Boolean, runtime: String)
 
   def admit(spark: SparkSession, location: String, operators: Seq[Operator]): Unit = {
     val files = CheckpointFiles(location, spark.sparkContext.hadoopConfiguration)
@@ -33,7 +33,7 @@ object Admission {
       Manifest(
         BuildInfo.version,
         spark.version,
-        SparkShim.Operator,
+        operators.headOption.fold(SparkShim.Operators.head)(_.runtime),
         operators.map(o => Manifest.Operator(o.planJson, o.keyGroups))
       )
     )
@@ -55,18 +55,26 @@ object Admission {
         )
     }
     files.operators.foreach { op =>
-      if (op.runtime != SparkShim.Operator) {
-        val line = if (op.runtime == CheckpointFiles.TransformWithState) "4.0 or newer" else "3.5"
+      if (!SparkShim.Operators.contains(op.runtime)) {
+        val line = if (op.runtime == Hosts.TransformWithState) "4.0 or newer" else "3.5"
         throw new CheckpointException(
           s"the checkpoint at $location holds state of sparkwin's Spark $line runtime (${op.runtime}), " +
-            s"and this is Spark ${spark.version}, whose runtime (${SparkShim.Operator}) keeps its state " +
-            s"in another form: resume the query on Spark $line" +
-            (if (op.runtime == CheckpointFiles.FlatMapGroupsWithState)
-               ", or move its checkpoint to this runtime with sparkwin.state.migrate(checkpoint, " +
-                 "newCheckpoint, pipeline) on Spark 4"
-             else ", or start it from a new checkpoint")
+            s"and this is Spark ${spark.version}, which keeps sparkwin's state on " +
+            s"${SparkShim.Operators.mkString(" or ")}: resume the query on Spark $line, or start it " +
+            "from a new checkpoint"
         )
       }
+    }
+    // The query was planned on the checkpoint's operator (HostChoice) unless its mode needs the
+    // other one: a micro-batch checkpoint on flatMapGroupsWithState, resumed in real-time mode.
+    files.operators.zip(operators).foreach { case (op, now) =>
+      if (op.runtime != now.runtime)
+        throw new CheckpointException(
+          s"the checkpoint at $location keeps its state on Spark's ${op.runtime}, and this query runs " +
+            s"on ${now.runtime}" + (if (now.realTime) " (real-time mode)" else "") + ": move the " +
+            "checkpoint with sparkwin.state.migrate(checkpoint, newCheckpoint, pipeline) and resume " +
+            "from the new one, or resume it as it was written"
+        )
     }
     damage(files)
     manifest.foreach { m =>

@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{FileSystem, Path}
 
+import sparkwin.runtime.spark.Hosts
+
 /** What Spark's own files in a streaming checkpoint say, read on the driver and bounded (a
   * checkpoint is input from outside: a file is read up to [[MaxFileBytes]]): the batches planned
   * (`offsets/`) and committed (`commits/`), each stateful operator's folder under `state/` with
@@ -46,10 +48,7 @@ final class CheckpointFiles private (val location: String, fs: FileSystem, root:
   }
 
   private def operator(id: Int, dir: Path): StateOperator = {
-    // Spark 4's transformWithState leaves operator metadata (v2) and state schemas that Spark
-    // 3.5's flatMapGroupsWithState never writes.
     val metadata = new Path(dir, "_metadata/v2")
-    val spark4 = fs.exists(metadata) || fs.exists(new Path(dir, "_stateSchema"))
     val partitions = fs.listStatus(dir).count(s => s.isDirectory && Try(s.getPath.getName.toInt).isSuccess)
     val timeMode =
       if (!fs.exists(metadata)) None
@@ -66,7 +65,7 @@ final class CheckpointFiles private (val location: String, fs: FileSystem, root:
       }
     StateOperator(
       id,
-      if (spark4) TransformWithState else FlatMapGroupsWithState,
+      Hosts.stateIn(fs, dir),
       partitions,
       timeMode,
       dir.toString
@@ -117,8 +116,6 @@ final class CheckpointFiles private (val location: String, fs: FileSystem, root:
 }
 
 object CheckpointFiles {
-  val TransformWithState = "transformWithState"
-  val FlatMapGroupsWithState = "flatMapGroupsWithState"
 
   /** The largest offset log entry, commit or operator metadata file read. */
   val MaxFileBytes: Long = 16L << 20

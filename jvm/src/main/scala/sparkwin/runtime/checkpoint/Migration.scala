@@ -14,7 +14,7 @@ import org.apache.spark.sql.types.{BinaryType, IntegerType, StructField, StructT
 
 import sparkwin.BuildInfo
 import sparkwin.plan.PlanDecoder
-import sparkwin.runtime.spark.SparkShim
+import sparkwin.runtime.spark.{Hosts, SparkShim}
 import sparkwin.runtime.spark.query.{ClockSource, KeyGroupCount}
 import sparkwin.runtime.spark.task.{GroupTable, LoopSpec}
 
@@ -141,7 +141,7 @@ object Migration {
       Manifest(
         BuildInfo.version,
         spark.version,
-        SparkShim.Operator,
+        Hosts.TransformWithState,
         Seq(Manifest.Operator(spec.planJson, spec.keyGroups))
       )
     )
@@ -149,10 +149,10 @@ object Migration {
     report.put("batch", committed)
     report.put("keyGroups", counts.getLong(0))
     report.put("entries", counts.getLong(1))
-    report.put("runtime", s"${op.runtime} -> ${SparkShim.Operator}")
+    report.put("runtime", s"${op.runtime} -> ${Hosts.TransformWithState}")
     report.put(
       "timeMode",
-      s"${op.timeMode.getOrElse(if (op.runtime == SparkShim.Operator) "?" else "(none)")} -> $wanted"
+      s"${op.timeMode.getOrElse(if (op.runtime == Hosts.TransformWithState) "?" else "(none)")} -> $wanted"
     )
     report.put("clockSource", if (addsClock) "added" else "unchanged")
     mapper.writeValueAsString(report)

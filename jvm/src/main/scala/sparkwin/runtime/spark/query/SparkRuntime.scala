@@ -237,6 +237,13 @@ object SparkRuntime {
     // row back until then.
     val combined = !policy.realTime && plan.spec.combinable && mapSideCombine(df)
     val groupCount = KeyGroupCount.of(df.sparkSession, checkpoint, policy.realTime).count
+    val host = HostChoice.of(
+      df.sparkSession,
+      SparkShim.Operators,
+      checkpoint,
+      policy.realTime,
+      policy.inheritsWatermark
+    )
     val java8 = layout.java8Time
     val (rows, group) =
       if (policy.ownWatermark) {
@@ -261,7 +268,8 @@ object SparkRuntime {
         groupCount,
         wakes.map(_._2),
         tickColumn,
-        policy.mode
+        policy.mode,
+        operator = host.operator
       )
     SparkShim.keyGroupOperator(grouped, keyGroup, spec, plan, layout.unionSchema)
   }

@@ -55,6 +55,7 @@ trait Encodable {
   * @param tickColumn where a row carries a clock tick's time (negative: the pipeline reads no clock)
   * @param mode how the query runs: micro-batch or Spark's real-time mode ([[TimePolicy]])
   * @param holdMs how long a real-time group's changes wait at most before a summary writes them
+  * @param operator Spark's operator that hosts the loop ([[sparkwin.runtime.spark.query.HostChoice]])
   */
 final case class LoopSpec(
     planJson: String,
@@ -64,7 +65,8 @@ final case class LoopSpec(
     wakes: Option[WakeReports],
     tickColumn: Int,
     mode: RunMode = RunMode.MicroBatch,
-    holdMs: Long = WriteBehind.HoldMs
+    holdMs: Long = WriteBehind.HoldMs,
+    operator: String = "stateful"
 ) {
 
   /** The query runs in Spark's real-time mode. */

@@ -4,7 +4,7 @@ import java.nio.ByteBuffer
 
 /** A whole key group as one value: the state layout of Spark 3.5's runtime, whose operator
   * (`flatMapGroupsWithState`) keeps one state value per group, where 4.x's keeps a map
-  * (DESIGN.md, "Spark 3.5: one value per key group").
+  * (DESIGN.md, "Which operator hosts the key groups").
   *
   * It holds what 4.x's map state holds, entry for entry: the group's record under the empty key
   * (so it comes first), a chained pipeline's last watermark under the key `0`, and each key's
