@@ -205,10 +205,14 @@ def run(
         )
         # Untimed warm-up of every (workload, system): the first query in a JVM pays for class
         # loading, JIT and state-store start-up, whichever system runs first. The warm-up has
-        # --quick's shape (1M events, 100k a micro-batch): after 200k in batches of 50k, a second
-        # timed 1M tumbling run was 2.3 s faster than the first for sparkwin, 0.7 s for native.
+        # --quick's batches (100k events): after 200k in batches of 50k, a second timed 1M
+        # tumbling run was 2.3 s faster than the first for sparkwin, 0.7 s for native. A quick
+        # look warms up on 3 such batches, a full run on 10.
         # Pandas runs in Python, which has nothing to compile: a small input starts its workers.
-        warmup = generate(os.path.join(scratch, "warmup"), 1_000_000, args.keys, 10, 11)
+        batches = 3 if args.quick else 10
+        warmup = generate(
+            os.path.join(scratch, "warmup"), batches * 100_000, args.keys, batches, 11
+        )
         small = generate(os.path.join(scratch, "warmup-small"), 20_000, args.keys, 3, 11)
         for w in workloads:
             for system in spark_systems:

@@ -3,6 +3,8 @@ from, the engine's operator and state layout, Spark's time mode and the outputs'
 
 from __future__ import annotations
 
+import pytest
+
 import sparkwin as sw
 
 SCHEMA = "user string, amount long, ts long, part int"
@@ -103,3 +105,22 @@ def test_explain_prints_every_part(spark, capsys):
     ]
     assert lines[2].split(":", 1)[1].strip() == "batch (a bounded input)"
     assert lines[7].split()[0] == "main" and lines[8].split()[0] == "errors"
+
+
+def test_spark_sparkwin_operator_picks_the_operator_of_a_checkpoint_without_state(spark, tmp_path):
+    stream = spark.readStream.schema(SCHEMA).json(str(tmp_path))
+    pipeline = (
+        sw.stream(stream, "ts", watermark=_bounded())
+        .keyBy("user")
+        .window(sw.TumblingEventTimeWindows.of(60_000))
+        .aggregate(sw.agg.sum("amount"))
+    )
+    try:
+        spark.conf.set("spark.sparkwin.operator", "flatMapGroupsWithState")
+        runtime = pipeline.describe()["runtime"]  # toDF() alone: no checkpoint in sight
+        assert runtime.startswith("streaming: flatMapGroupsWithState over key groups (spark.")
+        spark.conf.set("spark.sparkwin.operator", "mapGroups")
+        with pytest.raises(sw.errors.PlanError, match=r"spark.sparkwin.operator must name one of"):
+            pipeline.describe(checkpointLocation=str(tmp_path / "chk"))
+    finally:
+        spark.conf.unset("spark.sparkwin.operator")
