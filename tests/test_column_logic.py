@@ -281,39 +281,36 @@ def test_count_above_a_threshold_fires_as_count_trigger(spark) -> None:
     assert panes(sw.AggregateTrigger.of(sw.agg.count() >= 2)) == [("a", 1_000, 2), ("a", 1_000, 4)]
 
 
-@pytest.mark.compat
-def test_a_relative_delta_of_an_expression(spark) -> None:
-    ddl = "user string, bid double, ask double, ts long"
-    quotes = [("a", 99.0, 101.0, 1), ("a", 104.0, 106.0, 2), ("a", 109.0, 111.0, 3)]
-    df = spark.createDataFrame(quotes, ddl)
-    pipeline = (
+QUOTES_DDL = "user string, bid double, ask double, ts long"
+QUOTES = [("a", 99.0, 101.0, 1), ("a", 104.0, 106.0, 2), ("a", 109.0, 111.0, 3)]
+
+
+def _onRelativeDelta(df: Any, functions: Any) -> sw.Pipeline:
+    """Fires when bid + ask moved 8% from its value at the last firing, on quotes of QUOTES_DDL."""
+    return (
         sw.stream(df, "ts")
         .keyBy("user")
         .window(sw.GlobalWindows.create())
-        .trigger(sw.DeltaTrigger.of(0.08, F.col("bid") + F.col("ask"), relative=True))
+        .trigger(
+            sw.DeltaTrigger.of(0.08, functions.col("bid") + functions.col("ask"), relative=True)
+        )
         .aggregate(sw.agg.count(), sw.agg.last("bid"))
     )
+
+
+@pytest.mark.compat
+def test_a_relative_delta_of_an_expression(spark) -> None:
+    pipeline = _onRelativeDelta(spark.createDataFrame(QUOTES, QUOTES_DDL), F)
     h = WindowHarness(pipeline)
-    h.processElements(dict(zip(["user", "bid", "ask", "ts"], q, strict=True)) for q in quotes)
+    h.processElements(dict(zip(["user", "bid", "ask", "ts"], q, strict=True)) for q in QUOTES)
     # 200 -> 210 is 5%, 200 -> 220 is 10%: the third quote fires.
     assert [(r["count"], r["last_bid"]) for r in h.extractOutput()] == [(3, 109.0)]
 
 
 def test_a_relative_delta_in_batch_on_both_transports(session) -> None:
-    ddl = "user string, bid double, ask double, ts long"
-    quotes = [("a", 99.0, 101.0, 1), ("a", 104.0, 106.0, 2), ("a", 109.0, 111.0, 3)]
-    quotes.append(("a", 100.0, 100.0, 4))  # 200 against 220: 9.1% down
-    df = session.createDataFrame(quotes, ddl)
-    F = _functions(df)  # noqa: N806
-    rows = (
-        sw.stream(df, "ts")
-        .keyBy("user")
-        .window(sw.GlobalWindows.create())
-        .trigger(sw.DeltaTrigger.of(0.08, F.col("bid") + F.col("ask"), relative=True))
-        .aggregate(sw.agg.count(), sw.agg.last("bid"))
-        .toDF()
-        .collect()
-    )
+    quotes = [*QUOTES, ("a", 100.0, 100.0, 4)]  # 200 against 220: 9.1% down
+    df = session.createDataFrame(quotes, QUOTES_DDL)
+    rows = _onRelativeDelta(df, _functions(df)).toDF().collect()
     assert sorted((r["count"], r["last_bid"]) for r in rows) == [(3, 109.0), (4, 100.0)]
 
 
