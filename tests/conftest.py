@@ -68,27 +68,6 @@ def _warehouse() -> str | None:
     return None
 
 
-def _checkpointsWithoutForks(session) -> None:
-    """Streaming checkpoints renamed in-process. Spark's default checkpoint manager renames
-    through Hadoop's FileContext, which on a local disk forks `readlink` four times per file
-    (no native Hadoop library): 4,300 processes in two minutes of streaming tests, which one
-    test process alone then ran 14% faster. The FileSystem-based manager renames in the JVM,
-    atomically on a local disk. Set on the context's Hadoop configuration, so the Connect
-    sessions it serves get it too; the class's package differs between Spark lines."""
-    jvm = session._jvm
-    streaming = "org.apache.spark.sql.execution.streaming"
-    for package in ("checkpointing.", ""):
-        name = f"{streaming}.{package}FileSystemBasedCheckpointFileManager"
-        try:
-            jvm.java.lang.Class.forName(name)
-        except Exception:  # noqa: BLE001 - py4j's error for a class this Spark does not have
-            continue
-        hadoop = session.sparkContext._jsc.hadoopConfiguration()
-        hadoop.set("spark.sql.streaming.checkpointFileManagerClass", name)
-        return
-    raise AssertionError("no FileSystemBasedCheckpointFileManager in this Spark")
-
-
 @pytest.fixture(scope="session")
 def spark():
     session = sparkwin.session(
@@ -110,15 +89,8 @@ def spark():
             # Runs side by side (bin/matrix's lines, bin/test's pytest-xdist workers) keep their
             # tables apart.
             **({"spark.sql.warehouse.dir": warehouse} if (warehouse := _warehouse()) else {}),
-            # Delta's log written with plain renames (see _checkpointsWithoutForks).
-            **(
-                {"spark.delta.logStore.file.impl": "io.delta.storage.LocalLogStore"}
-                if DELTA
-                else {}
-            ),
         },
     )
-    _checkpointsWithoutForks(session)
     yield session
     session.stop()
 

@@ -13,6 +13,7 @@ import pytest
 import sparkwin
 from sparkwin._spark import classpath as _classpath
 from sparkwin._spark import jar as _jar
+from sparkwin._spark.session import _LOCAL_FILE_SYSTEMS
 from sparkwin._support import LINES, lineFor
 from sparkwin._transport import classic as _py4j
 from sparkwin.errors import (
@@ -156,6 +157,25 @@ def test_a_session_commits_rocksdb_state_by_changelog_unless_told_otherwise(spar
     )
     assert spark.conf.get("spark.sql.streaming.stateStore.providerClass") == (
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+    )
+
+
+def test_a_local_session_writes_files_without_forking_processes(spark) -> None:
+    # The session's Hadoop configuration names the jar's forkless local file system (Python
+    # must name it before the JVM starts; the jar's own list is the rule), and Hadoop builds it
+    # for FileContext's file: paths, through which Spark writes checkpoint files.
+    jvm = spark._jvm
+    rule = jvm.sparkwin.runtime.spark.localfs.LocalFileSystems.Settings()
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    assert {key.removeprefix("spark.hadoop.") for key in _LOCAL_FILE_SYSTEMS} == set(
+        rule.keySet().toSeq().mkString("\n").split("\n")
+    )
+    for key, name in _LOCAL_FILE_SYSTEMS.items():
+        hadoopKey = key.removeprefix("spark.hadoop.")
+        assert rule.apply(hadoopKey) == name == hadoop.get(hadoopKey)
+    context = jvm.org.apache.hadoop.fs.FileContext.getLocalFSFileContext(hadoop)
+    assert context.getDefaultFileSystem().getClass().getName() == (
+        "sparkwin.runtime.spark.localfs.ForklessLocalFs"
     )
 
 

@@ -49,6 +49,16 @@ _LOCAL_DEFAULTS = {
     "spark.ui.showConsoleProgress": "false",
 }
 
+# Hadoop's local file system for checkpoint files, less the `readlink` and `chmod` processes it
+# forks per file without Hadoop's native library (the jar's `LocalFileSystems.Settings`, which a
+# test holds this to): they took most of a micro-batch's state commit and log writes at 100k
+# events a batch. Only for a JVM this call starts on a local master, which runs its executors.
+_LOCAL_FILE_SYSTEMS = {
+    "spark.hadoop.fs.AbstractFileSystem.file.impl": (
+        "sparkwin.runtime.spark.localfs.ForklessLocalFs"
+    ),
+}
+
 
 def configure(
     builder: SparkSession.Builder, *, delta: bool = False, kafka: bool = False
@@ -135,7 +145,10 @@ def session(
     ``**{"spark.sql.shuffle.partitions": "8"}``. Every session defaults to RocksDB changelog
     checkpointing (a micro-batch commits only the state it changed). Local sessions default to
     4 shuffle partitions and no UI, and run Python workers with this interpreter (unless
-    ``PYSPARK_PYTHON`` is set). The jar and JVM versions are checked against this package.
+    ``PYSPARK_PYTHON`` is set); when this call starts Spark's JVM, local checkpoint files go
+    through sparkwin's local file system, which asks Java where Hadoop's forks a ``readlink``
+    or ``chmod`` process per file. The jar and JVM versions are checked against this
+    package.
 
     With ``connect=True`` the session is a Spark Connect client: for a ``local`` master PySpark
     starts the Connect server in this process (on port 15002), with the jar and sparkwin's
@@ -163,7 +176,8 @@ def session(
         )
     if not isinstance(connect, bool):
         raise TypeError("connect must be a bool")
-    if master is None and (connect or not _launchedElsewhere()):
+    startsJvm = not _launchedElsewhere()
+    if master is None and (connect or startsJvm):
         master = "local[2]"
     connect = connect or (master or "").startswith("sc://")  # Spark Connect: a remote builder
     builder = SparkSession.builder.appName(appName)
@@ -175,6 +189,8 @@ def session(
     settings: dict[str, Any] = dict(_SESSION_DEFAULTS)
     if local:
         settings.update(_LOCAL_DEFAULTS)
+    if local and startsJvm:
+        settings.update(_LOCAL_FILE_SYSTEMS)
     if local and "PYSPARK_PYTHON" not in os.environ:
         # Python workers (process functions) need this interpreter's packages, not PATH's
         # python3; PySpark reads the variable, not the conf, when it starts the context.
