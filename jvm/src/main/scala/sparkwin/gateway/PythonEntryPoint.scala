@@ -90,12 +90,13 @@ object PythonEntryPoint {
     node.put("mode", time.mode.name)
     node.put("ownWatermark", time.ownWatermark)
     node.put("timeMode", time.sparkTimeMode)
-    val location = Option(checkpoint).filter(_.nonEmpty)
+    val stored =
+      if (session == null) KeyGroupCount.Checkpoint.Unknown
+      else KeyGroupCount.at(session, Option(checkpoint).filter(_.nonEmpty))
     val chained = time.inheritsWatermark
     val host =
-      if (session == null)
-        HostChoice.choose(SparkShim.Operators, KeyGroupCount.Checkpoint.Unknown, None, realTime, chained)
-      else HostChoice.of(session, SparkShim.Operators, location, realTime, chained)
+      if (session == null) HostChoice.choose(SparkShim.Operators, stored, None, realTime, chained)
+      else HostChoice.of(session, SparkShim.Operators, stored, realTime, chained)
     node.put("operator", host.operator)
     node.put("operatorOrigin", host.origin)
     node.put("timers", HostChoice.timers(host.operator, time.sparkTimeMode))
@@ -104,7 +105,7 @@ object PythonEntryPoint {
     assigner.put("eventTime", plan.spec.assigner.isEventTime)
     assigner.put("merging", plan.spec.assigner.isMerging)
     if (session != null) {
-      val groups = KeyGroupCount.peek(session, location, realTime)
+      val groups = KeyGroupCount.peek(session, stored, realTime)
       val kg = node.putObject("keyGroups")
       kg.put("count", if (plan.keys.isWindowAll) 1 else groups.count)
       kg.put("origin", if (plan.keys.isWindowAll) "windowAll: one group" else groups.origin)

@@ -71,17 +71,18 @@ object HostChoice {
       }
     }
 
-  /** The choice for a query on `spark` whose checkpoint is `location` (None: unknown). */
+  /** The choice for a query on `spark` whose checkpoint, as read when it was planned
+    * ([[KeyGroupCount.at]]), is `checkpoint`.
+    */
   def of(
       spark: SparkSession,
       hosts: Seq[String],
-      location: Option[String],
+      checkpoint: KeyGroupCount.Checkpoint,
       realTime: Boolean,
       chained: Boolean
   ): HostChoice = {
-    val checkpoint = location.map(KeyGroupCount.read(spark, _)).getOrElse(KeyGroupCount.Checkpoint.Unknown)
     val set = explicit(spark.conf.getOption(Conf), hosts)
-    choose(hosts, checkpoint, location.flatMap(storedOperator(spark, _)), realTime, chained, set)
+    choose(hosts, checkpoint, checkpoint.place.flatMap(storedOperator(spark, _)), realTime, chained, set)
   }
 
   /** [[Conf]]'s value, if set: one of `hosts`, or refused naming them. */

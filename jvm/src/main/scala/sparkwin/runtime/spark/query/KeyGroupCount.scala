@@ -33,7 +33,17 @@ object KeyGroupCount {
   private val ShufflePartitions = "spark.sql.shuffle.partitions"
 
   /** What a query's checkpoint says about its key groups. */
-  sealed trait Checkpoint
+  sealed trait Checkpoint {
+
+    /** Where it is, if known. */
+    def place: Option[String] =
+      this match {
+        case Checkpoint.Unknown => None
+        case Checkpoint.Fresh(at) => Some(at)
+        case Checkpoint.Legacy(at) => Some(at)
+        case Checkpoint.Kept(at, _) => Some(at)
+      }
+  }
   object Checkpoint {
 
     /** sparkwin does not know the checkpoint (`toDF()`, Spark Connect). */
@@ -102,12 +112,11 @@ object KeyGroupCount {
     }
   }
 
-  /** The count of a streaming query on `spark` whose checkpoint is `location` (null or empty:
-    * unknown); a fresh checkpoint keeps it from now on.
+  /** The count of a streaming query on `spark` whose checkpoint is `checkpoint` (read once when
+    * the query is planned, [[at]]); a fresh checkpoint keeps it from now on.
     */
-  def of(spark: SparkSession, location: Option[String], realTime: Boolean = false): KeyGroupCount = {
-    val checkpoint = location.map(read(spark, _)).getOrElse(Checkpoint.Unknown)
-    val chosen = choose(explicit(spark), partitions(spark), checkpoint, realTime)
+  def of(spark: SparkSession, checkpoint: Checkpoint, realTime: Boolean): KeyGroupCount = {
+    val chosen = peek(spark, checkpoint, realTime)
     checkpoint match {
       case Checkpoint.Fresh(at) => keep(spark, at, chosen.count)
       case _ =>
@@ -116,13 +125,12 @@ object KeyGroupCount {
   }
 
   /** What `of` would answer, without keeping anything: for `describe()`. */
-  def peek(spark: SparkSession, location: Option[String], realTime: Boolean = false): KeyGroupCount =
-    choose(
-      explicit(spark),
-      partitions(spark),
-      location.map(read(spark, _)).getOrElse(Checkpoint.Unknown),
-      realTime
-    )
+  def peek(spark: SparkSession, checkpoint: Checkpoint, realTime: Boolean): KeyGroupCount =
+    choose(explicit(spark), partitions(spark), checkpoint, realTime)
+
+  /** The checkpoint at `location` (None: one sparkwin cannot see), read. */
+  def at(spark: SparkSession, location: Option[String]): Checkpoint =
+    location.map(read(spark, _)).getOrElse(Checkpoint.Unknown)
 
   /** `spark.sparkwin.keyGroups` if the session sets it, validated. */
   def explicit(spark: SparkSession): Option[Int] =

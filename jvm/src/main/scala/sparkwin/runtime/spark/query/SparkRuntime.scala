@@ -236,14 +236,10 @@ object SparkRuntime {
     // A real-time batch's partitions end only with the batch: combining them would hold every
     // row back until then.
     val combined = !policy.realTime && plan.spec.combinable && mapSideCombine(df)
-    val groupCount = KeyGroupCount.of(df.sparkSession, checkpoint, policy.realTime).count
-    val host = HostChoice.of(
-      df.sparkSession,
-      SparkShim.Operators,
-      checkpoint,
-      policy.realTime,
-      policy.inheritsWatermark
-    )
+    val stored = KeyGroupCount.at(df.sparkSession, checkpoint)
+    val groupCount = KeyGroupCount.of(df.sparkSession, stored, policy.realTime).count
+    val host =
+      HostChoice.of(df.sparkSession, SparkShim.Operators, stored, policy.realTime, policy.inheritsWatermark)
     val java8 = layout.java8Time
     val (rows, group) =
       if (policy.ownWatermark) {
