@@ -65,8 +65,9 @@ object CorruptStateException {
     * a reader throw (a refused count, an early end, an unknown tag, a value of the wrong type) into
     * a [[CorruptStateException]] at the offset `position` says. A [[CorruptStateException]] or an
     * [[IncompatibleStateException]] (a readable state of another pipeline) passes unchanged.
+    * `layout` is made only for an error: readers run once per key and call.
     */
-  def reading[T](layout: String, size: Int, position: () => Int)(read: => T): T =
+  def reading[T](layout: => String, size: Int, position: () => Int)(read: => T): T =
     try read
     catch {
       case e: CorruptStateException => throw e

@@ -53,7 +53,7 @@ final class KeyStateCodec(kind: StateKind, aggregates: IndexedSeq[Aggregate]) {
     */
   def decode(bytes: Array[Byte]): Stored = {
     source.point(bytes)
-    val layout = if (bytes.length == 0) "a key's state" else s"a key's state, layout ${bytes(0)}"
+    def layout = if (bytes.length == 0) "a key's state" else s"a key's state, layout ${bytes(0)}"
     CorruptStateException.reading(layout, bytes.length, () => source.position)(decodeBody(bytes))
   }
 

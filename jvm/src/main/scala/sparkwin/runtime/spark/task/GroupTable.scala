@@ -2,6 +2,8 @@ package sparkwin.runtime.spark.task
 
 import java.nio.ByteBuffer
 
+import org.apache.spark.unsafe.Platform
+
 /** A whole key group as one value: the state layout of Spark 3.5's runtime, whose operator
   * (`flatMapGroupsWithState`) keeps one state value per group, where 4.x's keeps a map
   * (DESIGN.md, "Which operator hosts the key groups").
@@ -25,22 +27,33 @@ final class GroupTable private (
     valueLength: Array[Int]
 ) {
   private val stored = keyAt.length
-  // Changes by key, in the table's order; Removed marks a removal.
-  private val changes = new java.util.TreeMap[Array[Byte], Array[Byte]](GroupTable.Unsigned)
+  // Changes by key, each with its place among the stored entries (looked up once); encode
+  // sorts them into the table's order. Removed marks a removal.
+  private val changes = new java.util.HashMap[KeyId, GroupTable.Change]()
+  // The place of the key the last get missed in the changes: its put follows.
+  private var lastKey: Array[Byte] = _
+  private var lastPlace = 0
 
   /** The value under `key`, or null. */
   def get(key: Array[Byte]): Array[Byte] = {
-    val changed = changes.get(key)
-    if (changed != null) { if (changed eq GroupTable.Removed) null else changed }
+    val changed = changes.get(new KeyId(key))
+    if (changed != null) { if (changed.value eq GroupTable.Removed) null else changed.value }
     else {
       val i = find(key)
+      lastKey = key
+      lastPlace = i
       if (i < 0) null else java.util.Arrays.copyOfRange(bytes, valueAt(i), valueAt(i) + valueLength(i))
     }
   }
 
-  def put(key: Array[Byte], value: Array[Byte]): Unit = changes.put(key, value)
+  def put(key: Array[Byte], value: Array[Byte]): Unit = {
+    val id = new KeyId(key)
+    val known = changes.get(id)
+    if (known != null) known.value = value
+    else changes.put(id, new GroupTable.Change(key, value, if (key eq lastKey) lastPlace else find(key)))
+  }
 
-  def remove(key: Array[Byte]): Unit = changes.put(key, GroupTable.Removed)
+  def remove(key: Array[Byte]): Unit = put(key, GroupTable.Removed)
 
   /** The stored entries (key, value), copied, in the table's order: for readers of a checkpoint. */
   def entries: Iterator[(Array[Byte], Array[Byte])] =
@@ -56,13 +69,17 @@ final class GroupTable private (
 
   /** The table with its changes as one value, or null when no entry is left. */
   def encode(): Array[Byte] = {
+    // The changes in the table's order: by the stored entry each replaces or comes before, a new
+    // key before the stored one at its place, new keys at one place by their bytes.
+    val sorted = changes.values.toArray(new Array[GroupTable.Change](changes.size))
+    java.util.Arrays.sort(sorted, GroupTable.InTableOrder)
     // Sizes first: entries that stay, minus the stored ones a change replaces, plus the changes.
     var count = stored
     var size = math.max(bytes.length, 5)
-    changes.forEach { (k, v) =>
-      val i = find(k)
+    sorted.foreach { c =>
+      val i = c.place
       if (i >= 0) { count -= 1; size -= 8 + keyLength(i) + valueLength(i) }
-      if (!(v eq GroupTable.Removed)) { count += 1; size += 8 + k.length + v.length }
+      if (!(c.value eq GroupTable.Removed)) { count += 1; size += 8 + c.key.length + c.value.length }
     }
     if (count == 0) return null
     val out = ByteBuffer.allocate(size)
@@ -73,11 +90,12 @@ final class GroupTable private (
       out.put(bytes, from, valueAt(until - 1) + valueLength(until - 1) - from)
       next = until
     }
-    changes.forEach { (k, v) =>
-      val i = find(k)
+    sorted.foreach { c =>
+      val i = c.place
       copyStored(if (i >= 0) i else -i - 1)
       if (i >= 0) next = i + 1
-      if (!(v eq GroupTable.Removed)) out.putInt(k.length).put(k).putInt(v.length).put(v)
+      if (!(c.value eq GroupTable.Removed))
+        out.putInt(c.key.length).put(c.key).putInt(c.value.length).put(c.value)
     }
     copyStored(stored)
     out.array()
@@ -151,7 +169,13 @@ object GroupTable {
   }
 
   /** Unsigned byte order of two ranges (a shorter prefix first), as Java 9's
-    * `Arrays.compareUnsigned`, which the Java 8 build cannot call.
+    * `Arrays.compareUnsigned`, which the Java 8 build cannot call: negative, zero or positive.
+    *
+    * Eight bytes at a time, each eight read as one big-endian unsigned long (whose order is
+    * their bytes' order): keys as `UnsafeRow` bytes share their first 12-16 bytes (null bits,
+    * offset and length), and byte by byte the compares were a quarter of a group's call at 1M
+    * keys (docs/benchmarks.md). The ranges are checked against their arrays first, since the
+    * reads are unchecked.
     */
   private[spark] def compare(
       a: Array[Byte],
@@ -161,8 +185,23 @@ object GroupTable {
       bFrom: Int,
       bLength: Int
   ): Int = {
+    if (
+      aFrom < 0 || aLength < 0 || aFrom > a.length - aLength || bFrom < 0 || bLength < 0 ||
+      bFrom > b.length - bLength
+    )
+      throw new IndexOutOfBoundsException(
+        s"ranges $aFrom+$aLength of ${a.length} and $bFrom+$bLength of ${b.length} bytes"
+      )
     val n = math.min(aLength, bLength)
+    val aBase = Platform.BYTE_ARRAY_OFFSET + aFrom
+    val bBase = Platform.BYTE_ARRAY_OFFSET + bFrom
     var i = 0
+    while (i <= n - 8) {
+      val x = Platform.getLong(a, aBase + i)
+      val y = Platform.getLong(b, bBase + i)
+      if (x != y) return java.lang.Long.compareUnsigned(bigEndian(x), bigEndian(y))
+      i += 8
+    }
     while (i < n) {
       val c = (a(aFrom + i) & 0xff) - (b(bFrom + i) & 0xff)
       if (c != 0) return c
@@ -171,6 +210,24 @@ object GroupTable {
     aLength - bLength
   }
 
-  private val Unsigned: java.util.Comparator[Array[Byte]] =
-    (a: Array[Byte], b: Array[Byte]) => compare(a, 0, a.length, b, 0, b.length)
+  private val LittleEndian = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN
+
+  /** A long read from memory as if its bytes were big-endian. */
+  private def bigEndian(x: Long): Long = if (LittleEndian) java.lang.Long.reverseBytes(x) else x
+
+  /** A put or a removal: the key, its new value (or [[Removed]]), and its place among the stored
+    * entries ([[GroupTable.find]]'s answer).
+    */
+  private final class Change(val key: Array[Byte], var value: Array[Byte], val place: Int) {
+
+    /** Where it goes in the table: before the stored entry at its insertion point (a new key),
+      * or at the one it replaces; a new key sorts before a stored one at the same place.
+      */
+    def slot: Long = if (place >= 0) place.toLong * 2 + 1 else (-place - 1).toLong * 2
+  }
+
+  private val InTableOrder: java.util.Comparator[Change] = (a: Change, b: Change) => {
+    val c = java.lang.Long.compare(a.slot, b.slot)
+    if (c != 0) c else compare(a.key, 0, a.key.length, b.key, 0, b.key.length)
+  }
 }

@@ -24,7 +24,7 @@ final class KeyBuckets(host: GroupHost, initialCount: Int, initialKeys: Long) {
 
   private var buckets = initialCount
   private var keys = initialKeys // the group's keys with state, as this call changes them
-  private val used = new java.util.HashMap[Integer, Bucket]()
+  private var used = new java.util.HashMap[Integer, Bucket]()
   // Where the last `get` found (or missed) its key: the loop reads a key's state, runs the engine,
   // then writes or removes the same array, and the write should neither hash the key again nor
   // scan its bucket (at 100k keys the scans were a fifth of the buckets' time). Any write forgets
@@ -66,8 +66,9 @@ final class KeyBuckets(host: GroupHost, initialCount: Int, initialKeys: Long) {
     */
   private def locate(key: Array[Byte]): Unit = if (!(key eq lastKey)) {
     lastKey = null // until both are set
-    lastBucket = bucket(address(KeyId.hash(key, 0, key.length), buckets))
-    lastAt = lastBucket.indexOf(key)
+    val hash = KeyId.hash(key, 0, key.length)
+    lastBucket = bucket(address(hash, buckets))
+    lastAt = lastBucket.indexOf(key, hash)
     lastKey = key
   }
 
@@ -117,7 +118,7 @@ final class KeyBuckets(host: GroupHost, initialCount: Int, initialKeys: Long) {
         b.changed = false
       }
     }
-    used.clear()
+    used = cleared(used)
   }
 
   /** Adds bucket `buckets`: the keys of the bucket it splits from go to one or the other. */
@@ -186,6 +187,15 @@ object KeyBuckets {
 
   private val BucketTag: Byte = 2
 
+  /** `map` emptied for a call's next use: cleared when small, else a new one, since a hash map's
+    * walk and clear cost its capacity, which never shrinks (real-time mode makes a call a row,
+    * and one firing call that touched thousands of entries made every call after it pay them).
+    */
+  def cleared[K, V](map: java.util.HashMap[K, V]): java.util.HashMap[K, V] =
+    if (map.size > SmallMap) new java.util.HashMap[K, V]() else { map.clear(); map }
+
+  private val SmallMap = 64
+
   /** The bucket of a key whose bytes hash to `hash`, among `count` (linear hashing's address). */
   def address(hash: Int, count: Int): Int = {
     val h = hash & Int.MaxValue
@@ -211,16 +221,37 @@ object KeyBuckets {
     private var stateAt = new Array[Int](4)
     private var stateLength = new Array[Int](4)
     private var stateObject = new Array[Encodable](4) // non-null: the state is this, not its bytes
+    // Each key's hash, made when the bucket is searched a second time: a bucket kept across
+    // calls (real-time mode, a call a row) is searched at every row, and scanning its keys' bytes,
+    // an array each, was the most of a row's call at 100k keys; a bucket read for one key's
+    // lookup hashes nothing.
+    private var hashes: Array[Int] = _
+    private var searched = false
     var changed = false
 
     def size: Int = n
 
-    def indexOf(key: Array[Byte]): Int = {
-      var i = 0
-      while (i < n) {
-        if (keyLength(i) == key.length && sameBytes(keyBytes(i), keyAt(i), key)) return i
-        i += 1
+    /** Where `key` (whose [[KeyId.hash]] is `hash`) lies, or -1. */
+    def indexOf(key: Array[Byte], hash: Int): Int = {
+      if (hashes == null && searched) {
+        val made = new Array[Int](keyBytes.length)
+        var j = 0
+        while (j < n) { made(j) = this.hash(j); j += 1 }
+        hashes = made
       }
+      searched = true
+      var i = 0
+      if (hashes != null)
+        while (i < n) {
+          if (hashes(i) == hash && keyLength(i) == key.length && sameBytes(keyBytes(i), keyAt(i), key))
+            return i
+          i += 1
+        }
+      else
+        while (i < n) {
+          if (keyLength(i) == key.length && sameBytes(keyBytes(i), keyAt(i), key)) return i
+          i += 1
+        }
       -1
     }
 
@@ -230,7 +261,8 @@ object KeyBuckets {
       j < 0
     }
 
-    def hash(i: Int): Int = KeyId.hash(keyBytes(i), keyAt(i), keyLength(i))
+    def hash(i: Int): Int =
+      if (hashes != null) hashes(i) else KeyId.hash(keyBytes(i), keyAt(i), keyLength(i))
 
     /** Entry `i`'s key bytes, copied. */
     def key(i: Int): Array[Byte] =
@@ -266,6 +298,7 @@ object KeyBuckets {
       stateAt(n) = sAt
       stateLength(n) = sLength
       stateObject(n) = null
+      if (hashes != null) hashes(n) = KeyId.hash(key, kAt, kLength)
       n += 1
     }
 
@@ -290,6 +323,7 @@ object KeyBuckets {
       stateAt = java.util.Arrays.copyOf(stateAt, size)
       stateLength = java.util.Arrays.copyOf(stateLength, size)
       stateObject = java.util.Arrays.copyOf(stateObject, size)
+      if (hashes != null) hashes = java.util.Arrays.copyOf(hashes, size)
     }
 
     /** Removes entry `i` by moving the last into its place: order within a bucket means nothing. */
@@ -302,6 +336,7 @@ object KeyBuckets {
       stateAt(i) = stateAt(n)
       stateLength(i) = stateLength(n)
       stateObject(i) = stateObject(n)
+      if (hashes != null) hashes(i) = hashes(n)
       keyBytes(n) = null
       stateBytes(n) = null
       stateObject(n) = null

@@ -33,7 +33,7 @@ final class WakeupIndex private (
 ) extends Wakeups {
   import WakeupIndex._
 
-  private val pages = new java.util.HashMap[PageId, Page]()
+  private var pages = new java.util.HashMap[PageId, Page]()
   private var dirty = false
   // This call's: what it took out for the keys it wakes (null: nothing yet), and for the key it
   // processes ([[enter]]) what it took for it and its wake-up when loaded (the index keeps no
@@ -201,12 +201,14 @@ final class WakeupIndex private (
   def flush(host: GroupHost): Unit = {
     pages.forEach { (id, page) =>
       if (page.changed) {
-        if (page.size > 0) { host.keep(id.entryKey, page); page.stored = true }
-        else if (page.stored) { host.remove(id.entryKey); page.stored = false }
+        if (page.size > 0) { host.keep(page.entryKey(id), page); page.stored = true }
+        else if (page.stored) { host.remove(page.entryKey(id)); page.stored = false }
         page.changed = false
       }
     }
-    pages.clear()
+    // A map's walk and clear cost its capacity, not its size: after a call that used many pages
+    // (a window's firing), the calls of single rows that follow start on a small one.
+    pages = KeyBuckets.cleared(pages)
   }
 
   private def page(host: GroupHost, clock: Int, slot: Long, index: Int): Page = {
@@ -344,6 +346,15 @@ object WakeupIndex {
     private val keys = new ArrayBuffer[Array[Byte]]()
     private val times = new ArrayBuffer[Long]()
     var changed = false
+    // Its entry's key, made once: a page keeps its id, and in real-time mode it is written (to
+    // the held writes) at every row's call that adds a key to it.
+    private var entry: Array[Byte] = _
+    private var entryId: PageId = _
+
+    def entryKey(id: PageId): Array[Byte] = {
+      if (entry == null || entryId != id) { entry = id.entryKey; entryId = id }
+      entry
+    }
 
     def size: Int = keys.size
     def key(i: Int): Array[Byte] = keys(i)

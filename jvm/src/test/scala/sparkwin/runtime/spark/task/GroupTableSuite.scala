@@ -70,14 +70,19 @@ class GroupTableSuite extends munit.ScalaCheckSuite {
       k <- Gen.choose(0, 40)
       put <- Gen.oneOf(true, true, false)
       v <- Gen.choose(0, 5)
-    } yield (k, put, v)
+      read <- Gen.choose(-1, 40) // a key read first (as a call loads before it saves), or none
+    } yield (k, put, v, read)
     forAll(Gen.listOf(op), Gen.listOf(op)) { (first, second) =>
-      def k(i: Int) = bytes(i % 7, i)
+      // Keys with a long shared prefix and short ones, as UnsafeRow keys and the group's record.
+      // One array a key, as a call passes the same one to get and put (the table keeps its place).
+      val keys = Array.tabulate(41)(i => Array.fill(i % 3 * 9)(0x55.toByte) ++ bytes(i % 7, i))
+      def k(i: Int) = keys(i)
       var model = Map.empty[Seq[Byte], Seq[Byte]]
       var value: Array[Byte] = null
       for (ops <- List(first, second)) {
         val t = GroupTable.read(value)
-        ops.foreach { case (i, put, v) =>
+        ops.foreach { case (i, put, v, read) =>
+          if (read >= 0) assertEquals(Option(t.get(k(read))).map(_.toSeq), model.get(k(read).toSeq))
           if (put) { t.put(k(i), Array.fill(v)(i.toByte)); model += (k(i).toSeq -> Seq.fill(v)(i.toByte)) }
           else { t.remove(k(i)); model -= k(i).toSeq }
         }
@@ -92,6 +97,39 @@ class GroupTableSuite extends munit.ScalaCheckSuite {
       }
       true
     }
+  }
+
+  property("compare orders any two ranges as their unsigned bytes, eight at a time or fewer") {
+    // Keys of up to 40 bytes sharing a prefix of up to 24 (as UnsafeRow keys do), with bytes
+    // from the whole range, at any offset in arrays with bytes around them.
+    val byte = Gen.oneOf(Gen.choose(-128, 127), Gen.oneOf(0, 1, 127, -128, -1)).map(_.toByte)
+    val range = for {
+      prefix <- Gen.choose(0, 24)
+      tail <- Gen.choose(0, 16)
+      ownTail <- Gen.listOfN(tail, byte)
+      before <- Gen.choose(0, 9)
+      after <- Gen.choose(0, 9)
+    } yield (prefix, ownTail, before, after)
+    forAll(Gen.listOfN(24, byte), range, range) { (shared, x, y) =>
+      def place(r: (Int, List[Byte], Int, Int)): (Array[Byte], Int, List[Int]) = {
+        val (prefix, tail, before, after) = r
+        val key = shared.take(prefix) ++ tail
+        (Array.fill(before)(7.toByte) ++ key ++ Array.fill(after)(-7.toByte), before, key.map(_ & 0xff))
+      }
+      val (a, aFrom, aKey) = place(x)
+      val (b, bFrom, bKey) = place(y)
+      val got = GroupTable.compare(a, aFrom, aKey.length, b, bFrom, bKey.length)
+      assertEquals(Integer.signum(got), Integer.signum(compareUnsigned(aKey, bKey)), s"$aKey against $bKey")
+      true
+    }
+  }
+
+  test("compare refuses a range outside its array, before reading it") {
+    val a = bytes(1, 2, 3, 4, 5, 6, 7, 8, 9)
+    intercept[IndexOutOfBoundsException](GroupTable.compare(a, 2, 8, a, 0, 8))
+    intercept[IndexOutOfBoundsException](GroupTable.compare(a, 0, 8, a, -1, 8))
+    intercept[IndexOutOfBoundsException](GroupTable.compare(a, 0, -1, a, 0, 8))
+    assertEquals(GroupTable.compare(a, 1, 8, a, 1, 8), 0)
   }
 
   private def compareUnsigned(a: List[Int], b: List[Int]): Int = (a, b) match {
