@@ -2,6 +2,8 @@ package sparkwin.runtime.spark.task
 
 import java.nio.ByteBuffer
 
+import org.apache.spark.unsafe.Platform
+
 /** When a key of a group must next be woken: at event time `at`, and at processing time
   * `processingAt` (Long.MaxValue: never; kept only by pipelines with channels or processing-time
   * timers).
@@ -13,7 +15,14 @@ final case class Wakeup(key: Array[Byte], at: Long, processingAt: Long = Long.Ma
   * bytes the same hash, and a group's wake-up table turned into tree bins.
   */
 final class KeyId(val bytes: Array[Byte]) {
-  override val hashCode: Int = KeyId.hash(bytes, 0, bytes.length)
+  // Hashed when first asked: a call makes an id for every key it processes, which only a
+  // map of kept states (real-time mode) looks up.
+  // 0: not yet (a key hashing to 0 is hashed each time, which only costs).
+  private var hash = 0
+  override def hashCode: Int = {
+    if (hash == 0) hash = KeyId.hash(bytes, 0, bytes.length)
+    hash
+  }
   override def equals(other: Any): Boolean = other match {
     case o: KeyId => java.util.Arrays.equals(bytes, o.bytes)
     case _ => false
@@ -23,18 +32,19 @@ final class KeyId(val bytes: Array[Byte]) {
 object KeyId {
 
   /** The hash of a key's bytes in `bytes(from until from + length)`: Murmur3 over them, four
-    * bytes at a time (the wake-up table hashes every entry's key each time it is read).
+    * bytes at a time, each four as a little-endian int (the wake-up table hashes every entry's
+    * key each time it is read). Buckets are addressed by it, so its value is part of the
+    * layout: the words are read four bytes at once, then reversed on a big-endian machine.
     */
   def hash(bytes: Array[Byte], from: Int, length: Int): Int = {
     import scala.util.hashing.MurmurHash3.{finalizeHash, mix, mixLast}
+    if (from < 0 || length < 0 || from > bytes.length - length)
+      throw new IndexOutOfBoundsException(s"range $from+$length of ${bytes.length} bytes")
     var h = 0x3c074a61
     var i = from
     val words = from + (length & ~3)
     while (i < words) {
-      h = mix(
-        h,
-        (bytes(i) & 0xff) | (bytes(i + 1) & 0xff) << 8 | (bytes(i + 2) & 0xff) << 16 | bytes(i + 3) << 24
-      )
+      h = mix(h, littleEndian(Platform.getInt(bytes, Platform.BYTE_ARRAY_OFFSET + i)))
       i += 4
     }
     var last = 0
@@ -43,6 +53,11 @@ object KeyId {
     if (shift > 0) h = mixLast(h, last)
     finalizeHash(h, length)
   }
+
+  private val LittleEndian = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN
+
+  /** An int read from memory as if its bytes were little-endian. */
+  private def littleEndian(x: Int): Int = if (LittleEndian) x else Integer.reverseBytes(x)
 }
 
 /** A key group's record (DESIGN.md, "State variables"): the number of key groups the checkpoint

@@ -76,8 +76,7 @@ final class GroupTable private (
   def encode(): Array[Byte] = {
     // The changes in the table's order: by the stored entry each replaces or comes before, a new
     // key before the stored one at its place, new keys at one place by their bytes.
-    val sorted = changes.values.toArray(new Array[GroupTable.Change](changes.size))
-    java.util.Arrays.sort(sorted, GroupTable.InTableOrder)
+    val sorted = GroupTable.inTableOrder(changes.values.toArray(new Array[GroupTable.Change](changes.size)))
     // Sizes first: entries that stay, minus the stored ones a change replaces, plus the changes.
     var count = stored
     var size = math.max(bytes.length, 5)
@@ -231,8 +230,28 @@ object GroupTable {
     def slot: Long = if (place >= 0) place.toLong * 2 + 1 else (-place - 1).toLong * 2
   }
 
-  private val InTableOrder: java.util.Comparator[Change] = (a: Change, b: Change) => {
-    val c = java.lang.Long.compare(a.slot, b.slot)
-    if (c != 0) c else compare(a.key, 0, a.key.length, b.key, 0, b.key.length)
+  /** The changes in the table's order: by slot, as primitives (a comparator's sort of objects
+    * was two thirds of an encode at 1M keys), then each run of new keys at one place by bytes.
+    */
+  private def inTableOrder(changes: Array[Change]): Array[Change] = {
+    // A slot is below 2^30 (an entry takes at least 8 bytes of an array), an index below 2^31.
+    val order = new Array[Long](changes.length)
+    var k = 0
+    while (k < changes.length) { order(k) = changes(k).slot << 31 | k; k += 1 }
+    java.util.Arrays.sort(order)
+    val sorted = new Array[Change](changes.length)
+    k = 0
+    while (k < order.length) { sorted(k) = changes((order(k) & Int.MaxValue).toInt); k += 1 }
+    var from = 0
+    while (from < sorted.length) {
+      var until = from + 1
+      while (until < sorted.length && sorted(until).slot == sorted(from).slot) until += 1
+      if (until - from > 1) java.util.Arrays.sort(sorted, from, until, ByBytes)
+      from = until
+    }
+    sorted
   }
+
+  private val ByBytes: java.util.Comparator[Change] =
+    (a: Change, b: Change) => compare(a.key, 0, a.key.length, b.key, 0, b.key.length)
 }

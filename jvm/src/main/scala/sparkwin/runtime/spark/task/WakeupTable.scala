@@ -60,6 +60,12 @@ final class WakeupTable private (
 
   // The key a call processes ([[enter]]): its wake-up here when it entered, or null.
   private var entered: Wakeup = _
+  // The last get's key, its id, and its stored entry's index (or -1) when the changes missed
+  // it: the put or removal that follows when the key leaves (every key) needs no second hash
+  // and probe. Any change forgets them.
+  private var lastKey: Array[Byte] = _
+  private var lastId: KeyId = _
+  private var lastIndex = -1
 
   def isEmpty: Boolean = count == 0
 
@@ -106,12 +112,31 @@ final class WakeupTable private (
   def get(key: Array[Byte]): Wakeup = {
     val id = new KeyId(key)
     val changed = changes.get(id)
-    if (changed != null) changed
+    if (changed != null) { lastKey = null; changed }
     else {
       val i = find(id)
+      lastKey = key
+      lastId = id
+      lastIndex = i
       if (i < 0) null else Wakeup(key, atOf(i), processingAtOf(i))
     }
   }
+
+  // What [[changing]] knew of a key's stored index (-2: nothing).
+  private var knownIndex = -2
+
+  /** `key`'s id, with [[knownIndex]] its stored index when the last get of this array missed the
+    * changes; forgets the last get, as a change follows.
+    */
+  private def changing(key: Array[Byte]): KeyId = {
+    val known = key eq lastKey
+    lastKey = null
+    knownIndex = if (known) lastIndex else -2
+    if (known) lastId else new KeyId(key)
+  }
+
+  /** The stored index of the key [[changing]] was given, looked up unless known. */
+  private def storedIndex(id: KeyId): Int = if (knownIndex == -2) find(id) else knownIndex
 
   def contains(key: Array[Byte]): Boolean = {
     val id = new KeyId(key)
@@ -119,11 +144,11 @@ final class WakeupTable private (
   }
 
   def put(key: Array[Byte], wakeup: Wakeup): Unit = {
-    val id = new KeyId(key)
+    val id = changing(key)
     val before = changes.put(id, wakeup.copy(key = key))
     if (before != null) forget(before.at, before.processingAt)
     else {
-      val i = find(id)
+      val i = storedIndex(id)
       if (i >= 0) replace(i) else count += 1
     }
     knownEvent = math.min(knownEvent, wakeup.at)
@@ -132,14 +157,14 @@ final class WakeupTable private (
   }
 
   def remove(key: Array[Byte]): Unit = {
-    val id = new KeyId(key)
+    val id = changing(key)
     val before = changes.remove(id)
     if (before != null) {
       forget(before.at, before.processingAt)
       count -= 1
       dirty = true
     } else {
-      val i = find(id)
+      val i = storedIndex(id)
       if (i >= 0) { replace(i); count -= 1; dirty = true }
     }
   }

@@ -23,6 +23,38 @@ class GroupRecordSuite extends munit.FunSuite {
     )
   )
 
+  test(
+    "a key's hash is Murmur3 over its bytes as little-endian words, at any offset (buckets are addressed by it)"
+  ) {
+    import scala.util.hashing.MurmurHash3.{finalizeHash, mix, mixLast}
+    // The hash as first written, a byte at a time: the layout of every bucketed checkpoint.
+    def byBytes(b: Array[Byte], from: Int, length: Int): Int = {
+      var h = 0x3c074a61
+      var i = from
+      while (i + 4 <= from + length) {
+        h = mix(h, (b(i) & 0xff) | (b(i + 1) & 0xff) << 8 | (b(i + 2) & 0xff) << 16 | b(i + 3) << 24)
+        i += 4
+      }
+      var last = 0
+      var shift = 0
+      while (i < from + length) { last |= (b(i) & 0xff) << shift; shift += 8; i += 1 }
+      if (shift > 0) h = mixLast(h, last)
+      finalizeHash(h, length)
+    }
+    val random = new scala.util.Random(63)
+    (0 until 5000).foreach { _ =>
+      val bytes = Array.fill(random.nextInt(40))(random.nextInt(256).toByte)
+      val from = if (bytes.isEmpty) 0 else random.nextInt(bytes.length + 1)
+      val length = random.nextInt(bytes.length - from + 1)
+      assertEquals(KeyId.hash(bytes, from, length), byBytes(bytes, from, length), bytes.toSeq)
+    }
+    assertEquals(KeyId.hash(Array.emptyByteArray, 0, 0), byBytes(Array.emptyByteArray, 0, 0))
+    val pinned = Array[Byte](0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 8, 0, 0, 0, -1, 127, -128)
+    assertEquals(KeyId.hash(pinned, 0, pinned.length), -1150638288)
+    intercept[IndexOutOfBoundsException](KeyId.hash(pinned, 12, 8))
+    intercept[IndexOutOfBoundsException](KeyId.hash(pinned, -1, 2))
+  }
+
   test("numeric keys' bytes hash apart (a wake-up table must not pile them into a few bins)") {
     val keys = new KeyBytes(
       org.apache.spark.sql.types.StructType.fromDDL("user BIGINT")
