@@ -68,7 +68,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 from benchmarks import measure, pane_path, report, topics  # noqa: E402
 from benchmarks.latency_stats import check, closingTimes, latencies, summary  # noqa: E402
 from benchmarks.producer import produceAtRate  # noqa: E402
-from benchmarks.services import BROKER_JVMS, KafkaBroker  # noqa: E402
+from benchmarks.services import BROKER_JVMS, KafkaBroker, fetchKafkaJars  # noqa: E402
 from benchmarks.sessions import latencySession  # noqa: E402
 from benchmarks.systems.jvm import sbtClasspath  # noqa: E402
 from benchmarks.systems.latency import (  # noqa: E402
@@ -302,6 +302,7 @@ def main() -> None:
         # Real-time mode with sparkwin today fires at batch ends: wait out more than a batch.
         args.quiet = 8.0 if not any(s.endswith("-rt") for s in systems) else 12.0
     classpath = os.environ.get("SPARKWIN_FLINK_CLASSPATH") or sbtClasspath("flinkBench")
+    fetchKafkaJars()
     spark = latencySession(args.jfr, args.trace_panes, args.interval_ms, args.java_options)
     results = []
     try:

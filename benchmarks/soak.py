@@ -80,7 +80,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import charts  # noqa: E402
 from benchmarks.chaos import runSoak  # noqa: E402
-from benchmarks.services import KafkaBroker, StandaloneCluster  # noqa: E402
+from benchmarks.services import KafkaBroker, StandaloneCluster, fetchKafkaJars  # noqa: E402
 from benchmarks.sessions import soakHarnessSession  # noqa: E402
 from benchmarks.systems.soak import SoakConfig, realTimeSlots  # noqa: E402
 
@@ -112,6 +112,7 @@ def main() -> None:
         # A real-time restart starts a query and a batch on a cold executor: minutes when busy.
         flushTimeout=600.0 if args.real_time else 240.0,
     )
+    fetchKafkaJars()
     spark = soakHarnessSession()
     work = Path(tempfile.mkdtemp(prefix="sparkwin-soak-"))
     try:
