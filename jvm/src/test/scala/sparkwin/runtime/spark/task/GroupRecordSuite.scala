@@ -26,21 +26,10 @@ class GroupRecordSuite extends munit.FunSuite {
   test(
     "a key's hash is Murmur3 over its bytes as little-endian words, at any offset (buckets are addressed by it)"
   ) {
-    import scala.util.hashing.MurmurHash3.{finalizeHash, mix, mixLast}
-    // The hash as first written, a byte at a time: the layout of every bucketed checkpoint.
-    def byBytes(b: Array[Byte], from: Int, length: Int): Int = {
-      var h = 0x3c074a61
-      var i = from
-      while (i + 4 <= from + length) {
-        h = mix(h, (b(i) & 0xff) | (b(i + 1) & 0xff) << 8 | (b(i + 2) & 0xff) << 16 | b(i + 3) << 24)
-        i += 4
-      }
-      var last = 0
-      var shift = 0
-      while (i < from + length) { last |= (b(i) & 0xff) << shift; shift += 8; i += 1 }
-      if (shift > 0) h = mixLast(h, last)
-      finalizeHash(h, length)
-    }
+    // Scala's own Murmur3 over the range's bytes, with the seed the hash has always had: the
+    // layout of every bucketed checkpoint.
+    def byBytes(b: Array[Byte], from: Int, length: Int): Int =
+      scala.util.hashing.MurmurHash3.bytesHash(b.slice(from, from + length), 0x3c074a61)
     val random = new scala.util.Random(63)
     (0 until 5000).foreach { _ =>
       val bytes = Array.fill(random.nextInt(40))(random.nextInt(256).toByte)
