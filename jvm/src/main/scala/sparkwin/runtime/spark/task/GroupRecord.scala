@@ -15,9 +15,9 @@ final case class Wakeup(key: Array[Byte], at: Long, processingAt: Long = Long.Ma
   * bytes the same hash, and a group's wake-up table turned into tree bins.
   */
 final class KeyId(val bytes: Array[Byte]) {
-  // Hashed when first asked: a call makes an id for every key it processes, which only a
-  // map of kept states (real-time mode) looks up.
-  // 0: not yet (a key hashing to 0 is hashed each time, which only costs).
+  // Hashed when first asked: the loop makes an id for every key it processes, which only
+  // real-time mode's map of kept states looks up. 0: not yet (a key hashing to 0 is hashed each
+  // time, which only costs).
   private var hash = 0
   override def hashCode: Int = {
     if (hash == 0) hash = KeyId.hash(bytes, 0, bytes.length)

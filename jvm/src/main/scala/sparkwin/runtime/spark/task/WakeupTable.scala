@@ -122,21 +122,14 @@ final class WakeupTable private (
     }
   }
 
-  // What [[changing]] knew of a key's stored index (-2: nothing).
-  private var knownIndex = -2
-
-  /** `key`'s id, with [[knownIndex]] its stored index when the last get of this array missed the
-    * changes; forgets the last get, as a change follows.
+  /** Whether `key` is the last get's array, whose id and stored index a change may reuse; that
+    * get is forgotten either way, as a change follows.
     */
-  private def changing(key: Array[Byte]): KeyId = {
+  private def lastGot(key: Array[Byte]): Boolean = {
     val known = key eq lastKey
     lastKey = null
-    knownIndex = if (known) lastIndex else -2
-    if (known) lastId else new KeyId(key)
+    known
   }
-
-  /** The stored index of the key [[changing]] was given, looked up unless known. */
-  private def storedIndex(id: KeyId): Int = if (knownIndex == -2) find(id) else knownIndex
 
   def contains(key: Array[Byte]): Boolean = {
     val id = new KeyId(key)
@@ -144,11 +137,12 @@ final class WakeupTable private (
   }
 
   def put(key: Array[Byte], wakeup: Wakeup): Unit = {
-    val id = changing(key)
+    val known = lastGot(key)
+    val id = if (known) lastId else new KeyId(key)
     val before = changes.put(id, wakeup.copy(key = key))
     if (before != null) forget(before.at, before.processingAt)
     else {
-      val i = storedIndex(id)
+      val i = if (known) lastIndex else find(id)
       if (i >= 0) replace(i) else count += 1
     }
     knownEvent = math.min(knownEvent, wakeup.at)
@@ -157,14 +151,15 @@ final class WakeupTable private (
   }
 
   def remove(key: Array[Byte]): Unit = {
-    val id = changing(key)
+    val known = lastGot(key)
+    val id = if (known) lastId else new KeyId(key)
     val before = changes.remove(id)
     if (before != null) {
       forget(before.at, before.processingAt)
       count -= 1
       dirty = true
     } else {
-      val i = storedIndex(id)
+      val i = if (known) lastIndex else find(id)
       if (i >= 0) { replace(i); count -= 1; dirty = true }
     }
   }
