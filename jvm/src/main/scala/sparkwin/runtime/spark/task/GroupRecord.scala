@@ -2,8 +2,6 @@ package sparkwin.runtime.spark.task
 
 import java.nio.ByteBuffer
 
-import org.apache.spark.unsafe.Platform
-
 /** When a key of a group must next be woken: at event time `at`, and at processing time
   * `processingAt` (Long.MaxValue: never; kept only by pipelines with channels or processing-time
   * timers).
@@ -34,7 +32,7 @@ object KeyId {
   /** The hash of a key's bytes in `bytes(from until from + length)`: Murmur3 over them, four
     * bytes at a time, each four as a little-endian int (the wake-up table hashes every entry's
     * key each time it is read). Buckets are addressed by it, so its value is part of the
-    * layout: the words are read four bytes at once, then reversed on a big-endian machine.
+    * layout, the same on a big-endian machine.
     */
   def hash(bytes: Array[Byte], from: Int, length: Int): Int = {
     import scala.util.hashing.MurmurHash3.{finalizeHash, mix, mixLast}
@@ -44,7 +42,7 @@ object KeyId {
     var i = from
     val words = from + (length & ~3)
     while (i < words) {
-      h = mix(h, littleEndian(Platform.getInt(bytes, Platform.BYTE_ARRAY_OFFSET + i)))
+      h = mix(h, ByteWords.littleEndianInt(bytes, i))
       i += 4
     }
     var last = 0
@@ -53,11 +51,6 @@ object KeyId {
     if (shift > 0) h = mixLast(h, last)
     finalizeHash(h, length)
   }
-
-  private val LittleEndian = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN
-
-  /** An int read from memory as if its bytes were little-endian. */
-  private def littleEndian(x: Int): Int = if (LittleEndian) x else Integer.reverseBytes(x)
 }
 
 /** A key group's record (DESIGN.md, "State variables"): the number of key groups the checkpoint

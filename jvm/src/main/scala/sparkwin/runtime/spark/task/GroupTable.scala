@@ -2,8 +2,6 @@ package sparkwin.runtime.spark.task
 
 import java.nio.ByteBuffer
 
-import org.apache.spark.unsafe.Platform
-
 /** A whole key group as one value: the state layout of Spark 3.5's runtime, whose operator
   * (`flatMapGroupsWithState`) keeps one state value per group, where 4.x's keeps a map
   * (DESIGN.md, "Which operator hosts the key groups").
@@ -197,13 +195,11 @@ object GroupTable {
         s"ranges $aFrom+$aLength of ${a.length} and $bFrom+$bLength of ${b.length} bytes"
       )
     val n = math.min(aLength, bLength)
-    val aBase = Platform.BYTE_ARRAY_OFFSET + aFrom
-    val bBase = Platform.BYTE_ARRAY_OFFSET + bFrom
     var i = 0
     while (i <= n - 8) {
-      val x = Platform.getLong(a, aBase + i)
-      val y = Platform.getLong(b, bBase + i)
-      if (x != y) return java.lang.Long.compareUnsigned(bigEndian(x), bigEndian(y))
+      val x = ByteWords.bigEndianLong(a, aFrom + i)
+      val y = ByteWords.bigEndianLong(b, bFrom + i)
+      if (x != y) return java.lang.Long.compareUnsigned(x, y)
       i += 8
     }
     while (i < n) {
@@ -213,11 +209,6 @@ object GroupTable {
     }
     aLength - bLength
   }
-
-  private val LittleEndian = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN
-
-  /** A long read from memory as if its bytes were big-endian. */
-  private def bigEndian(x: Long): Long = if (LittleEndian) java.lang.Long.reverseBytes(x) else x
 
   /** A put or a removal: the key, its new value (or [[Removed]]), and its place among the stored
     * entries ([[GroupTable.find]]'s answer).

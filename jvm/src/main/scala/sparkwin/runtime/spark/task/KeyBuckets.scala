@@ -241,17 +241,13 @@ object KeyBuckets {
       }
       searched = true
       var i = 0
-      if (hashes != null)
-        while (i < n) {
-          if (hashes(i) == hash && keyLength(i) == key.length && sameBytes(keyBytes(i), keyAt(i), key))
-            return i
-          i += 1
-        }
-      else
-        while (i < n) {
-          if (keyLength(i) == key.length && sameBytes(keyBytes(i), keyAt(i), key)) return i
-          i += 1
-        }
+      while (i < n) {
+        if (
+          (hashes == null || hashes(i) == hash) && keyLength(i) == key.length &&
+          sameBytes(keyBytes(i), keyAt(i), key)
+        ) return i
+        i += 1
+      }
       -1
     }
 
