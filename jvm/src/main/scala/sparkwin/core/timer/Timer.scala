@@ -148,7 +148,9 @@ final class TimerQueue {
   private var instants: scala.collection.mutable.LongMap[Instant] = _
   private var times: TimeHeap = _
   private var count = 0
-  private var lastAdded: Instant = _ // timers come in runs at one instant
+  private var live = 0 // instants holding timers
+  // Timers come in runs at one instant; always one of `instants` (null when dropped).
+  private var lastAdded: Instant = _
 
   private def instant(time: Long, create: Boolean): Instant = {
     if (lastAdded != null && lastAdded.time == time) return lastAdded
@@ -161,6 +163,7 @@ final class TimerQueue {
     if (i == null && create) {
       i = new Instant(time)
       instants.update(time, i)
+      live += 1
       times.push(time, 0)
     }
     if (i != null) lastAdded = i
@@ -170,6 +173,7 @@ final class TimerQueue {
   private def dropIfEmpty(i: Instant): Unit =
     if (i.isEmpty) {
       instants -= i.time
+      live -= 1
       if (lastAdded eq i) lastAdded = null
       // Deleted timers leave their times behind until they surface: rebuild before they pile up.
       if (times.size > 64 && times.size > 4 * instants.size) {
@@ -184,6 +188,11 @@ final class TimerQueue {
     */
   private def first: Instant = {
     if (count == 0) return null
+    // A key's own queue mostly holds one instant (its window's end): found without the map, whose
+    // arrays a row's call would read from cold memory (a tenth of real-time's loop). The heap's
+    // top may then be stale: `pollDue` pops it in the instant's place, and the instant's time,
+    // left behind, is skipped as stale ones are.
+    if (live == 1 && lastAdded != null) return lastAdded
     while (true) {
       val i = instants.getOrNull(times.minTime)
       if (i != null) return i
@@ -247,7 +256,7 @@ final class TimerQueue {
       all.iterator.flatMap(_.sorted)
     }
 
-  def clear(): Unit = { instants = null; times = null; count = 0; lastAdded = null }
+  def clear(): Unit = { instants = null; times = null; count = 0; live = 0; lastAdded = null }
 
   /** Timers of one key (for per-key views and cleanup checks). */
   def ofKey(keyId: Long): Iterator[Timer] = iterator.filter(_.keyId == keyId)
