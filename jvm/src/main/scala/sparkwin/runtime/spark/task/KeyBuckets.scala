@@ -16,22 +16,48 @@ import java.nio.ByteBuffer
   * group record's ([[GroupRecord]]), written in the same call as the buckets it describes.
   *
   * For one call of one group: buckets are read once when first used, and [[flush]] writes those
-  * that changed.
+  * that changed. Where the loop holds its writes (real-time mode, a call a row) one of these
+  * goes on from call to call of its group ([[KeptBuckets]], `keeps`): its buckets stay decoded,
+  * their keys' hashes made, instead of being looked up among the held writes and read again.
   */
-final class KeyBuckets(host: GroupHost, initialCount: Int, initialKeys: Long) {
+final class KeyBuckets(
+    private var host: GroupHost,
+    initialCount: Int,
+    initialKeys: Long,
+    keeps: Boolean = false
+) {
   import KeyBuckets._
   require(initialCount >= 1, s"a key group has at least one bucket, not $initialCount")
 
   private var buckets = initialCount
   private var keys = initialKeys // the group's keys with state, as this call changes them
   private var used = new java.util.HashMap[Integer, Bucket]()
+  // The buckets this call changed, by index, each once: a flush writes these, not every one used.
+  private var touched = new Array[Int](8)
+  private var touchedCount = 0
   // Where the last `get` found (or missed) its key: the loop reads a key's state, runs the engine,
   // then writes or removes the same array, and the write should neither hash the key again nor
   // scan its bucket (at 100k keys the scans were a fifth of the buckets' time). Any write forgets
   // it, so no change can move the entry under it.
   private var lastKey: Array[Byte] = _
   private var lastBucket: Bucket = _
+  private var lastHash = 0
+  private var lastIndex = -1
   private var lastAt = -1
+
+  /** The group's next call goes on with these buckets (`keeps`), given its `host` and what its
+    * record says; false when the record says another count of buckets or keys than these hold
+    * (then a new one reads them).
+    */
+  def reopen(host: GroupHost, count: Int, liveKeys: Long): Boolean =
+    keeps && count == buckets && liveKeys == keys && {
+      this.host = host
+      lastKey = null
+      true
+    }
+
+  /** How many buckets are decoded in memory (what a kept one costs). */
+  def decoded: Int = used.size
 
   /** How many buckets the group has now. */
   def count: Int = buckets
@@ -54,21 +80,19 @@ final class KeyBuckets(host: GroupHost, initialCount: Int, initialKeys: Long) {
     */
   def putState(key: Array[Byte], state: Encodable): Unit = {
     val b = located(key)
-    if (lastAt >= 0) { b.setState(lastAt, state); b.changed = true }
-    else {
-      put(key, Array.emptyByteArray)
-      putState(key, state)
-    }
+    touch(lastIndex, b)
+    if (lastAt >= 0) b.setState(lastAt, state) else add(b, key, Array.emptyByteArray, state)
   }
 
   /** Finds `key`'s bucket and place (-1: absent) into `lastBucket` and `lastAt`, unless the last
     * `get` was of this very array.
     */
   private def locate(key: Array[Byte]): Unit = if (!(key eq lastKey)) {
-    lastKey = null // until both are set
-    val hash = KeyId.hash(key, 0, key.length)
-    lastBucket = bucket(address(hash, buckets))
-    lastAt = lastBucket.indexOf(key, hash)
+    lastKey = null // until all are set
+    lastHash = KeyId.hash(key, 0, key.length)
+    lastIndex = address(lastHash, buckets)
+    lastBucket = bucket(lastIndex)
+    lastAt = lastBucket.indexOf(key, lastHash)
     lastKey = key
   }
 
@@ -81,15 +105,17 @@ final class KeyBuckets(host: GroupHost, initialCount: Int, initialKeys: Long) {
 
   def put(key: Array[Byte], value: Array[Byte]): Unit = {
     val b = located(key)
-    val i = lastAt
-    b.changed = true
-    if (i >= 0) b.setValue(i, value)
-    else {
-      b.add(key, 0, key.length, value, 0, value.length)
-      keys += 1
-      // Split as keys come, so a call that brings many keys never scans a crowded bucket.
-      if (keys > buckets.toLong * Load && buckets < MaxBuckets) split()
-    }
+    touch(lastIndex, b)
+    if (lastAt >= 0) b.setValue(lastAt, value) else add(b, key, value, null)
+  }
+
+  /** Adds `key`, which [[locate]] missed in `b`, with its state's bytes or object (non-null). */
+  private def add(b: Bucket, key: Array[Byte], value: Array[Byte], state: Encodable): Unit = {
+    b.add(key, 0, key.length, value, 0, value.length, lastHash)
+    if (state != null) b.setState(b.size - 1, state)
+    keys += 1
+    // Split as keys come, so a call that brings many keys never scans a crowded bucket.
+    if (keys > buckets.toLong * Load && buckets < MaxBuckets) split()
   }
 
   def remove(key: Array[Byte]): Unit = {
@@ -97,28 +123,42 @@ final class KeyBuckets(host: GroupHost, initialCount: Int, initialKeys: Long) {
     val i = lastAt
     if (i >= 0) {
       b.removeAt(i)
-      b.changed = true
+      touch(lastIndex, b)
       keys -= 1
     }
+  }
+
+  /** Bucket `index` (`b`) changed in this call. */
+  private def touch(index: Int, b: Bucket): Unit = if (!b.changed) {
+    b.changed = true
+    if (touchedCount == touched.length) touched = java.util.Arrays.copyOf(touched, 2 * touchedCount)
+    touched(touchedCount) = index
+    touchedCount += 1
   }
 
   /** Shrinks the buckets to the keys left (merging only below a quarter of [[Load]] a bucket,
     * so a group whose keys hover at a boundary does not split and merge the same bucket every
     * call; to one with none), writes every bucket this call changed (an empty one is removed)
-    * and forgets them.
+    * and forgets them, unless it `keeps` them for the group's next call (all but those merged
+    * away).
     */
   def flush(): Unit = {
     lastKey = null
     val needed = (keys + Load - 1) / Load
     while (buckets > math.max(1L, 4 * needed)) merge()
-    used.forEach { (index, b) =>
-      if (b.changed) {
-        if (b.size > 0) { host.keep(entryKey(index), b); b.stored = true }
-        else if (b.stored) { host.remove(entryKey(index)); b.stored = false }
-        b.changed = false
-      }
+    var t = 0
+    while (t < touchedCount) {
+      val index = touched(t)
+      val b = used.get(Integer.valueOf(index))
+      if (b.size > 0) { host.keep(entryKey(index), b); b.stored = true }
+      else if (b.stored) { host.remove(entryKey(index)); b.stored = false }
+      b.changed = false
+      if (keeps && index >= buckets) used.remove(Integer.valueOf(index))
+      t += 1
     }
-    used = cleared(used)
+    touchedCount = 0
+    if (touched.length > SmallMap) touched = new Array[Int](8)
+    if (!keeps) used = cleared(used)
   }
 
   /** Adds bucket `buckets`: the keys of the bucket it splits from go to one or the other. */
@@ -136,8 +176,8 @@ final class KeyBuckets(host: GroupHost, initialCount: Int, initialKeys: Long) {
         source.removeAt(i)
       }
     }
-    source.changed = true
-    target.changed = true
+    touch(from, source)
+    touch(buckets - 1, target)
   }
 
   /** Removes the last bucket: its keys go back to the bucket it split from. */
@@ -149,8 +189,8 @@ final class KeyBuckets(host: GroupHost, initialCount: Int, initialKeys: Long) {
     var i = 0
     while (i < gone.size) { target.addFrom(gone, i); i += 1 }
     gone.clear()
-    gone.changed = true
-    target.changed = true
+    touch(last, gone)
+    touch(into, target)
     buckets -= 1
   }
 
@@ -285,7 +325,16 @@ object KeyBuckets {
       stateLength(i) = value.length
     }
 
-    def add(key: Array[Byte], kAt: Int, kLength: Int, state: Array[Byte], sAt: Int, sLength: Int): Unit = {
+    /** Adds a key and its state's bytes; `hash`: the key's, if the bucket keeps hashes. */
+    def add(
+        key: Array[Byte],
+        kAt: Int,
+        kLength: Int,
+        state: Array[Byte],
+        sAt: Int,
+        sLength: Int,
+        hash: Int
+    ): Unit = {
       if (n == keyBytes.length) grow()
       keyBytes(n) = key
       keyAt(n) = kAt
@@ -294,7 +343,7 @@ object KeyBuckets {
       stateAt(n) = sAt
       stateLength(n) = sLength
       stateObject(n) = null
-      if (hashes != null) hashes(n) = KeyId.hash(key, kAt, kLength)
+      if (hashes != null) hashes(n) = hash
       n += 1
     }
 
@@ -305,7 +354,8 @@ object KeyBuckets {
         other.keyLength(i),
         other.stateBytes(i),
         other.stateAt(i),
-        other.stateLength(i)
+        other.stateLength(i),
+        if (hashes != null) other.hash(i) else 0
       )
       stateObject(n - 1) = other.stateObject(i)
     }
@@ -387,7 +437,7 @@ object KeyBuckets {
             val stateLength = length(in, corrupt)
             val stateAt = in.position()
             in.position(stateAt + stateLength)
-            b.add(bytes, keyAt, keyLength, bytes, stateAt, stateLength)
+            b.add(bytes, keyAt, keyLength, bytes, stateAt, stateLength, 0) // a new bucket keeps no hashes
           }
         } catch {
           case _: java.nio.BufferUnderflowException => throw corrupt("it ends early")

@@ -62,6 +62,8 @@ final class KeyGroupLoop(spec: LoopSpec, operator: String = "stateful") {
   // every call writes.
   private val writes: GroupWrites =
     if (policy.realTime && policy.ownWatermark) new WriteBehind(spec.holdMs) else GroupWrites.Through
+  // Where writes are held, each group's buckets stay decoded from call to call ([[KeptBuckets]]).
+  private val keptBuckets = if (writes.keepsObjects) new KeptBuckets else null
 
   /** The task's unwritten changes (null: every call writes them; for tests). */
   def deferred: WriteBehind = writes match {
@@ -118,7 +120,7 @@ final class KeyGroupLoop(spec: LoopSpec, operator: String = "stateful") {
   private def run(rows: CallRows, firing: Boolean, holds: Boolean): Iterator[Row] = {
     val stored = record.open(host)
     liveKeys = stored.map(_.liveKeys).getOrElse(0L)
-    store = KeyStore.of(host, stored.fold(1)(_.buckets), liveKeys, writes.keepsObjects)
+    store = KeyStore.of(host, stored.fold(1)(_.buckets), liveKeys, keptBuckets)
     wakeups = stored.fold[Wakeups](WakeupTable.empty(policy.processingTimers))(_.wakeups)
     wakeups.open()
     clocks.open(host, stored, record.reusedChannels, rows.delivered, rows.partitions, rows.tick)

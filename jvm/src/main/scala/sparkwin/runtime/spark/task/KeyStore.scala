@@ -4,7 +4,8 @@ package sparkwin.runtime.spark.task
   * the group lies: each key an entry of its own (Spark 3.5's one value per group, or a group
   * written so), keys in buckets of entries ([[KeyBuckets]]), or, where the loop holds its writes
   * ([[WriteBehind]]), keys in buckets as the objects their state was saved as, encoded when the
-  * bucket is written ([[KeyBuckets.putState]]).
+  * bucket is written ([[KeyBuckets.putState]]), the buckets kept decoded from call to call
+  * ([[KeptBuckets]]).
   */
 sealed abstract class KeyStore {
 
@@ -21,13 +22,14 @@ sealed abstract class KeyStore {
 object KeyStore {
 
   /** The store of a group whose record says `buckets` (0: a key an entry) and `liveKeys`;
-    * `objects`: the loop holds its writes. A group keeps the layout it was written with; one with
-    * nothing stored starts in buckets (so a checkpoint of an older sparkwin moves over a group at
-    * a time, as groups empty). Only a host that packs keys has buckets.
+    * `kept`: the task's kept buckets where the loop holds its writes, else null. A group keeps
+    * the layout it was written with; one with nothing stored starts in buckets (so a checkpoint
+    * of an older sparkwin moves over a group at a time, as groups empty). Only a host that packs
+    * keys has buckets.
     */
-  def of(host: GroupHost, buckets: Int, liveKeys: Long, objects: Boolean): KeyStore =
+  def of(host: GroupHost, buckets: Int, liveKeys: Long, kept: KeptBuckets): KeyStore =
     if (!host.packsKeys || buckets <= 0) new Entries(host)
-    else if (objects) new Objects(new KeyBuckets(host, buckets, liveKeys))
+    else if (kept != null) new Objects(kept.open(host, buckets, liveKeys), kept)
     else new Buckets(new KeyBuckets(host, buckets, liveKeys))
 
   private final class Entries(host: GroupHost) extends KeyStore {
@@ -44,10 +46,10 @@ object KeyStore {
     def flush(): Int = { buckets.flush(); buckets.count }
   }
 
-  private final class Objects(buckets: KeyBuckets) extends KeyStore {
+  private final class Objects(buckets: KeyBuckets, kept: KeptBuckets) extends KeyStore {
     def load(key: Array[Byte]): AnyRef = buckets.getState(key)
     def save(key: Array[Byte], backend: SparkKeyBackend): Unit =
       backend.saveState(state => buckets.putState(key, state), () => buckets.remove(key))
-    def flush(): Int = { buckets.flush(); buckets.count }
+    def flush(): Int = { buckets.flush(); kept.closed(buckets); buckets.count }
   }
 }
