@@ -7,7 +7,7 @@ the same run.
                                         native,pandas,floor,sparkwin-tws]
                              [--workloads tumbling,sliding,session,channels] [--slide MS]
                              [--gap MS] [--files N] [--breakdown] [--conf KEY=VALUE ...]
-                             [--spark 3.5]
+                             [--warmup-batches N] [--spark 3.5]
     python benchmarks/run.py --scale [benchmarks/scale.py's options]
 
 `--spark LINE` runs the Spark systems on another supported line's PySpark (bin/matrix's cached
@@ -26,7 +26,8 @@ best of three.
 Results are checked equal across systems (windows, sum of values, sum of start x value)
 before timings are reported. Spark systems read the events as a stream of parquet files
 (one per micro-batch) on local[2] and run until all are processed; each first runs once,
-untimed, on a warm-up input of its own, so no system pays for the JVM's warm-up.
+untimed, on a warm-up input of its own (3 micro-batches of 100k events with --quick, 10
+without; `--warmup-batches N`), so no system pays for the JVM's start.
 
 `sparkwin-tws` (not in the default run) is sparkwin on `transformWithState`, where a stream runs
 without a new checkpoint sparkwin knows (real-time mode, chained pipelines, `toDF()` alone);
@@ -147,6 +148,13 @@ def main() -> None:
         help="parquet files, one a micro-batch (default 10; 20 from 5M events)",
     )
     parser.add_argument(
+        "--warmup-batches",
+        type=int,
+        default=None,
+        help="each Spark system's untimed warm-up, micro-batches of 100k events (3 with --quick, "
+        "else 10)",
+    )
+    parser.add_argument(
         "--conf",
         action="append",
         default=[],
@@ -158,6 +166,11 @@ def main() -> None:
     if args.files is not None and args.files < 1:
         parser.error(
             f"--files takes 1 or more (a file a micro-batch), e.g. --files 100; got {args.files}"
+        )
+    if args.warmup_batches is not None and args.warmup_batches < 1:
+        parser.error(
+            "--warmup-batches takes 1 or more (micro-batches of 100k events), e.g. "
+            f"--warmup-batches 30; got {args.warmup_batches}"
         )
     n = args.events or (1_000_000 if args.quick else 10_000_000)
     systems = [s for s in args.systems.split(",") if s]
@@ -207,9 +220,10 @@ def run(
         # loading, JIT and state-store start-up, whichever system runs first. The warm-up has
         # --quick's batches (100k events): after 200k in batches of 50k, a second timed 1M
         # tumbling run was 2.3 s faster than the first for sparkwin, 0.7 s for native. A quick
-        # look warms up on 3 such batches, a full run on 10.
+        # look warms up on 3 such batches, a full run on 10. The JIT is not done then: in the
+        # 3rd and 4th 1M-event runs of one JVM it still compiled for 42-59% of its CPU time.
         # Pandas runs in Python, which has nothing to compile: a small input starts its workers.
-        batches = 3 if args.quick else 10
+        batches = args.warmup_batches or (3 if args.quick else 10)
         warmup = generate(
             os.path.join(scratch, "warmup"), batches * 100_000, args.keys, batches, 11
         )

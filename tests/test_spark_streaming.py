@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F  # noqa: N812
+from pyspark.sql.types import NullType, StructType
 from sparkstreams import (
     SCHEMA,
     SCRIPT,
@@ -601,6 +602,14 @@ def test_process_function_on_a_bounded_dataframe(spark) -> None:
         ("c", "ON_TIME", 1, 12),
         ("z", "ON_TIME", 1, 0),
     ]
+
+
+def test_only_a_process_function_union_carries_pane_structs(spark) -> None:
+    # Spark plans every nested field of the union's serializer in every micro-batch: where no
+    # output reads the pane struct (aggregates, pandas aggregates) its column is null-typed.
+    empty = spark.createDataFrame([], SCHEMA)
+    assert isinstance(_processPipeline(empty)._union().schema["pane"].dataType, StructType)
+    assert isinstance(tumbling(empty)._union().schema["pane"].dataType, NullType)
 
 
 def test_process_function_over_window_all_gets_no_key(spark, tmp_path: Path) -> None:

@@ -22,13 +22,27 @@ class OutputLayoutSuite extends munit.FunSuite {
   private def layout(
       keys: IndexedSeq[Int],
       firedAt: Option[DataType] = None,
-      combiner: String = "endOfWindow"
+      combiner: String = "endOfWindow",
+      process: Boolean = false
   ): OutputLayout = {
     val spec =
       sparkwin.TestSupport.aggregateSpec(TumblingWindows(10, 0, isEventTime = true), aggs, lateOutput = false)
     val fields = IndexedSeq(StructField("s", LongType), StructField("n", LongType))
     new OutputLayout(
-      Plan("{}", schema, 1, keys, None, None, None, spec, None, fields, None, combiner),
+      Plan(
+        "{}",
+        schema,
+        1,
+        keys,
+        None,
+        None,
+        None,
+        spec,
+        None,
+        fields,
+        Some(schema).filter(_ => process),
+        combiner
+      ),
       java8Time = true,
       firedAt
     )
@@ -51,7 +65,7 @@ class OutputLayoutSuite extends munit.FunSuite {
   }
 
   test("windowAll's stand-in key is no column of its results or panes") {
-    val l = layout(IndexedSeq.empty)
+    val l = layout(IndexedSeq.empty, process = true)
     val result = l.resultRow(Row(0), TimeWindow(0, 10), pane, Array[Any](1L, 1L)).getStruct(1)
     assertEquals(result.toSeq, Seq[Any](at(0), at(10), at(9), 1L, 1L, "LATE", 2L, false, true))
     val element = new ArrayRecord(Array[Any]("u", 5L, 1L))
@@ -66,13 +80,19 @@ class OutputLayoutSuite extends munit.FunSuite {
     // A Storm window (start, end] has its end as largest timestamp.
     assertEquals(storm.getStruct(1).toSeq.take(4), Seq[Any]("u", null, at(30), at(30)))
     assertEquals(storm.getStruct(1).get(l.resultSchema.size - 1), at(5))
-    val global = l.paneRow(Row("u"), GlobalWindow, pane, 1L, new ArrayRecord(Array[Any]("u", 1L, 1L)))
+    val global = layout(IndexedSeq(0), process = true).paneRow(
+      Row("u"),
+      GlobalWindow,
+      pane,
+      1L,
+      new ArrayRecord(Array[Any]("u", 1L, 1L))
+    )
     assertEquals(global.getStruct(2).toSeq, Seq[Any]("u", null, null, null, "LATE", 2L, false, true, 1L))
   }
 
   test("a replay's pane rows end with pane_seq, not with when the pane fired") {
     // The process function's output has the user's schema: fired_at is for aggregate results.
-    val l = layout(IndexedSeq(0), firedAt = Some(LongType))
+    val l = layout(IndexedSeq(0), firedAt = Some(LongType), process = true)
     val row = l.paneRow(Row("u"), TimeWindow(0, 10), pane, 7L, new ArrayRecord(Array[Any]("u", 1L, 1L)))
     assertEquals(row.getStruct(2).length, l.paneSchema.size)
     assertEquals(row.getStruct(2).getLong(l.paneSchema.fieldIndex("pane_seq")), 7L)
@@ -84,5 +104,18 @@ class OutputLayoutSuite extends munit.FunSuite {
     assertEquals(row.toSeq, Seq[Any]("u1", at(10), at(20), at(12), 7L, 3L, "LATE", 2L, false, true))
     assert(!l.resultSchema("window_time").metadata.contains(Contract.eventTimeMetadata))
     assert(!l.resultSchema.fieldNames.contains(PlanDecoder.WindowTimeAlias))
+  }
+
+  test("only a process function's union carries a pane struct; pandas aggregates' elements none") {
+    val element = new ArrayRecord(Array[Any]("u", 5L, 1L))
+    val aggregates = layout(IndexedSeq(0))
+    assertEquals(aggregates.unionSchema("pane").dataType, NullType)
+    val row = aggregates.paneRow(Row("u"), TimeWindow(0, 10), pane, 3L, element)
+    assertEquals(row.getInt(0), OutputLayout.PaneKind)
+    assert(row.isNullAt(2))
+    assertEquals(row.getStruct(3), Row("u", 5L, 1L))
+    val process = layout(IndexedSeq(0), process = true)
+    assertEquals(process.unionSchema("pane").dataType, process.paneSchema)
+    assertEquals(process.unionSchema.fieldNames.toSeq, aggregates.unionSchema.fieldNames.toSeq)
   }
 }
