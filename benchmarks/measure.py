@@ -53,14 +53,17 @@ def measuredStream(
     over the run); Spark's UI must be on to read the stages."""
     before = {st["stageId"] for st in completed_stages(spark)} if measure else set()
     cpuBefore = jvmCpuMs(spark) if measure else 0
+    jitBefore = jitMs(spark) if measure else 0
     seconds, query = timedStream(results, batchFunction, checkpoint)
     if not measure:
         return seconds, query, None
     cpuAfter = jvmCpuMs(spark)
+    jitAfter = jitMs(spark)
     stages = [st for st in completed_stages(spark) if st["stageId"] not in before]
     partitions = int(str(spark.conf.get("spark.sql.shuffle.partitions")))
     spent = breakdown(query, stages, partitions)
     spent["jvm_cpu"] = cpuAfter - cpuBefore
+    spent["jit"] = jitAfter - jitBefore
     return seconds, query, spent
 
 
@@ -89,6 +92,7 @@ def breakdown(query: Any, stages: list[dict], partitions: int) -> dict:
             "gc",
             "shuffled_rows",
             "jvm_cpu",
+            "jit",
         )
     }
     for p in query.recentProgress:
@@ -129,6 +133,14 @@ def jvmCpuMs(spark: SparkSession) -> int:
         fields = f.read().rsplit(")", 1)[1].split()
     ticks = int(fields[11]) + int(fields[12])  # utime + stime
     return ticks * 1000 // os.sysconf("SC_CLK_TCK")
+
+
+def jitMs(spark: SparkSession) -> int:
+    """The time Spark's JVM has spent compiling methods so far (its JIT compiler threads),
+    in milliseconds: at --quick's sizes the JIT takes a large share of the JVM's CPU, paid
+    by whichever system runs while it compiles."""
+    bean = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getCompilationMXBean()
+    return int(bean.getTotalCompilationTime())
 
 
 # ---------------------------------------------------------------------------------------------

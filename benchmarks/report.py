@@ -55,8 +55,8 @@ def breakdownTable(cases: list[dict]) -> str:
     time summed over tasks."""
     header = ("workload", "system", "plan", "execute", "logs", "st.upd", "st.commit")
     lines = [
-        "{:22} {:9} {:>6} {:>8} {:>6} {:>7} {:>9}  {:>15} {:>15} {:>5} {:>9} {:>8}".format(
-            *header, "source run(cpu)", "state run(cpu)", "gc", "shuffled", "jvm cpu"
+        "{:22} {:9} {:>6} {:>8} {:>6} {:>7} {:>9}  {:>15} {:>15} {:>5} {:>9} {:>8} {:>6}".format(
+            *header, "source run(cpu)", "state run(cpu)", "gc", "shuffled", "jvm cpu", "jit"
         )
     ]
 
@@ -73,7 +73,8 @@ def breakdownTable(cases: list[dict]) -> str:
             f"{sec(b['state_commit']):>9}  "
             f"{sec(b['source_stage_run']) + ' (' + sec(b['source_stage_cpu']) + ')':>15} "
             f"{sec(b['stateful_stage_run']) + ' (' + sec(b['stateful_stage_cpu']) + ')':>15} "
-            f"{sec(b['gc']):>5} {b['shuffled_rows']:>9} {sec(b['jvm_cpu']):>8}"
+            f"{sec(b['gc']):>5} {b['shuffled_rows']:>9} {sec(b['jvm_cpu']):>8} "
+            f"{sec(b.get('jit', 0)):>6}"
         )
     return "\n".join(lines)
 

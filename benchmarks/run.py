@@ -43,7 +43,8 @@ execution, log commits), the state operator's update and commit time, and the ex
 of the source stage (scan and everything before the shuffle) and of the stateful stage, summed
 over tasks, and the CPU time of Spark's whole JVM during the run (every thread: tasks, the state
 store's background work, collections), which other processes on a shared machine do not
-inflate. It turns Spark's UI on to read stage metrics.
+inflate, and the part of it the JIT compiler spent (`jit`). It turns Spark's UI on to read
+stage metrics.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import ast
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -128,6 +129,21 @@ def test_breakdown_sums_phases_and_classifies_stages() -> None:
     assert (b["source_stage_run"], b["source_stage_cpu"], b["shuffled_rows"]) == (60, 50, 120)
     assert (b["stateful_stage_run"], b["stateful_stage_cpu"], b["gc"]) == (90, 20, 3)
     assert b["stateful_stage_cpu_batches"] == [20]
+
+
+def test_the_breakdown_shows_the_jit_compilers_time_beside_the_jvms_cpu(spark) -> None:
+    from benchmarks.measure import jitMs
+    from benchmarks.report import breakdownTable
+
+    before = jitMs(spark)
+    spark.range(20_000).selectExpr("sum(id * 3) AS s").collect()
+    assert jitMs(spark) >= before >= 0
+    b = breakdown(SimpleNamespace(recentProgress=[]), [], partitions=4)
+    b.update(jvm_cpu=9_000, jit=4_250)
+    table = breakdownTable([{"workload": "tumbling", "system": "sparkwin", "breakdown": b}])
+    header, row = table.splitlines()
+    assert header.split()[-2:] == ["cpu", "jit"]
+    assert row.split()[-2:] == ["9.00", "4.25"]
 
 
 def test_per_channel_watermarks_keep_the_lagging_channel_that_one_watermark_drops(spark, events):
