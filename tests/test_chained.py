@@ -101,3 +101,28 @@ def test_a_second_watermark_on_a_result_is_refused(spark, tmp_path) -> None:
     assert marked == ["window_time"]
     chained = _chained(spark.readStream.schema(SCHEMA).json(str(tmp_path)))
     assert chained.describe()["watermarks"].startswith("inherited")
+
+
+def test_a_chain_over_a_flatmapgroupswithstate_pipeline_is_refused_naming_the_fix(
+    spark, tmp_path
+) -> None:
+    # Spark takes no stateful operator after that one; run past its check, this pipeline's input
+    # would be dropped as late. An upstream gets it from spark.sparkwin.operator or a checkpoint.
+    if not lineFor(spark.version).chained:
+        pytest.skip("Spark 3.5 refuses every chain (the test above)")
+    source = spark.readStream.schema(SCHEMA).json(str(tmp_path))
+    over = "reads the results of a pipeline on flatMapGroupsWithState"
+    try:
+        spark.conf.set("spark.sparkwin.operator", "flatMapGroupsWithState")
+        with pytest.raises(sw.errors.PlanError, match=over + r".*operator is set to flatMapG"):
+            _chained(source).toDF()
+        spark.conf.set("spark.sparkwin.operator", "transformWithState")
+        _chained(source).toDF()  # the fix the message names
+    finally:
+        spark.conf.unset("spark.sparkwin.operator")
+    upstream = _first(source).toDF(checkpointLocation=str(tmp_path / "chk"))
+    with pytest.raises(sw.errors.PlanError, match=over + r".*toDF\(\) without checkpointLocation"):
+        sw.stream(upstream, "window_time").windowAll(sw.TumblingEventTimeWindows.of(MIN)).aggregate(
+            sw.agg.count()
+        ).toDF()
+    _chained(source).toDF()  # without either: transformWithState upstream, as before

@@ -85,6 +85,29 @@ object HostChoice {
     choose(hosts, checkpoint, checkpoint.place.flatMap(storedOperator(spark, _)), realTime, chained, set)
   }
 
+  /** Refuses a pipeline over the results of one on `flatMapGroupsWithState` (`upstream`: the
+    * operators of the sparkwin pipelines in its input), before the query starts: Spark takes no
+    * stateful operator after that one (its global watermark check), and a query run past the
+    * check would drop this pipeline's input as late. On Spark 4 an upstream pipeline gets that
+    * operator only when its `toDF` was given a checkpoint, or [[Conf]] names it (`explicit`).
+    * Spark 3.5 has no other operator; its runtime refuses chained pipelines itself.
+    */
+  def requireStatefulAfter(upstream: Seq[String], hosts: Seq[String], explicit: Option[String]): Unit =
+    if (hosts.contains(Processor) && upstream.contains(GroupState)) {
+      val why = explicit match {
+        case Some(GroupState) => s"$Conf is set to $GroupState: unset it, or set it to $Processor"
+        case _ =>
+          s"build the upstream pipeline with toDF() without checkpointLocation (the query's " +
+            s"writeStream keeps it), or set $Conf to $Processor"
+      }
+      throw new PlanException(
+        s"this pipeline reads the results of a pipeline on $GroupState, after which Spark takes " +
+          s"no stateful operator (its global watermark check; run past it, this pipeline's input " +
+          s"would be dropped as late): $why " +
+          "(DESIGN.md, \"Which operator hosts the key groups\")"
+      )
+    }
+
   /** [[Conf]]'s value, if set: one of `hosts`, or refused naming them. */
   def explicit(value: Option[String], hosts: Seq[String]): Option[String] =
     value.map(_.trim).filter(_.nonEmpty).map { name =>

@@ -236,6 +236,11 @@ object SparkRuntime {
     // A real-time batch's partitions end only with the batch: combining them would hold every
     // row back until then.
     val combined = !policy.realTime && plan.spec.combinable && mapSideCombine(df)
+    HostChoice.requireStatefulAfter(
+      SparkShim.operatorsOf(df).map(_.operator),
+      SparkShim.Operators,
+      HostChoice.explicit(df.sparkSession.conf.getOption(HostChoice.Conf), SparkShim.Operators)
+    )
     val stored = KeyGroupCount.at(df.sparkSession, checkpoint)
     val groupCount = KeyGroupCount.of(df.sparkSession, stored, policy.realTime).count
     val host =

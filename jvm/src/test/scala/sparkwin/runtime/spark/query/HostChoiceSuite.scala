@@ -90,6 +90,24 @@ class HostChoiceSuite extends munit.FunSuite {
     intercept[sparkwin.plan.PlanException](HostChoice.explicit(Some("mapGroups"), spark4))
   }
 
+  test("a pipeline over one on flatMapGroupsWithState is refused before the query, naming the fix") {
+    import HostChoice.requireStatefulAfter
+    def refused(explicit: Option[String]): String =
+      intercept[sparkwin.plan.PlanException](
+        requireStatefulAfter(Seq(GroupState), spark4, explicit)
+      ).getMessage
+    val byConf = refused(Some(GroupState))
+    assert(byConf.contains(s"reads the results of a pipeline on $GroupState"), byConf)
+    assert(byConf.contains(s"spark.sparkwin.operator is set to $GroupState: unset it"), byConf)
+    val byCheckpoint = refused(None)
+    assert(byCheckpoint.contains("toDF() without checkpointLocation"), byCheckpoint)
+    assert(byCheckpoint.contains(s"or set spark.sparkwin.operator to $Processor"), byCheckpoint)
+    // Over transformWithState, over nothing, or on Spark 3.5 (whose runtime refuses chains itself).
+    requireStatefulAfter(Seq(Processor), spark4, None)
+    requireStatefulAfter(Nil, spark4, Some(GroupState))
+    requireStatefulAfter(Seq(GroupState), Seq(GroupState), None)
+  }
+
   test("each operator's timers in Spark's terms") {
     assertEquals(HostChoice.timers(Processor, "EventTime"), "TimeMode.EventTime")
     assertEquals(HostChoice.timers(GroupState, "EventTime"), "GroupStateTimeout.EventTimeTimeout")
