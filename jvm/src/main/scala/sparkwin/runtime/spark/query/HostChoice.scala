@@ -72,16 +72,19 @@ object HostChoice {
     }
 
   /** The choice for a query on `spark` whose checkpoint, as read when it was planned
-    * ([[KeyGroupCount.at]]), is `checkpoint`.
+    * ([[KeyGroupCount.at]]), is `checkpoint`; `upstream`: the operators of the sparkwin pipelines
+    * in its input ([[requireStatefulAfter]]).
     */
   def of(
       spark: SparkSession,
       hosts: Seq[String],
       checkpoint: KeyGroupCount.Checkpoint,
       realTime: Boolean,
-      chained: Boolean
+      chained: Boolean,
+      upstream: Seq[String] = Nil
   ): HostChoice = {
     val set = explicit(spark.conf.getOption(Conf), hosts)
+    requireStatefulAfter(upstream, hosts, set)
     choose(hosts, checkpoint, checkpoint.place.flatMap(storedOperator(spark, _)), realTime, chained, set)
   }
 

@@ -236,15 +236,18 @@ object SparkRuntime {
     // A real-time batch's partitions end only with the batch: combining them would hold every
     // row back until then.
     val combined = !policy.realTime && plan.spec.combinable && mapSideCombine(df)
-    HostChoice.requireStatefulAfter(
-      SparkShim.operatorsOf(df).map(_.operator),
-      SparkShim.Operators,
-      HostChoice.explicit(df.sparkSession.conf.getOption(HostChoice.Conf), SparkShim.Operators)
-    )
     val stored = KeyGroupCount.at(df.sparkSession, checkpoint)
+    // Chosen (or refused) before a fresh checkpoint keeps its count.
+    val upstream = SparkShim.operatorsOf(df).map(_.operator)
+    val host = HostChoice.of(
+      df.sparkSession,
+      SparkShim.Operators,
+      stored,
+      policy.realTime,
+      policy.inheritsWatermark,
+      upstream
+    )
     val groupCount = KeyGroupCount.of(df.sparkSession, stored, policy.realTime).count
-    val host =
-      HostChoice.of(df.sparkSession, SparkShim.Operators, stored, policy.realTime, policy.inheritsWatermark)
     val java8 = layout.java8Time
     val (rows, group) =
       if (policy.ownWatermark) {
