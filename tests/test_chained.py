@@ -121,8 +121,10 @@ def test_a_chain_over_a_flatmapgroupswithstate_pipeline_is_refused_naming_the_fi
     finally:
         spark.conf.unset("spark.sparkwin.operator")
     upstream = _first(source).toDF(checkpointLocation=str(tmp_path / "chk"))
+    downstream = tmp_path / "down"
     with pytest.raises(sw.errors.PlanError, match=over + r".*toDF\(\) without checkpointLocation"):
         sw.stream(upstream, "window_time").windowAll(sw.TumblingEventTimeWindows.of(MIN)).aggregate(
             sw.agg.count()
-        ).toDF()
+        ).toDF(checkpointLocation=str(downstream))
+    assert not downstream.exists()  # refused before its checkpoint keeps anything
     _chained(source).toDF()  # without either: transformWithState upstream, as before
