@@ -74,7 +74,7 @@ def breakdownTable(cases: list[dict]) -> str:
             f"{sec(b['source_stage_run']) + ' (' + sec(b['source_stage_cpu']) + ')':>15} "
             f"{sec(b['stateful_stage_run']) + ' (' + sec(b['stateful_stage_cpu']) + ')':>15} "
             f"{sec(b['gc']):>5} {b['shuffled_rows']:>9} {sec(b['jvm_cpu']):>8} "
-            f"{sec(b.get('jit', 0)):>6}"
+            f"{sec(b['jit']):>6}"
         )
     return "\n".join(lines)
 
