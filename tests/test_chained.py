@@ -103,6 +103,31 @@ def test_a_second_watermark_on_a_result_is_refused(spark, tmp_path) -> None:
     assert chained.describe()["watermarks"].startswith("inherited")
 
 
+@pytest.mark.compat
+def test_a_watermark_of_its_own_over_a_result_is_refused_when_built(spark, tmp_path) -> None:
+    # With the event-time mark dropped, a strategy of its own passes Python's check; run, its
+    # watermark would hold Spark's one (the least) at 0 and no window would fire (Spark 3.5
+    # fails the query at its start instead).
+    results = _first(spark.readStream.schema(SCHEMA).json(str(tmp_path))).toDF()
+    unmarked = results.drop("window_time")
+    own = (
+        sw.stream(
+            unmarked, "window_end", watermark=sw.WatermarkStrategy.forBoundedOutOfOrderness(0)
+        )
+        .windowAll(sw.TumblingEventTimeWindows.of(MIN))
+        .aggregate(sw.agg.count())
+    )
+    if lineFor(spark.version).chained:
+        with pytest.raises(
+            sw.errors.PlanError,
+            match=r"has a watermark strategy of its own.*Give sw\.stream\(\) no watermark=",
+        ):
+            own.toDF()
+    else:
+        with pytest.raises(UnsupportedSparkError, match=r"chained windows\) needs Spark 4\.0"):
+            own.toDF()
+
+
 def test_a_chain_over_a_flatmapgroupswithstate_pipeline_is_refused_naming_the_fix(
     spark, tmp_path
 ) -> None:

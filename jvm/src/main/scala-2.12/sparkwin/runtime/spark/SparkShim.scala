@@ -76,13 +76,7 @@ object SparkShim {
         "real-time mode (trigger={'realTime': ...}) needs Spark 4.1 or newer; Spark 3.5 runs " +
           "sparkwin in micro-batch mode"
       )
-    if (plan.time.inheritsWatermark)
-      throw new UnsupportedSparkException(
-        "a pipeline over another pipeline's results on a stream (chained windows) needs Spark 4.0 " +
-          "or newer: Spark 3.5 refuses a stateful operator after flatMapGroupsWithState (its " +
-          "global watermark correctness check). On Spark 3.5, write the first pipeline's results " +
-          "to a table or files and read them as a new stream with a watermark of its own."
-      )
+    if (plan.time.inheritsWatermark) throw new UnsupportedSparkException(query.HostChoice.ChainsNeedSpark4)
     GroupStateOperator(rows, group, spec, plan, output)
   }
 }

@@ -5,7 +5,7 @@ import scala.util.Try
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 
-import sparkwin.plan.PlanException
+import sparkwin.plan.{PlanException, UnsupportedSparkException}
 import sparkwin.runtime.spark.Hosts
 
 /** Which of Spark's stateful operators hosts a streaming query's key groups, and why
@@ -73,7 +73,8 @@ object HostChoice {
 
   /** The choice for a query on `spark` whose checkpoint, as read when it was planned
     * ([[KeyGroupCount.at]]), is `checkpoint`; `upstream`: the operators of the sparkwin pipelines
-    * in its input ([[requireStatefulAfter]]).
+    * in its input ([[requireStatefulAfter]]); `watermarked`: the pipeline has a watermark strategy
+    * of its own ([[requireInheritedWatermark]]).
     */
   def of(
       spark: SparkSession,
@@ -81,22 +82,37 @@ object HostChoice {
       checkpoint: KeyGroupCount.Checkpoint,
       realTime: Boolean,
       chained: Boolean,
-      upstream: Seq[String] = Nil
+      upstream: Seq[String] = Nil,
+      watermarked: Boolean = false
   ): HostChoice = {
     val set = explicit(spark.conf.getOption(Conf), hosts)
     requireStatefulAfter(upstream, hosts, set)
+    requireInheritedWatermark(upstream, watermarked)
     choose(hosts, checkpoint, checkpoint.place.flatMap(storedOperator(spark, _)), realTime, chained, set)
   }
+
+  /** Why Spark 3.5 runs no pipeline over another's results on a stream: said when the pipeline
+    * inherits the upstream watermark (SparkShim) and when it keeps one of its own
+    * ([[requireStatefulAfter]]).
+    */
+  val ChainsNeedSpark4: String =
+    "a pipeline over another pipeline's results on a stream (chained windows) needs Spark 4.0 " +
+      "or newer: Spark 3.5 refuses a stateful operator after flatMapGroupsWithState (its " +
+      "global watermark correctness check). On Spark 3.5, write the first pipeline's results " +
+      "to a table or files and read them as a new stream with a watermark of its own."
 
   /** Refuses a pipeline over the results of one on `flatMapGroupsWithState` (`upstream`: the
     * operators of the sparkwin pipelines in its input), before the query starts: Spark takes no
     * stateful operator after that one (its global watermark check), and a query run past the
     * check would drop this pipeline's input as late. On Spark 4 an upstream pipeline gets that
     * operator only when its `toDF` was given a checkpoint, or [[Conf]] names it (`explicit`).
-    * Spark 3.5 has no other operator; its runtime refuses chained pipelines itself.
+    * Spark 3.5 has no other operator, so there every pipeline over another is refused, whether
+    * it inherits the upstream watermark or keeps its own.
     */
   def requireStatefulAfter(upstream: Seq[String], hosts: Seq[String], explicit: Option[String]): Unit =
-    if (hosts.contains(Processor) && upstream.contains(GroupState)) {
+    if (!hosts.contains(Processor)) {
+      if (upstream.nonEmpty) throw new UnsupportedSparkException(ChainsNeedSpark4)
+    } else if (upstream.contains(GroupState)) {
       val why = explicit match {
         case Some(GroupState) => s"$Conf is set to $GroupState: unset it, or set it to $Processor"
         case _ =>
@@ -110,6 +126,24 @@ object HostChoice {
           "(DESIGN.md, \"Which operator hosts the key groups\")"
       )
     }
+
+  /** Refuses a pipeline over another's results (`upstream`: the operators of the sparkwin
+    * pipelines in its input) that keeps a watermark of its own (`watermarked`), before the query
+    * starts. Spark holds one watermark for a query, the least of its watermarks; this one sees no
+    * row until the upstream fires, so it holds the query's at 0 for ever and no window of either
+    * pipeline fires (Spark 3.5 fails the query at its start instead). Reading the upstream's event
+    * time without a strategy follows its watermark, as Flink's downstream operators do. Python
+    * refuses a strategy on the marked column; this covers a result whose mark was dropped.
+    */
+  def requireInheritedWatermark(upstream: Seq[String], watermarked: Boolean): Unit =
+    if (upstream.nonEmpty && watermarked)
+      throw new PlanException(
+        "this pipeline reads another pipeline's results and has a watermark strategy of its own: " +
+          "Spark keeps one watermark for a query, the least of its watermarks, and this one would " +
+          "hold it back for ever (no window would fire). Give sw.stream() no watermark= and the " +
+          "upstream's event-time column (window_time for window results, kept as it came): the " +
+          "pipeline then follows the upstream's watermark (DESIGN.md, \"Chained pipelines on a stream\")"
+      )
 
   /** [[Conf]]'s value, if set: one of `hosts`, or refused naming them. */
   def explicit(value: Option[String], hosts: Seq[String]): Option[String] =

@@ -245,7 +245,8 @@ object SparkRuntime {
       stored,
       policy.realTime,
       policy.inheritsWatermark,
-      upstream
+      upstream,
+      plan.watermark.isDefined
     )
     val groupCount = KeyGroupCount.of(df.sparkSession, stored, policy.realTime).count
     val java8 = layout.java8Time

@@ -102,10 +102,32 @@ class HostChoiceSuite extends munit.FunSuite {
     val byCheckpoint = refused(None)
     assert(byCheckpoint.contains("toDF() without checkpointLocation"), byCheckpoint)
     assert(byCheckpoint.contains(s"or set spark.sparkwin.operator to $Processor"), byCheckpoint)
-    // Over transformWithState, over nothing, or on Spark 3.5 (whose runtime refuses chains itself).
+    // Over transformWithState, or over nothing.
     requireStatefulAfter(Seq(Processor), spark4, None)
     requireStatefulAfter(Nil, spark4, Some(GroupState))
-    requireStatefulAfter(Seq(GroupState), Seq(GroupState), None)
+  }
+
+  test("on Spark 3.5 every pipeline over another is refused, as the inheriting form is (one message)") {
+    import HostChoice.requireStatefulAfter
+    val spark35 = Seq(GroupState)
+    val refused =
+      intercept[sparkwin.plan.UnsupportedSparkException](requireStatefulAfter(Seq(GroupState), spark35, None))
+    assertEquals(refused.getMessage, HostChoice.ChainsNeedSpark4)
+    assert(refused.getMessage.contains("needs Spark 4.0 or newer"), refused.getMessage)
+    assert(refused.getMessage.contains("read them as a new stream with a watermark"), refused.getMessage)
+    requireStatefulAfter(Nil, spark35, None) // a pipeline over a source
+  }
+
+  test("a pipeline over another's results with a watermark strategy of its own is refused") {
+    import HostChoice.requireInheritedWatermark
+    for (upstream <- Seq(Seq(Processor), Seq(GroupState), Seq(Processor, Processor))) {
+      val refused =
+        intercept[sparkwin.plan.PlanException](requireInheritedWatermark(upstream, watermarked = true))
+      assert(refused.getMessage.contains("has a watermark strategy of its own"), refused.getMessage)
+      assert(refused.getMessage.contains("Give sw.stream() no watermark="), refused.getMessage)
+    }
+    requireInheritedWatermark(Seq(Processor), watermarked = false) // it follows the upstream's
+    requireInheritedWatermark(Nil, watermarked = true) // over a source
   }
 
   test("each operator's timers in Spark's terms") {
