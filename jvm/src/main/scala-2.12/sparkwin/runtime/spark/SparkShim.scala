@@ -76,7 +76,7 @@ object SparkShim {
         "real-time mode (trigger={'realTime': ...}) needs Spark 4.1 or newer; Spark 3.5 runs " +
           "sparkwin in micro-batch mode"
       )
-    if (plan.time.inheritsWatermark) throw new UnsupportedSparkException(query.HostChoice.ChainsNeedSpark4)
+    if (plan.time.inheritsWatermark) throw new UnsupportedSparkException(Hosts.ChainsNeedSpark4)
     GroupStateOperator(rows, group, spec, plan, output)
   }
 }

@@ -9,6 +9,16 @@ object Hosts {
   val TransformWithState = "transformWithState"
   val FlatMapGroupsWithState = "flatMapGroupsWithState"
 
+  /** Why Spark 3.5, whose one host is `flatMapGroupsWithState`, runs no pipeline over another's
+    * results on a stream: said when the pipeline inherits the upstream watermark (SparkShim) and
+    * when it keeps one of its own (`HostChoice.requireStatefulAfter`).
+    */
+  val ChainsNeedSpark4: String =
+    "a pipeline over another pipeline's results on a stream (chained windows) needs Spark 4.0 " +
+      "or newer: Spark 3.5 refuses a stateful operator after flatMapGroupsWithState (its " +
+      "global watermark correctness check). On Spark 3.5, write the first pipeline's results " +
+      "to a table or files and read them as a new stream with a watermark of its own."
+
   /** The operator whose state a checkpoint's operator folder (`state/<id>`) holds: Spark 4's
     * `transformWithState` leaves operator metadata v2 and state schemas there, which
     * `flatMapGroupsWithState` writes on neither line.

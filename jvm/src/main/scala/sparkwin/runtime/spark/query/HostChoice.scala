@@ -91,16 +91,6 @@ object HostChoice {
     choose(hosts, checkpoint, checkpoint.place.flatMap(storedOperator(spark, _)), realTime, chained, set)
   }
 
-  /** Why Spark 3.5 runs no pipeline over another's results on a stream: said when the pipeline
-    * inherits the upstream watermark (SparkShim) and when it keeps one of its own
-    * ([[requireStatefulAfter]]).
-    */
-  val ChainsNeedSpark4: String =
-    "a pipeline over another pipeline's results on a stream (chained windows) needs Spark 4.0 " +
-      "or newer: Spark 3.5 refuses a stateful operator after flatMapGroupsWithState (its " +
-      "global watermark correctness check). On Spark 3.5, write the first pipeline's results " +
-      "to a table or files and read them as a new stream with a watermark of its own."
-
   /** Refuses a pipeline over the results of one on `flatMapGroupsWithState` (`upstream`: the
     * operators of the sparkwin pipelines in its input), before the query starts: Spark takes no
     * stateful operator after that one (its global watermark check), and a query run past the
@@ -111,7 +101,7 @@ object HostChoice {
     */
   def requireStatefulAfter(upstream: Seq[String], hosts: Seq[String], explicit: Option[String]): Unit =
     if (!hosts.contains(Processor)) {
-      if (upstream.nonEmpty) throw new UnsupportedSparkException(ChainsNeedSpark4)
+      if (upstream.nonEmpty) throw new UnsupportedSparkException(Hosts.ChainsNeedSpark4)
     } else if (upstream.contains(GroupState)) {
       val why = explicit match {
         case Some(GroupState) => s"$Conf is set to $GroupState: unset it, or set it to $Processor"

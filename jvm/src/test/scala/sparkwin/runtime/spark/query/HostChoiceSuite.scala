@@ -112,7 +112,7 @@ class HostChoiceSuite extends munit.FunSuite {
     val spark35 = Seq(GroupState)
     val refused =
       intercept[sparkwin.plan.UnsupportedSparkException](requireStatefulAfter(Seq(GroupState), spark35, None))
-    assertEquals(refused.getMessage, HostChoice.ChainsNeedSpark4)
+    assertEquals(refused.getMessage, sparkwin.runtime.spark.Hosts.ChainsNeedSpark4)
     assert(refused.getMessage.contains("needs Spark 4.0 or newer"), refused.getMessage)
     assert(refused.getMessage.contains("read them as a new stream with a watermark"), refused.getMessage)
     requireStatefulAfter(Nil, spark35, None) // a pipeline over a source
