@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pyspark
 import pytest
+from jvm_options import QUICK_JVM
 from kafka_broker import BROKER_CLASSPATH, BUILD_COMMAND, KafkaBroker, connectorJars
 
 import sparkwin
@@ -78,6 +79,7 @@ def spark():
             "spark.sql.shuffle.partitions": "2",
             "spark.sql.session.timeZone": "UTC",
             "spark.default.parallelism": "2",
+            "spark.driver.extraJavaOptions": QUICK_JVM,
             # Two key groups: the streaming tests' keys share groups, as most keys do in
             # production (the default is 128).
             "spark.sparkwin.keyGroups": "2",

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from jvm_options import QUICK_JVM
 from py4j.protocol import Py4JError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,8 +43,7 @@ BUILD_COMMAND = "bin/sbt kafkaJars/kafkaClasspath"
 JVM_OPTIONS = [
     "-Xms128m",
     "-Xmx512m",
-    "-XX:+UseSerialGC",
-    "-XX:TieredStopAtLevel=1",
+    *QUICK_JVM.split(),
     "-Djava.awt.headless=true",
 ]
 # What Kafka's own start scripts give a broker (kafka-server-start.sh, kafka-run-class.sh): a

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pyspark
+from jvm_options import QUICK_JVM
 from kafka_broker import freePort
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
@@ -40,8 +41,8 @@ APP_CONF = {
     "spark.ui.enabled": "false",
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
-    "spark.driver.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
-    "spark.executor.extraJavaOptions": "-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+    "spark.driver.extraJavaOptions": QUICK_JVM,
+    "spark.executor.extraJavaOptions": QUICK_JVM,
 }
 
 
@@ -126,7 +127,7 @@ class StandaloneCluster:
             PYSPARK_PYTHON=sys.executable,
             PYSPARK_DRIVER_PYTHON=sys.executable,
             SPARK_DAEMON_MEMORY="256m",
-            SPARK_DAEMON_JAVA_OPTS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+            SPARK_DAEMON_JAVA_OPTS=QUICK_JVM,
         )
         env.update(extra)
         return env
